@@ -1,0 +1,199 @@
+import { z } from 'zod';
+
+/**
+ * The contract: every operation of both services described once, as data.
+ *
+ * The emulator routes and validates requests with it, the client builds requests and parses responses with it,
+ * and the OpenAPI document is generated from it. Nothing else may restate a path, a body or a response shape.
+ */
+
+/** Which service an operation belongs to; each is mounted under its own prefixes. */
+export type Service = 'tm' | 'repo' | 'jira';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * How a response schema is built.
+ * - `id` / `ID`: the exact wire shape of that documented variant (identifier spelling, optional cycle fields).
+ * - `tolerant`: what a client accepts: either spelling, any of the three timestamp formats, unknown fields kept;
+ *   its output is normalised (ids are numbers spelled `id`, timestamps are ISO 8601 strings).
+ */
+export type SchemaMode = 'id' | 'ID' | 'tolerant';
+
+export const SERVICE_PREFIXES: Record<Service, readonly string[]> = {
+  tm: ['/rest/synapse/latest/public', '/rest/svc/latest/public'],
+  repo: ['/edu-sharing/rest', '/repo/rest'],
+  jira: [''],
+};
+
+/** A documented error answer of one operation. */
+export interface ErrorDoc {
+  status: number;
+  when: string;
+}
+
+/** Multipart upload: the parts that carry files, by form field name. */
+export interface MultipartBody {
+  kind: 'multipart';
+  /** Field names the server reads files from (the services use `file`). */
+  fileFields: readonly string[];
+}
+
+export interface OperationDef<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  /** Stable operation id, `group.name`, used by the client method and in the OpenAPI document. */
+  id: string;
+  service: Service;
+  /** The group a user thinks in: plans, cycles, runs, cases, requirements, requirementSuites, testSuites, ... */
+  group: string;
+  method: HttpMethod;
+  /** Path template after the service prefix, e.g. `/testPlan/{testPlanIssueKey}/cycles`. */
+  path: string;
+  summary: string;
+  params?: P;
+  query?: Q;
+  /** JSON body schema, or a multipart description. */
+  body?: B | MultipartBody;
+  /** Response body schema for a mode; absent for a bare 200 with no body. */
+  response?: (mode: SchemaMode) => z.ZodType;
+  /** Documented error answers besides the conventions every operation shares. */
+  errors: readonly ErrorDoc[];
+  /** Error bodies of this operation are plain text (synapseRT answers some 500s that way). */
+  textErrors?: boolean;
+  /** The operation creates something: an ambiguous failure must not be blindly re-sent. */
+  creates?: boolean;
+  /** Variant that documents the operation (absent: both). */
+  variants?: readonly ('id' | 'ID')[];
+}
+
+export function isMultipart(body: OperationDef['body']): body is MultipartBody {
+  return typeof body === 'object' && body !== null && (body as MultipartBody).kind === 'multipart';
+}
+
+/** Identity helper that keeps the literal types of an operation definition. */
+export function defineOperation<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  op: OperationDef<P, Q, B>,
+): OperationDef<P, Q, B> {
+  return op;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Building blocks shared by the operation files.
+
+/** An issue key such as `DEMO-12`. */
+export const issueKey = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]*-[1-9][0-9]*$/, 'expected an issue key such as DEMO-12 (project key, dash, number)');
+
+/** A date `yyyy-mm-dd`. */
+export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date yyyy-mm-dd');
+
+/** Integer that a path or query string carries as text. */
+export const intString = z.coerce.number().int();
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * Formats a moment the way one variant writes `executionTimeStamp`:
+ * `legacy` = `dd/Mon/yy h:mm AM/PM` (server time, taken as UTC), `iso` = ISO 8601 with offset, `epoch` = ms.
+ */
+export function formatTimestamp(ms: number, format: 'legacy' | 'iso' | 'epoch'): string | number {
+  if (format === 'epoch') return ms;
+  const d = new Date(ms);
+  if (format === 'iso') return d.toISOString().replace('Z', '+0000');
+  const h = d.getUTCHours();
+  const dd = String(d.getUTCDate()).padStart(2, '0');
+  const yy = String(d.getUTCFullYear() % 100).padStart(2, '0');
+  const mm = String(d.getUTCMinutes()).padStart(2, '0');
+  return `${dd}/${MONTHS[d.getUTCMonth()]}/${yy} ${h % 12 === 0 ? 12 : h % 12}:${mm} ${h < 12 ? 'AM' : 'PM'}`;
+}
+
+/** `dd-Mon-yyyy hh:mm:ss`, the `executionOn` string of some history variants. */
+export function formatExecutionOn(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${p(d.getUTCDate())}-${MONTHS[d.getUTCMonth()]}-${d.getUTCFullYear()} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`;
+}
+
+const LEGACY_RE = /^(\d{1,2})\/([A-Za-z]{3})\/(\d{2}) (\d{1,2}):(\d{2}) ?([AaPp][Mm])$/;
+
+/** Parses any of the three timestamp formats to epoch ms; `undefined` when it is none of them. */
+export function parseTimestamp(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const s = value.trim();
+  if (/^\d{10,}$/.test(s)) return Number(s);
+  const legacy = LEGACY_RE.exec(s);
+  if (legacy) {
+    const [, dd, mon, yy, hh, mi, ampm] = legacy;
+    const month = MONTHS.findIndex((m) => m.toLowerCase() === mon?.toLowerCase());
+    if (month < 0) return undefined;
+    let hour = Number(hh) % 12;
+    if (ampm?.toUpperCase() === 'PM') hour += 12;
+    return Date.UTC(2000 + Number(yy), month, Number(dd), hour, Number(mi));
+  }
+  // ISO 8601; `+0000` offsets (no colon) are valid ISO but not always accepted by Date.parse.
+  const iso = s.replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/**
+ * A timestamp field. Wire modes accept the three documented formats; tolerant mode normalises to an ISO string.
+ */
+export function timestamp(mode: SchemaMode): z.ZodType {
+  const wire = z.union([z.string(), z.number().int()]);
+  if (mode !== 'tolerant') return wire;
+  return wire.transform((v, ctx) => {
+    const ms = parseTimestamp(v);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: `unrecognised timestamp ${JSON.stringify(v)}` });
+      return z.NEVER;
+    }
+    return new Date(ms).toISOString();
+  });
+}
+
+/** Renames `ID` to `id` (when `id` is absent) and turns a numeric-string id into a number. */
+function normaliseId(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const o = value as Record<string, unknown>;
+  if (!('ID' in o) && typeof o.id !== 'string') return o;
+  const { ID, ...rest } = o;
+  const raw = rest.id ?? ID;
+  const id = typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
+  return { ...rest, id };
+}
+
+/**
+ * An object with an identifier field, spelled per mode. `shape` holds the other fields.
+ * Wire modes are plain objects (unknown keys stripped when parsed); tolerant mode keeps unknown keys.
+ */
+export function entity<S extends z.ZodRawShape>(mode: SchemaMode, shape: S): z.ZodType {
+  if (mode === 'id') return z.object({ id: z.number().int(), ...shape });
+  if (mode === 'ID') return z.object({ ID: z.number().int(), ...shape });
+  return z.preprocess(normaliseId, z.looseObject({ id: z.number().int(), ...shape }));
+}
+
+/** Plain object in wire modes, loose (unknown keys kept) in tolerant mode. */
+export function obj<S extends z.ZodRawShape>(mode: SchemaMode, shape: S): z.ZodType {
+  return mode === 'tolerant' ? z.looseObject(shape) : z.object(shape);
+}
+
+/** An integer that the tolerant client also accepts as a numeric string. */
+export function int(mode: SchemaMode): z.ZodType {
+  return mode === 'tolerant' ? z.coerce.number().int() : z.number().int();
+}
+
+/** Issue reference {id, key, summary}. */
+export const issueRef = (mode: SchemaMode) => obj(mode, { id: int(mode), key: z.string(), summary: z.string() });
+
+/** Attachment reference {id, fileName, mimeType, filePath?}. */
+export const attachmentRef = (mode: SchemaMode) =>
+  obj(mode, { id: int(mode), fileName: z.string(), mimeType: z.string(), filePath: z.string().optional() });
+
+/** A bare 200 carries no body; the client resolves to `undefined`. */
+export const NO_BODY = undefined;

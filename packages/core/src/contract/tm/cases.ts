@@ -1,0 +1,4 @@
+import type { OperationDef } from '../define.js';
+
+/** TODO(helper): operations of this group. */
+export const caseOperations: OperationDef[] = [];

@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ZodError } from 'zod';
+import type { BlobStore } from './blobs.js';
+import type { RunningEmulator } from './server.js';
+
+/**
+ * Admin endpoints under `/__emulator/` (no authentication: the emulator is a local tool):
+ * - `GET  /__emulator/health`           → {ok, variant, url}
+ * - `GET  /__emulator/state`            → every table's rows (passwords and tokens masked)
+ * - `GET  /__emulator/requests`         → the request log (`?since=<seq>` for newer entries only)
+ * - `DELETE /__emulator/requests`       → clears the request log
+ * - `GET  /__emulator/faults`           → active fault rules and how often each applied
+ * - `PUT  /__emulator/faults`           → replaces the rules: {rules: [...], seed?: n} or a bare array
+ * - `POST /__emulator/faults`           → adds one rule
+ * - `DELETE /__emulator/faults`         → removes all rules
+ * - `POST /__emulator/reset`            → back to the seed state; clears faults and the request log
+ */
+
+export interface AdminRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  commit: () => void;
+  blobs: BlobStore;
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json;charset=UTF-8',
+    'content-length': String(Buffer.byteLength(text)),
+  });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text.trim() ? JSON.parse(text) : undefined;
+}
+
+/** A copy of the state with secrets masked: the dump may end up in CI logs. */
+export function stateDump(emu: RunningEmulator): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const t of emu.store.tables()) {
+    if (t.name === 'sessions' || t.name === 'tickets') {
+      out[t.name] = t.all().map((r) => ({ ...r, id: '***' }));
+    } else if (t.name === 'users') {
+      out[t.name] = t.all().map((r) => ({
+        ...r,
+        password: '***',
+        tokens: (r as unknown as { tokens: string[] }).tokens.map(() => '***'),
+      }));
+    } else out[t.name] = t.all();
+  }
+  return out;
+}
+
+export async function handleAdmin(emu: RunningEmulator, a: AdminRequest): Promise<void> {
+  const { req, res, method, path, query } = a;
+  const route = `${method} ${path.replace(/\/$/, '')}`;
+  try {
+    switch (route) {
+      case 'GET /__emulator/health':
+        req.resume();
+        return send(res, 200, { ok: true, url: emu.url, variant: emu.variant });
+      case 'GET /__emulator/state':
+        req.resume();
+        return send(res, 200, stateDump(emu));
+      case 'GET /__emulator/requests': {
+        req.resume();
+        const since = Number(query.get('since') ?? 0);
+        return send(
+          res,
+          200,
+          emu.requests().filter((r) => r.seq > since),
+        );
+      }
+      case 'DELETE /__emulator/requests':
+        req.resume();
+        emu.clearRequests();
+        return send(res, 200, { ok: true });
+      case 'GET /__emulator/faults':
+        req.resume();
+        return send(res, 200, emu.faults.list());
+      case 'PUT /__emulator/faults': {
+        const body = (await readBody(req)) as { rules?: unknown[]; seed?: number } | unknown[] | undefined;
+        const rules = Array.isArray(body) ? body : (body?.rules ?? []);
+        const seed = Array.isArray(body) ? undefined : body?.seed;
+        emu.faults.set(rules as never, seed);
+        return send(res, 200, emu.faults.list());
+      }
+      case 'POST /__emulator/faults': {
+        const body = await readBody(req);
+        emu.faults.add((body ?? {}) as never);
+        return send(res, 200, emu.faults.list());
+      }
+      case 'DELETE /__emulator/faults':
+        req.resume();
+        emu.faults.clear();
+        return send(res, 200, emu.faults.list());
+      case 'POST /__emulator/reset':
+        req.resume();
+        await emu.reset();
+        return send(res, 200, { ok: true });
+      default:
+        req.resume();
+        return send(res, 404, { message: `No admin endpoint ${method} ${path}. See the emulator README.` });
+    }
+  } catch (err) {
+    if (err instanceof ZodError) {
+      return send(res, 400, {
+        message: 'Invalid fault rule',
+        issues: err.issues.map((i) => ({ field: i.path.join('.'), message: i.message })),
+      });
+    }
+    if (err instanceof SyntaxError) return send(res, 400, { message: `Body is not valid JSON: ${err.message}` });
+    throw err;
+  }
+}

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { FaultRuleInput } from './faults.js';
+import { DEFAULT_PORT, type EmulatorOptions, startEmulator } from './server.js';
+
+const HELP = `casebridge-emulator: a local stand-in for the synapseRT test-management API and the edu-sharing
+content repository (see packages/emulator/README.md).
+
+Usage: casebridge-emulator [options]
+
+  --port N             port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
+  --host H             address to listen on (default 127.0.0.1)
+  --seed FILE          seed JSON file, or "demo" (default) or "empty"
+  --variant id|ID      identifier spelling of responses (default id)
+  --timestamps F       executionTimeStamp format: iso, legacy or epoch (default: iso for id, legacy for ID)
+  --data DIR           keep state in DIR (SQLite + files) across restarts; default in memory
+  --repo-guest         content repository: unauthenticated requests run as guest
+  --rate-limit RPS     answer 429 (Retry-After) above RPS requests per second
+  Faults (all scoped by --fault-route, deterministic with --fault-seed):
+  --latency MS         added latency per request
+  --jitter MS          random extra latency in [0, MS)
+  --error-rate S=P,..  answer status S with probability P (S in 429, 500, 502, 503, 504), e.g. 503=0.3
+  --reset-rate P       destroy the connection with probability P
+  --hang-rate P        hold the answer for --hang-ms with probability P
+  --hang-ms MS         (default 30000)
+  --malformed-rate P   replace a body with a malformed one with probability P
+  --fault-route GLOB   path glob the faults apply to (default **)
+  --faults FILE        JSON array of fault rules (see the README)
+  --fault-seed N       seed for the fault dice (default 1)
+  --demo               print what the demo data holds and how to reach it
+  -h, --help           this text
+`;
+
+function num(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`--${name} expects a number, got "${v}"`);
+  return n;
+}
+
+function parseErrorRates(v: string | undefined): Record<string, number> | undefined {
+  if (!v) return undefined;
+  const out: Record<string, number> = {};
+  for (const pair of v.split(',')) {
+    const [s, p] = pair.split('=');
+    if (!s || p === undefined || !Number.isFinite(Number(p))) {
+      throw new Error(`--error-rate expects STATUS=PROBABILITY pairs such as 503=0.3,429=0.1, got "${pair}"`);
+    }
+    out[s.trim()] = Number(p);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      seed: { type: 'string' },
+      variant: { type: 'string' },
+      timestamps: { type: 'string' },
+      data: { type: 'string' },
+      'repo-guest': { type: 'boolean' },
+      'rate-limit': { type: 'string' },
+      latency: { type: 'string' },
+      jitter: { type: 'string' },
+      'error-rate': { type: 'string' },
+      'reset-rate': { type: 'string' },
+      'hang-rate': { type: 'string' },
+      'hang-ms': { type: 'string' },
+      'malformed-rate': { type: 'string' },
+      'fault-route': { type: 'string' },
+      faults: { type: 'string' },
+      'fault-seed': { type: 'string' },
+      demo: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (values.variant && values.variant !== 'id' && values.variant !== 'ID') {
+    throw new Error(`--variant expects id or ID, got "${values.variant}"`);
+  }
+  if (values.timestamps && !['iso', 'legacy', 'epoch'].includes(values.timestamps)) {
+    throw new Error(`--timestamps expects iso, legacy or epoch, got "${values.timestamps}"`);
+  }
+  const faults: FaultRuleInput[] = [];
+  if (values.faults) faults.push(...(JSON.parse(readFileSync(values.faults, 'utf8')) as FaultRuleInput[]));
+  const rule: FaultRuleInput = {
+    route: values['fault-route'] ?? '**',
+    latencyMs: num('latency', values.latency),
+    jitterMs: num('jitter', values.jitter),
+    errors: parseErrorRates(values['error-rate']) as FaultRuleInput['errors'],
+    resetRate: num('reset-rate', values['reset-rate']),
+    hangRate: num('hang-rate', values['hang-rate']),
+    hangMs: num('hang-ms', values['hang-ms']),
+    malformedRate: num('malformed-rate', values['malformed-rate']),
+  };
+  const hasRule = Object.entries(rule).some(([k, v]) => k !== 'route' && v !== undefined);
+  if (hasRule)
+    faults.push(Object.fromEntries(Object.entries(rule).filter(([, v]) => v !== undefined)) as FaultRuleInput);
+
+  const rps = num('rate-limit', values['rate-limit']);
+  const options: EmulatorOptions = {
+    port: num('port', values.port) ?? DEFAULT_PORT,
+    host: values.host ?? '127.0.0.1',
+    seed: values.seed,
+    variant: values.variant as 'id' | 'ID' | undefined,
+    timestamps: values.timestamps as EmulatorOptions['timestamps'],
+    dataDir: values.data,
+    repoGuest: values['repo-guest'] ?? false,
+    rateLimit: rps ? { requestsPerSecond: rps } : undefined,
+    faults,
+    faultSeed: num('fault-seed', values['fault-seed']),
+  };
+  const emu = await startEmulator(options);
+  const lines = [
+    `casebridge emulator listening on ${emu.url}`,
+    `  test management:     ${emu.url}/rest/synapse/latest/public   (alias /rest/svc/latest/public)`,
+    `  content repository:  ${emu.url}/edu-sharing/rest             (alias /repo/rest)`,
+    `  Jira platform:       ${emu.url}/rest/api/2`,
+    `  API browser:         ${emu.url}/swagger   OpenAPI: ${emu.url}/openapi.json`,
+    `  admin:               ${emu.url}/__emulator/state, /requests, /faults, /reset`,
+    `  variant ${emu.variant.ids}, timestamps ${emu.variant.timestamps}, state ${options.dataDir ? `in ${options.dataDir}` : 'in memory'}${faults.length ? `, ${faults.length} fault rule(s)` : ''}`,
+  ];
+  if (values.demo) {
+    lines.push(
+      '',
+      'Demo data: project DEMO, test plan DEMO-1 with test cases DEMO-2..DEMO-7, requirements DEMO-8..DEMO-10.',
+      '  users: admin / admin (personal access token casebridge-dev-token), tester / tester, nolicense / nolicense (403)',
+      `  try:   curl -u admin:admin ${emu.url}/rest/synapse/latest/public/testPlan/DEMO-1/members`,
+    );
+  }
+  lines.push('Press Ctrl+C to stop.');
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const stop = async () => {
+    await emu.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`casebridge-emulator: ${err.message}\n`);
+  process.exit(2);
+});

@@ -1,0 +1,21 @@
+import type { Handler } from '../context.js';
+import { casesHandlers } from './cases.js';
+import { cyclesHandlers } from './cycles.js';
+import { jiraHandlers } from './jira.js';
+import { plansHandlers } from './plans.js';
+import { repoHandlers } from './repo.js';
+import { requirementsHandlers } from './requirements.js';
+import { runsHandlers } from './runs.js';
+import { suitesHandlers } from './suites.js';
+
+/** Every operation's handler, by operation id. */
+export const handlers: Record<string, Handler> = {
+  ...plansHandlers,
+  ...cyclesHandlers,
+  ...runsHandlers,
+  ...casesHandlers,
+  ...requirementsHandlers,
+  ...suitesHandlers,
+  ...repoHandlers,
+  ...jiraHandlers,
+};

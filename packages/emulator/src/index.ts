@@ -1,0 +1,5 @@
+export type { Variant } from './context.js';
+export { type FaultRule, type FaultRuleInput, faultRuleSchema } from './faults.js';
+export { demoSeed, type Seed, type SeedInput, seedSchema } from './seed.js';
+export type { EmulatorOptions, RequestLogEntry, RunningEmulator } from './server.js';
+export { DEFAULT_PORT, startEmulator } from './server.js';

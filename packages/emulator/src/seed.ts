@@ -1,0 +1,325 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { Store } from './store.js';
+
+/**
+ * Seed data: the state the emulator starts from (and returns to on reset). The format is documented in the
+ * package README; `--seed FILE` loads one, the default is `demoSeed`.
+ */
+
+const stepSchema = z.strictObject({
+  step: z.string(),
+  expectedResult: z.string().default(''),
+  stepData: z.string().nullable().default(null),
+});
+
+const issueSchema = z.strictObject({
+  /** Issue type: `Test Case`, `Test Plan`, `Requirement`, `Bug`, or any other name. */
+  type: z.string().min(1),
+  summary: z.string().min(1),
+  description: z.string().default(''),
+  status: z.string().default('Open'),
+  labels: z.array(z.string()).default([]),
+  /** Test case steps. */
+  steps: z.array(stepSchema).default([]),
+  /** Test plan: keys of its member test cases. */
+  members: z.array(z.string()).default([]),
+  /** Requirement: keys of child requirements. */
+  children: z.array(z.string()).default([]),
+  /** Requirement: keys of linked test cases. */
+  testCases: z.array(z.string()).default([]),
+  automationReference: z.string().optional(),
+});
+
+const cycleSchema = z.strictObject({
+  plan: z.string(),
+  name: z.string().min(1),
+  status: z.enum(['Draft', 'Active', 'Completed', 'Aborted']).default('Draft'),
+  environment: z.string().nullable().default(null),
+  build: z.string().nullable().default(null),
+  advanced: z.boolean().default(false),
+  /** Load the plan's test cases into the cycle as runs. */
+  preloadRuns: z.boolean().default(true),
+});
+
+const projectSchema = z.strictObject({
+  key: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'a project key is upper-case letters, digits and _'),
+  name: z.string().min(1),
+  /** Issues in order: the n-th gets key `<KEY>-n`. */
+  issues: z.array(issueSchema).default([]),
+  runAttributes: z.array(z.strictObject({ name: z.string().min(1), values: z.array(z.string()).min(1) })).default([]),
+  cycles: z.array(cycleSchema).default([]),
+});
+
+const userSchema = z.strictObject({
+  name: z.string().min(1),
+  displayName: z.string().optional(),
+  email: z.string().optional(),
+  password: z.string(),
+  tokens: z.array(z.string()).default([]),
+  licensed: z.boolean().default(true),
+  admin: z.boolean().default(false),
+});
+
+export const seedSchema = z.strictObject({
+  users: z.array(userSchema).min(1),
+  projects: z.array(projectSchema).default([]),
+  /** Custom run statuses besides the five built-ins. */
+  runStatuses: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        description: z.string().default(''),
+        color: z.string().default('#999999'),
+      }),
+    )
+    .default([]),
+});
+
+export type SeedInput = z.input<typeof seedSchema>;
+export type Seed = z.output<typeof seedSchema>;
+
+export const demoSeed: SeedInput = {
+  users: [
+    {
+      name: 'admin',
+      displayName: 'Admin',
+      email: 'admin@example.test',
+      password: 'admin',
+      tokens: ['casebridge-dev-token'],
+      admin: true,
+    },
+    { name: 'tester', displayName: 'Tess Tester', email: 'tester@example.test', password: 'tester' },
+    {
+      name: 'nolicense',
+      displayName: 'No Licence',
+      email: 'nolicense@example.test',
+      password: 'nolicense',
+      licensed: false,
+    },
+  ],
+  projects: [
+    {
+      key: 'DEMO',
+      name: 'Demo shop',
+      runAttributes: [
+        { name: 'Browser', values: ['Chrome', 'Firefox'] },
+        { name: 'OS', values: ['Linux', 'Windows'] },
+      ],
+      issues: [
+        {
+          type: 'Test Plan',
+          summary: 'Release 1.0 regression',
+          members: ['DEMO-2', 'DEMO-3', 'DEMO-4', 'DEMO-5', 'DEMO-6', 'DEMO-7'],
+        },
+        {
+          type: 'Test Case',
+          summary: 'User logs in with valid credentials',
+          steps: [
+            { step: 'Open the login page', expectedResult: 'The login form is shown' },
+            { step: 'Enter user name and password', stepData: 'demo / demo', expectedResult: 'Fields accept input' },
+            { step: 'Press "Log in"', expectedResult: 'The dashboard is shown' },
+          ],
+        },
+        {
+          type: 'Test Case',
+          summary: 'User logs out',
+          steps: [
+            { step: 'Open the user menu', expectedResult: 'The menu opens' },
+            { step: 'Choose "Log out"', expectedResult: 'The login page is shown' },
+          ],
+        },
+        {
+          type: 'Test Case',
+          summary: 'Search finds products by name',
+          steps: [
+            { step: 'Type a product name into search', stepData: 'teapot', expectedResult: 'Suggestions appear' },
+            { step: 'Submit the search', expectedResult: 'Matching products are listed' },
+          ],
+        },
+        {
+          type: 'Test Case',
+          summary: 'Checkout with a saved card',
+          steps: [
+            { step: 'Add a product to the cart', expectedResult: 'The cart shows one item' },
+            { step: 'Open checkout', expectedResult: 'The saved card is preselected' },
+            { step: 'Place the order', expectedResult: 'An order number is shown' },
+          ],
+        },
+        { type: 'Test Case', summary: 'Profile page shows the user name' },
+        { type: 'Test Case', summary: 'Product list loads over a slow network' },
+        { type: 'Requirement', summary: 'Accounts', children: ['DEMO-9'], testCases: ['DEMO-3'] },
+        { type: 'Requirement', summary: 'Users can sign in', testCases: ['DEMO-2'] },
+        { type: 'Requirement', summary: 'Customers can buy products', testCases: ['DEMO-4', 'DEMO-5'] },
+      ],
+      cycles: [],
+    },
+  ],
+};
+
+export function loadSeedFile(path: string): Seed {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`cannot read seed file ${path}: ${(err as Error).message}`);
+  }
+  const parsed = seedSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
+    throw new Error(`seed file ${path} is invalid:\n${issues}`);
+  }
+  return parsed.data;
+}
+
+const BUILT_IN_STATUSES = [
+  { name: 'Passed', description: 'Test passed', color: '#14892c', lozenge: 'aui-lozenge-success' },
+  { name: 'Failed', description: 'Test failed', color: '#d04437', lozenge: 'aui-lozenge-error' },
+  { name: 'Blocked', description: 'Test is blocked', color: '#4a6785', lozenge: 'aui-lozenge-complete' },
+  { name: 'Not Tested', description: 'Not tested yet', color: '#cccccc', lozenge: 'aui-lozenge-default' },
+  { name: 'NA', description: 'Not applicable', color: '#f6c342', lozenge: 'aui-lozenge-current' },
+];
+
+/** Fills an empty store from a seed. Throws a message naming the bad reference when the seed is inconsistent. */
+export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now()): void {
+  const seed = seedSchema.parse(input);
+  for (const u of seed.users) {
+    store.users.insert({
+      name: u.name,
+      displayName: u.displayName ?? u.name,
+      email: u.email ?? `${u.name}@example.test`,
+      password: u.password,
+      tokens: u.tokens,
+      licensed: u.licensed,
+      admin: u.admin,
+    });
+  }
+  for (const s of BUILT_IN_STATUSES) {
+    store.runStatuses.insert({ ...s, enabled: true, immutable: true, isDefault: s.name === 'Not Tested' });
+  }
+  for (const s of seed.runStatuses) {
+    store.runStatuses.insert({
+      ...s,
+      lozenge: 'aui-lozenge-default',
+      enabled: true,
+      immutable: false,
+      isDefault: false,
+    });
+  }
+  store.transitions.insert({
+    id: 11,
+    name: 'Start Progress',
+    to: 'In Progress',
+    from: ['Open', 'Reopened'],
+    resolution: null,
+  });
+  store.transitions.insert({ id: 21, name: 'Done', to: 'Done', from: [], resolution: 'Done' });
+  store.transitions.insert({ id: 31, name: 'Reopen', to: 'Reopened', from: ['Done'], resolution: null });
+
+  const reporter = seed.users[0]?.name ?? 'admin';
+  const admin = store.users.all()[0];
+  for (const p of seed.projects) {
+    const project = store.projects.insert({ key: p.key, name: p.name, issueCounter: 0 });
+    for (const a of p.runAttributes)
+      store.runAttributes.insert({ projectId: project.id, name: a.name, values: a.values });
+    for (const i of p.issues) {
+      project.issueCounter += 1;
+      store.issues.insert({
+        key: `${p.key}-${project.issueCounter}`,
+        projectId: project.id,
+        type: i.type,
+        summary: i.summary,
+        description: i.description,
+        status: i.status,
+        resolution: i.status === 'Done' ? 'Done' : null,
+        labels: i.labels,
+        reporter,
+        created: now,
+        updated: now,
+        automationReference: i.automationReference ?? null,
+      });
+    }
+    store.projects.update(project);
+    const key = (k: string, what: string) => {
+      const issue = store.issues.find((x) => x.key === k);
+      if (!issue) throw new Error(`seed: ${what} refers to ${k}, which the seed does not define`);
+      return issue;
+    };
+    p.issues.forEach((i, n) => {
+      const self = key(`${p.key}-${n + 1}`, 'issue');
+      i.steps.forEach((s, idx) => {
+        store.caseSteps.insert({
+          tcId: self.id,
+          seq: idx + 1,
+          step: s.step,
+          stepData: s.stepData,
+          expectedResult: s.expectedResult,
+        });
+      });
+      for (const m of i.members)
+        store.planMembers.insert({ tpId: self.id, tcId: key(m, `${self.key}.members`).id, tester: null });
+      for (const c of i.children) {
+        store.requirementChildren.insert({ parentId: self.id, childId: key(c, `${self.key}.children`).id });
+      }
+      for (const t of i.testCases)
+        store.requirementCases.insert({ reqId: self.id, tcId: key(t, `${self.key}.testCases`).id });
+    });
+    for (const c of p.cycles) {
+      const plan = key(c.plan, `cycle ${c.name}`);
+      const started = c.status === 'Draft' ? null : now;
+      const cycle = store.cycles.insert({
+        tpId: plan.id,
+        adhocTcId: null,
+        name: c.name,
+        environment: c.environment,
+        build: c.build,
+        plannedStartDate: null,
+        plannedEndDate: null,
+        status: c.status,
+        advanced: c.advanced,
+        notifyTester: false,
+        createdAt: now,
+        startedAt: started,
+        completedAt: c.status === 'Completed' || c.status === 'Aborted' ? now : null,
+      });
+      if (c.preloadRuns && !c.advanced && admin) {
+        const members = store.planMembers.filter((m) => m.tpId === plan.id);
+        members.forEach((m, idx) => {
+          const run = store.runs.insert({
+            cycleId: cycle.id,
+            tcId: m.tcId,
+            status: 'Not Tested',
+            comment: null,
+            executedBy: null,
+            executedAt: null,
+            tester: null,
+            order: idx + 1,
+            attributes: null,
+            urgency: null,
+            createdAt: now,
+            createdBy: admin.name,
+          });
+          for (const s of store.caseSteps.filter((x) => x.tcId === m.tcId)) {
+            store.runSteps.insert({
+              runId: run.id,
+              caseStepId: s.id,
+              seq: s.seq,
+              status: 'Not Tested',
+              step: s.step,
+              expectedResult: s.expectedResult,
+              stepData: s.stepData,
+              actualResult: null,
+            });
+          }
+          store.history.insert({
+            runId: run.id,
+            userId: admin.id,
+            activity: 'New Created',
+            activityType: 'Test Run',
+            at: now,
+          });
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@casebridge\/core\/contract$/, replacement: src('./packages/core/src/contract/index.ts') },
+      { find: /^@casebridge\/core$/, replacement: src('./packages/core/src/index.ts') },
+      { find: /^@casebridge\/emulator$/, replacement: src('./packages/emulator/src/index.ts') },
+    ],
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    reporters: process.env.CI ? ['default'] : ['default'],
+  },
+});
