@@ -2,19 +2,24 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '@casebridge/core/contract';
 import type { BlobStore } from '../blobs.js';
 import type { Store } from '../store.js';
+import { attachmentDownload } from './attachmentDownload.js';
+import { nodeDownload } from './nodeDownload.js';
 
-/**
- * TODO(helper): downloads of attachment bytes and node content at the URLs the services hand out
- * (`filePath` of an attachment, `downloadUrl` of a node). Returns true when it answered the request.
- */
-export async function serveDownload(_args: {
+export interface DownloadArgs {
   store: Store;
   blobs: BlobStore;
   req: IncomingMessage;
   res: ServerResponse;
+  /** Raw request path (still percent-encoded), prefix included. */
   rawPath: string;
   service: Service;
   prefix: string;
-}): Promise<boolean> {
-  return false;
+}
+
+/**
+ * Downloads at the URLs the services hand out (an attachment's `filePath`, a node's `downloadUrl`); these are not
+ * operations of the spec. Each returns true when it answered the request.
+ */
+export async function serveDownload(args: DownloadArgs): Promise<boolean> {
+  return (await attachmentDownload(args)) || (await nodeDownload(args));
 }
