@@ -80,7 +80,8 @@ export interface RunningEmulator {
 
 export const DEFAULT_PORT = 8990;
 
-const AUTH_OPTIONAL = new Set(['repo.validateSession']);
+/** Operations that answer without authentication (they report on or create the login itself). */
+const AUTH_OPTIONAL = new Set(['repo.validateSession', 'jira.login']);
 
 function resolveSeed(seed: EmulatorOptions['seed']): SeedInput | Seed {
   if (seed === undefined || seed === 'demo') return demoSeed;
@@ -320,7 +321,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       variant,
       op,
       user: user ?? GUEST,
-      isGuest: isGuest || !user,
+      isGuest,
       params: {},
       query: {},
       body: undefined,
@@ -334,7 +335,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     let result: unknown;
     try {
       ctx.params = parsePart(op.params, routed.match.params, 'path');
-      ctx.query = parsePart(op.query, Object.fromEntries(query), 'query');
+      ctx.query = parsePart(op.query, queryObject(query), 'query');
       if (isMultipart(op.body)) {
         const { fields, files } = await readMultipart(req, blobs, maxFile);
         ctx.files = files;
@@ -421,6 +422,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   return emu;
 }
 
+/** Query parameters as an object; a repeated parameter becomes an array of its values. */
+function queryObject(query: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(query.keys())) {
+    const all = query.getAll(key);
+    out[key] = all.length > 1 ? all : (all[0] ?? '');
+  }
+  return out;
+}
+
 /** Validates one part of a request; a failure is the service's validation error naming the field. */
 function parsePart(schema: z.ZodType | undefined, value: unknown, where: 'path' | 'query' | 'body'): any {
   if (!schema) return where === 'body' ? undefined : {};
@@ -475,7 +486,7 @@ async function readMultipart(
     const pending: Promise<void>[] = [];
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers: req.headers, defParamCharset: 'utf8' });
+      bb = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fileSize: maxFile } });
     } catch (err) {
       req.resume();
       reject(new ServiceError(500, `Invalid request: ${(err as Error).message}`));
@@ -485,8 +496,17 @@ async function readMultipart(
       fields[name] = value;
     });
     bb.on('file', (field, stream, info) => {
+      // busboy truncates a file at the limit and keeps draining the request, so the answer is never stalled.
+      let truncated = false;
+      stream.on('limit', () => {
+        truncated = true;
+      });
       pending.push(
-        blobs.put(stream, maxFile).then((b) => {
+        blobs.put(stream).then(async (b) => {
+          if (truncated) {
+            await blobs.remove(b.id);
+            throw new Error(`file "${info.filename}" exceeds the size limit of ${maxFile} bytes`);
+          }
           files.push({
             field,
             fileName: info.filename || 'file',

@@ -1,6 +1,73 @@
+import type { ServerResponse } from 'node:http';
+import { authenticate } from '../auth.js';
 import type { DownloadArgs } from './downloads.js';
+import { canAccess } from './repo.js';
 
-/** TODO: serves a content-repository node's content at its downloadUrl (repo helper). Returns true when it answered. */
-export async function nodeDownload(_args: DownloadArgs): Promise<boolean> {
-  return false;
+/**
+ * Serves a content-repository node's content at the `downloadUrl` the node operations hand out:
+ * `{origin}/edu-sharing/eduservlet/download?nodeId=<id>` (or `/repo/eduservlet/...` when the client came in under
+ * the `/repo/rest` alias). Authenticated like the repository (Basic, Bearer, EDU-TICKET, JSESSIONID cookie; no
+ * guest: the guest owns nothing it could read); only the node's owner and administrators may download.
+ */
+
+const DOWNLOAD_PATH = /^\/(?:edu-sharing|repo)\/eduservlet\/download\/?$/;
+
+function sendRepoError(res: ServerResponse, status: number, error: string, message: string): void {
+  const text = JSON.stringify({ error, message, logLevel: 'INFO', stacktraceArray: null, details: {} });
+  res.writeHead(status, {
+    'content-type': 'application/json;charset=UTF-8',
+    'content-length': String(Buffer.byteLength(text)),
+  });
+  res.end(text);
+}
+
+export async function nodeDownload({ store, blobs, req, res, rawPath }: DownloadArgs): Promise<boolean> {
+  if (!DOWNLOAD_PATH.test(rawPath)) return false;
+  req.resume();
+  const auth = authenticate(store, 'repo', req.headers);
+  if (!auth.ok) {
+    res.writeHead(401, { 'content-length': '0' });
+    res.end();
+    return true;
+  }
+  const url = req.url ?? '';
+  const query = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
+  const nodeId = query.get('nodeId') ?? '';
+  const node = nodeId ? store.nodes.get(nodeId) : undefined;
+  if (!node) {
+    sendRepoError(
+      res,
+      404,
+      'org.edu_sharing.restservices.DAOMissingException',
+      nodeId ? `Node "${nodeId}" not found` : 'Query parameter nodeId is missing: expected ?nodeId=<node id>',
+    );
+    return true;
+  }
+  if (!canAccess(auth.user, false, node)) {
+    sendRepoError(
+      res,
+      403,
+      'org.edu_sharing.restservices.DAOSecurityException',
+      `User ${auth.user.name} may not read the content of node ${node.id}`,
+    );
+    return true;
+  }
+  if (node.blob === null || node.size === null) {
+    sendRepoError(
+      res,
+      404,
+      'org.edu_sharing.restservices.DAOMissingException',
+      `Node "${node.name}" (${node.id}) has no content yet: upload it first`,
+    );
+    return true;
+  }
+  res.writeHead(200, {
+    'content-type': node.mimetype ?? 'application/octet-stream',
+    'content-length': String(node.size),
+    'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(node.name)}`,
+  });
+  const stream = blobs.read(node.blob);
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+  return true;
 }
