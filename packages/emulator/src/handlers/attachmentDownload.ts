@@ -1,6 +1,82 @@
+import type { ServerResponse } from 'node:http';
+import { authenticate } from '../auth.js';
+import { safeDecode } from '../router.js';
 import type { DownloadArgs } from './downloads.js';
 
-/** TODO: serves an attachment's bytes at its filePath URL (runs helper). Returns true when it answered. */
-export async function attachmentDownload(_args: DownloadArgs): Promise<boolean> {
-  return false;
+/**
+ * Serves an attachment's bytes at the `filePath` URL the run operations hand out:
+ * `{origin}{prefix}/attachment/{runId}/download/{attachmentId}/{fileName}` under either test-management prefix.
+ * Authenticated like every test-management operation (Basic, Bearer, JSESSIONID; 401 without valid credentials,
+ * 403 without a licence). The file name segment is for the browser's benefit and is not checked: the attachment
+ * is identified by run and attachment id, and a renamed or missing name still downloads the same bytes.
+ */
+
+const DOWNLOAD_PATH = /^\/attachment\/([^/]+)\/download\/([^/]+)(?:\/[^/]*)?\/?$/;
+
+/** Writes a test-management JSON error (the service's `{"message": ...}` shape). */
+function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify({ message });
+  res.writeHead(status, {
+    'content-type': 'application/json;charset=UTF-8',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  res.end(text);
+}
+
+export async function attachmentDownload({
+  store,
+  blobs,
+  req,
+  res,
+  rawPath,
+  service,
+  prefix,
+}: DownloadArgs): Promise<boolean> {
+  if (service !== 'tm') return false;
+  const m = DOWNLOAD_PATH.exec(rawPath.slice(prefix.length));
+  if (!m) return false;
+  req.resume();
+  const auth = authenticate(store, 'tm', req.headers);
+  if (!auth.ok) {
+    sendError(
+      res,
+      401,
+      auth.reason === 'missing'
+        ? 'You are not authenticated. Authentication required to download this attachment.'
+        : 'Invalid credentials: the user name, password or token was not accepted.',
+      { 'www-authenticate': 'Basic realm="protected-area"' },
+    );
+    return true;
+  }
+  if (!auth.user.licensed) {
+    sendError(res, 403, `User ${auth.user.name} is not authorised: no valid licence for the test-management add-on`);
+    return true;
+  }
+  const runId = safeDecode(m[1] ?? '');
+  const attachmentId = safeDecode(m[2] ?? '');
+  const attachment = /^\d+$/.test(attachmentId) ? store.attachments.get(Number(attachmentId)) : undefined;
+  if (!attachment || String(attachment.runId) !== runId) {
+    sendError(res, 404, `Attachment ${attachmentId} not found in test run ${runId}`);
+    return true;
+  }
+  // Headers wait until the blob is open, so missing bytes become a 500 answer and never an unhandled stream error.
+  const stream = blobs.read(attachment.blob);
+  await new Promise<void>((resolve) => {
+    stream.once('error', (err) => {
+      if (res.headersSent) res.destroy();
+      else sendError(res, 500, `The stored bytes of "${attachment.fileName}" cannot be read: ${err.message}`);
+      resolve();
+    });
+    stream.once('open', () => {
+      res.writeHead(200, {
+        'content-type': attachment.mimeType,
+        'content-length': String(attachment.size),
+        'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(attachment.fileName)}`,
+      });
+      stream.pipe(res);
+      resolve();
+    });
+  });
+  return true;
 }
