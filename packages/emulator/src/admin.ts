@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ZodError } from 'zod';
+import { ZodError, z } from 'zod';
 import type { BlobStore } from './blobs.js';
+import { faultRuleSchema } from './faults.js';
 import type { RunningEmulator } from './server.js';
 
 /**
@@ -59,6 +60,33 @@ export function stateDump(emu: RunningEmulator): Record<string, unknown[]> {
   return out;
 }
 
+/**
+ * `PUT /__emulator/faults` body: a bare array of rules, or `{rules, seed?}`. Checked as a whole, so a single rule
+ * object sent by mistake is refused instead of read as "no rules", and a rule's field is named with its position.
+ */
+const faultRules = z.array(faultRuleSchema);
+const faultsEnvelope = z.strictObject({ rules: faultRules.default([]), seed: z.number().int().optional() });
+
+function parseFaultsPut(body: unknown): { rules: z.output<typeof faultRules>; seed?: number } {
+  if (body === undefined) return { rules: [] };
+  return Array.isArray(body) ? { rules: faultRules.parse(body) } : faultsEnvelope.parse(body);
+}
+
+/** `since` of the request log: a sequence number, entries after it are returned. */
+function sinceParam(query: URLSearchParams): number {
+  const raw = query.get('since');
+  if (raw === null || raw === '') return 0;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new AdminError(
+      `Invalid query parameter "since": expected a request sequence number (integer >= 0), got "${raw}"`,
+    );
+  }
+  return n;
+}
+
+class AdminError extends Error {}
+
 export async function handleAdmin(emu: RunningEmulator, a: AdminRequest): Promise<void> {
   const { req, res, method, path, query } = a;
   const route = `${method} ${path.replace(/\/$/, '')}`;
@@ -72,7 +100,7 @@ export async function handleAdmin(emu: RunningEmulator, a: AdminRequest): Promis
         return send(res, 200, stateDump(emu));
       case 'GET /__emulator/requests': {
         req.resume();
-        const since = Number(query.get('since') ?? 0);
+        const since = sinceParam(query);
         return send(
           res,
           200,
@@ -87,10 +115,8 @@ export async function handleAdmin(emu: RunningEmulator, a: AdminRequest): Promis
         req.resume();
         return send(res, 200, emu.faults.list());
       case 'PUT /__emulator/faults': {
-        const body = (await readBody(req)) as { rules?: unknown[]; seed?: number } | unknown[] | undefined;
-        const rules = Array.isArray(body) ? body : (body?.rules ?? []);
-        const seed = Array.isArray(body) ? undefined : body?.seed;
-        emu.faults.set(rules as never, seed);
+        const { rules, seed } = parseFaultsPut(await readBody(req));
+        emu.faults.set(rules, seed);
         return send(res, 200, emu.faults.list());
       }
       case 'POST /__emulator/faults': {
@@ -112,11 +138,18 @@ export async function handleAdmin(emu: RunningEmulator, a: AdminRequest): Promis
     }
   } catch (err) {
     if (err instanceof ZodError) {
+      // One issue per unknown key, so the offending field is named like any other.
+      const issues = err.issues.flatMap((i) =>
+        i.code === 'unrecognized_keys'
+          ? i.keys.map((k) => ({ field: [...i.path, k].join('.'), message: `unknown field "${k}"` }))
+          : [{ field: i.path.join('.'), message: i.message }],
+      );
       return send(res, 400, {
-        message: 'Invalid fault rule',
-        issues: err.issues.map((i) => ({ field: i.path.join('.'), message: i.message })),
+        message: `Invalid fault rule: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
+        issues,
       });
     }
+    if (err instanceof AdminError) return send(res, 400, { message: err.message });
     if (err instanceof SyntaxError) return send(res, 400, { message: `Body is not valid JSON: ${err.message}` });
     throw err;
   }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { FaultRuleInput } from './faults.js';
+import { z } from 'zod';
+import { type FaultRuleInput, faultRuleSchema } from './faults.js';
 import { DEFAULT_PORT, type EmulatorOptions, startEmulator } from './server.js';
 
 const HELP = `casebridge-emulator: a local stand-in for the synapseRT test-management API and the edu-sharing
@@ -38,17 +39,63 @@ function num(name: string, v: string | undefined): number | undefined {
   return n;
 }
 
+const FAULT_STATUSES = ['429', '500', '502', '503', '504'];
+
 function parseErrorRates(v: string | undefined): Record<string, number> | undefined {
   if (!v) return undefined;
   const out: Record<string, number> = {};
   for (const pair of v.split(',')) {
     const [s, p] = pair.split('=');
-    if (!s || p === undefined || !Number.isFinite(Number(p))) {
+    if (!s || p === undefined || p.trim() === '' || !Number.isFinite(Number(p))) {
       throw new Error(`--error-rate expects STATUS=PROBABILITY pairs such as 503=0.3,429=0.1, got "${pair}"`);
+    }
+    if (!FAULT_STATUSES.includes(s.trim())) {
+      throw new Error(`--error-rate: status ${s.trim()} cannot be injected; use ${FAULT_STATUSES.join(', ')}`);
     }
     out[s.trim()] = Number(p);
   }
   return out;
+}
+
+/** The flag that sets each field of the command-line fault rule, to name it in error messages. */
+const FLAG_OF: Record<string, string> = {
+  route: '--fault-route',
+  latencyMs: '--latency',
+  jitterMs: '--jitter',
+  errors: '--error-rate',
+  resetRate: '--reset-rate',
+  hangRate: '--hang-rate',
+  hangMs: '--hang-ms',
+  malformedRate: '--malformed-rate',
+};
+
+/** Validates fault rules before the emulator starts, naming the flag or the file and field at fault. */
+function checkRules(rules: unknown, from: 'flags' | string): void {
+  const r = z.array(faultRuleSchema).safeParse(rules);
+  if (r.success) return;
+  const problems = r.error.issues.map((i) => {
+    const [index, field, ...rest] = i.path.map(String);
+    if (from === 'flags') return `${FLAG_OF[field ?? ''] ?? field}: ${i.message}`;
+    const at = [field, ...rest].filter(Boolean).join('.');
+    return `rule ${index}${at ? `, field ${at}` : ''}: ${i.message}`;
+  });
+  throw new Error(
+    from === 'flags'
+      ? `invalid fault option(s): ${problems.join('; ')}`
+      : `invalid fault rules in ${from}: ${problems.join('; ')}`,
+  );
+}
+
+function readFaultsFile(path: string): FaultRuleInput[] {
+  let rules: unknown;
+  try {
+    rules = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`--faults: cannot read ${path}: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(rules)) throw new Error(`--faults: ${path} must hold a JSON array of fault rules`);
+  checkRules(rules, path);
+  return rules as FaultRuleInput[];
 }
 
 async function main(): Promise<void> {
@@ -88,7 +135,7 @@ async function main(): Promise<void> {
     throw new Error(`--timestamps expects iso, legacy or epoch, got "${values.timestamps}"`);
   }
   const faults: FaultRuleInput[] = [];
-  if (values.faults) faults.push(...(JSON.parse(readFileSync(values.faults, 'utf8')) as FaultRuleInput[]));
+  if (values.faults) faults.push(...readFaultsFile(values.faults));
   const rule: FaultRuleInput = {
     route: values['fault-route'] ?? '**',
     latencyMs: num('latency', values.latency),
@@ -100,10 +147,16 @@ async function main(): Promise<void> {
     malformedRate: num('malformed-rate', values['malformed-rate']),
   };
   const hasRule = Object.entries(rule).some(([k, v]) => k !== 'route' && v !== undefined);
-  if (hasRule)
-    faults.push(Object.fromEntries(Object.entries(rule).filter(([, v]) => v !== undefined)) as FaultRuleInput);
+  if (hasRule) {
+    const given = Object.fromEntries(Object.entries(rule).filter(([, v]) => v !== undefined)) as FaultRuleInput;
+    checkRules([given], 'flags');
+    faults.push(given);
+  }
 
   const rps = num('rate-limit', values['rate-limit']);
+  if (rps !== undefined && !(rps > 0)) {
+    throw new Error(`--rate-limit expects requests per second above 0, got "${values['rate-limit']}"`);
+  }
   const options: EmulatorOptions = {
     port: num('port', values.port) ?? DEFAULT_PORT,
     host: values.host ?? '127.0.0.1',
@@ -144,7 +197,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`casebridge-emulator: ${err.message}\n`);
+main().catch((err: Error & { code?: string }) => {
+  // Argument errors of parseArgs (unknown option, missing value, stray argument) point at the help.
+  const hint = err.code?.startsWith('ERR_PARSE_ARGS') ? '\nRun casebridge-emulator --help for the options.' : '';
+  process.stderr.write(`casebridge-emulator: ${err.message}${hint}\n`);
   process.exit(2);
 });

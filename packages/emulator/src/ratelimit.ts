@@ -1,7 +1,8 @@
 /** Token bucket: `requestsPerSecond` sustained, `burst` at once; over it the service answers 429. */
 export class RateLimiter {
   private tokens: number;
-  private last = 0;
+  /** Time of the previous take; undefined before the first (a clock may well start at 0). */
+  private last: number | undefined;
   private readonly rate: number;
   private readonly burst: number;
   readonly retryAfter: number;
@@ -18,8 +19,8 @@ export class RateLimiter {
 
   /** Takes one token at time `now` (ms); false when the bucket is empty. */
   take(now: number): boolean {
-    if (this.last === 0) this.last = now;
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
+    const last = this.last ?? now;
+    this.tokens = Math.min(this.burst, this.tokens + ((now - last) / 1000) * this.rate);
     this.last = now;
     if (this.tokens < 1) return false;
     this.tokens -= 1;

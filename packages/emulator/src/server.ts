@@ -95,6 +95,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const now = options.now ?? Date.now;
   const variant = variantFor(options.variant ?? 'id', options.timestamps);
   const seed = resolveSeed(options.seed);
+  // Options that can be refused are checked before a folder or a database is opened.
+  const faults = new FaultController(options.faults ?? [], options.faultSeed ?? 1);
+  const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const store = new Store();
   const blobs = await BlobStore.open(options.dataDir ? `${options.dataDir}/blobs` : undefined);
   const persistence = options.dataDir ? Persistence.open(options.dataDir) : undefined;
@@ -106,8 +109,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     persistence?.commit(store.takeChanges());
     persistence?.markSeeded();
   }
-  const faults = new FaultController(options.faults ?? [], options.faultSeed ?? 1);
-  const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const router = new Router(operations);
   const maxJson = options.maxJsonBytes ?? 10 * 1024 * 1024;
   const maxFile = options.maxFileBytes ?? 4 * 1024 ** 3;
@@ -143,6 +144,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // Writes made through `store` outside a request (embedding code, tests) are committed too.
+      commit();
       persistence?.close();
       blobs.close();
     },
@@ -248,16 +251,24 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     // Attachment and node-content downloads (URLs the services hand out, not operations of the spec).
     if (method === 'GET' && (await serveDownload({ store, blobs, req, res, rawPath, service, prefix }))) return;
 
-    const routed = router.route(service, method, rest);
+    // HEAD is answered as GET without the body (Node drops it), and OPTIONS lists the methods of the path, as
+    // the JAX-RS servers behind both services do for every resource.
+    const routed = router.route(service, method === 'HEAD' ? 'GET' : method, rest);
     if (routed.kind !== 'match') {
       req.resume();
       if (routed.kind === 'method') {
+        const allow = implicitMethods(routed.allowed).join(', ');
+        if (method === 'OPTIONS') {
+          res.writeHead(200, { allow, 'content-length': '0' });
+          res.end();
+          return;
+        }
         return sendError(
           res,
           service,
           undefined,
-          new ServiceError(405, `Method ${method} is not allowed here; use ${routed.allowed.join(', ')}`),
-          { allow: routed.allowed.join(', ') },
+          new ServiceError(405, `Method ${method} is not allowed here; use ${allow}`),
+          { allow },
         );
       }
       return sendError(res, service, undefined, new ServiceError(404, `No operation at ${method} ${rawPath}`));
@@ -379,12 +390,33 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     }
 
     if (result instanceof FileReply) {
-      res.writeHead(200, {
-        'content-type': result.mimeType,
-        'content-length': String(result.size),
-        'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(result.fileName)}`,
+      const file = result;
+      // Headers wait until the blob is open: missing bytes are a 500 answer, and never an unhandled stream error
+      // (which would end the process).
+      const stream = blobs.read(file.blob);
+      await new Promise<void>((resolve) => {
+        stream.once('error', (err) => {
+          if (res.headersSent) res.destroy();
+          else {
+            sendError(
+              res,
+              service as Service,
+              op,
+              new ServiceError(500, `The stored bytes of "${file.fileName}" cannot be read: ${err.message}`),
+            );
+          }
+          resolve();
+        });
+        stream.once('open', () => {
+          res.writeHead(200, {
+            'content-type': file.mimeType,
+            'content-length': String(file.size),
+            'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(file.fileName)}`,
+          });
+          stream.pipe(res);
+          resolve();
+        });
       });
-      blobs.read(result.blob).pipe(res);
       return;
     }
     let status = 200;
@@ -414,12 +446,25 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? DEFAULT_PORT, options.host ?? '127.0.0.1', () => resolve());
+  }).catch((err) => {
+    // A port in use must not leave the database open or a temporary folder behind.
+    persistence?.close();
+    blobs.close();
+    throw err;
   });
   const addr = server.address() as AddressInfo;
   emu.port = addr.port;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   emu.url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${addr.port}`;
   return emu;
+}
+
+/** The methods a path answers: its operations' methods, HEAD wherever GET is, and OPTIONS. */
+function implicitMethods(allowed: readonly string[]): string[] {
+  const out = [...allowed];
+  if (out.includes('GET')) out.push('HEAD');
+  out.push('OPTIONS');
+  return out;
 }
 
 /** Query parameters as an object; a repeated parameter becomes an array of its values. */
@@ -437,6 +482,9 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, where: 'path' 
   if (!schema) return where === 'body' ? undefined : {};
   const r = schema.safeParse(value);
   if (r.success) return r.data;
+  if (where === 'body' && value === undefined) {
+    throw new ServiceError(500, 'Invalid request: the body is empty; this operation requires a JSON body');
+  }
   const first = r.error.issues[0];
   const field = first?.path.length ? first.path.join('.') : undefined;
   const detail = r.error.issues
