@@ -43,6 +43,7 @@ export interface OperationDef<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
 > {
   /** Stable operation id, `group.name`, used by the client method and in the OpenAPI document. */
   id: string;
@@ -58,7 +59,7 @@ export interface OperationDef<
   /** JSON body schema, or a multipart description. */
   body?: B | MultipartBody;
   /** Response body schema for a mode; absent for a bare 200 with no body. */
-  response?: (mode: SchemaMode) => z.ZodType;
+  response?: (mode: SchemaMode) => R;
   /** Documented error answers besides the conventions every operation shares. */
   errors: readonly ErrorDoc[];
   /** Error bodies of this operation are plain text (synapseRT answers some 500s that way). */
@@ -74,11 +75,20 @@ export function isMultipart(body: OperationDef['body']): body is MultipartBody {
 }
 
 /** Identity helper that keeps the literal types of an operation definition. */
-export function defineOperation<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
-  op: OperationDef<P, Q, B>,
-): OperationDef<P, Q, B> {
+export function defineOperation<
+  P extends z.ZodType,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+  R extends z.ZodType = z.ZodType,
+>(op: OperationDef<P, Q, B, R>): OperationDef<P, Q, B, R> {
   return op;
 }
+
+/*
+ * Typing note: the building blocks below build a different schema per mode, but their declared TypeScript type is
+ * the *tolerant* output (ids as numbers, timestamps as ISO strings), since that is the shape code reads from the
+ * client. Wire-mode schemas are only used to validate what the emulator sends, where the static type is unused.
+ */
 
 // ---------------------------------------------------------------------------------------------------------------
 // Building blocks shared by the operation files.
@@ -144,9 +154,9 @@ export function parseTimestamp(value: unknown): number | undefined {
 /**
  * A timestamp field. Wire modes accept the three documented formats; tolerant mode normalises to an ISO string.
  */
-export function timestamp(mode: SchemaMode): z.ZodType {
+export function timestamp(mode: SchemaMode): z.ZodType<string> {
   const wire = z.union([z.string(), z.number().int()]);
-  if (mode !== 'tolerant') return wire;
+  if (mode !== 'tolerant') return wire as unknown as z.ZodType<string>;
   return wire.transform((v, ctx) => {
     const ms = parseTimestamp(v);
     if (ms === undefined) {
@@ -172,20 +182,26 @@ function normaliseId(value: unknown): unknown {
  * An object with an identifier field, spelled per mode. `shape` holds the other fields.
  * Wire modes are plain objects (unknown keys stripped when parsed); tolerant mode keeps unknown keys.
  */
-export function entity<S extends z.ZodRawShape>(mode: SchemaMode, shape: S): z.ZodType {
-  if (mode === 'id') return z.object({ id: z.number().int(), ...shape });
-  if (mode === 'ID') return z.object({ ID: z.number().int(), ...shape });
-  return z.preprocess(normaliseId, z.looseObject({ id: z.number().int(), ...shape }));
+export function entity<S extends z.ZodRawShape>(
+  mode: SchemaMode,
+  shape: S,
+): z.ZodType<{ id: number } & z.output<z.ZodObject<S>>> {
+  type Out = z.ZodType<{ id: number } & z.output<z.ZodObject<S>>>;
+  if (mode === 'id') return z.object({ id: z.number().int(), ...shape }) as unknown as Out;
+  if (mode === 'ID') return z.object({ ID: z.number().int(), ...shape }) as unknown as Out;
+  return z.preprocess(normaliseId, z.looseObject({ id: z.number().int(), ...shape })) as unknown as Out;
 }
 
 /** Plain object in wire modes, loose (unknown keys kept) in tolerant mode. */
-export function obj<S extends z.ZodRawShape>(mode: SchemaMode, shape: S): z.ZodType {
-  return mode === 'tolerant' ? z.looseObject(shape) : z.object(shape);
+export function obj<S extends z.ZodRawShape>(mode: SchemaMode, shape: S): z.ZodType<z.output<z.ZodObject<S>>> {
+  return (mode === 'tolerant' ? z.looseObject(shape) : z.object(shape)) as unknown as z.ZodType<
+    z.output<z.ZodObject<S>>
+  >;
 }
 
 /** An integer that the tolerant client also accepts as a numeric string. */
-export function int(mode: SchemaMode): z.ZodType {
-  return mode === 'tolerant' ? z.coerce.number().int() : z.number().int();
+export function int(mode: SchemaMode): z.ZodType<number> {
+  return (mode === 'tolerant' ? z.coerce.number().int() : z.number().int()) as z.ZodType<number>;
 }
 
 /** Issue reference {id, key, summary}. */

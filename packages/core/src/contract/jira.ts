@@ -9,8 +9,8 @@ import { defineOperation, intString, type OperationDef, obj, type SchemaMode } f
  */
 
 /** In tolerant mode a field may also be null or absent (the client does not depend on it). */
-function loose<T extends z.ZodType>(mode: SchemaMode, t: T): z.ZodType {
-  return mode === 'tolerant' ? t.nullable().optional() : t;
+function loose<T extends z.ZodType>(mode: SchemaMode, t: T): z.ZodType<z.output<T> | null | undefined> {
+  return (mode === 'tolerant' ? t.nullable().optional() : t) as z.ZodType<z.output<T> | null | undefined>;
 }
 
 /** A Jira id: a numeric string on the wire; tolerant mode accepts a number and normalises to a string. */

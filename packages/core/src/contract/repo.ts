@@ -8,8 +8,8 @@ import { defineOperation, type OperationDef, obj, type SchemaMode } from './defi
  */
 
 /** In tolerant mode a field may also be null or absent (the client does not depend on it). */
-function loose<T extends z.ZodType>(mode: SchemaMode, t: T): z.ZodType {
-  return mode === 'tolerant' ? t.nullable().optional() : t;
+function loose<T extends z.ZodType>(mode: SchemaMode, t: T): z.ZodType<z.output<T> | null | undefined> {
+  return (mode === 'tolerant' ? t.nullable().optional() : t) as z.ZodType<z.output<T> | null | undefined>;
 }
 
 /** Node reference {repo, id, archived, isHomeRepo}. */

@@ -1,0 +1,364 @@
+import { z } from 'zod';
+import { isMultipart, type OperationDef } from '../contract/define.js';
+import { Authenticator, type AuthOptions, authSchema } from './auth.js';
+import {
+  ConfigError,
+  excerpt,
+  ForbiddenError,
+  HttpError,
+  InputError,
+  NotFoundError,
+  type RequestInfo,
+  ResponseShapeError,
+  UnauthorizedError,
+  ValidationError,
+} from './errors.js';
+import { type FileInput, multipartBody } from './multipart.js';
+import { registerSecret } from './secrets.js';
+import { Transport, type TransportOptions, type TransportResponse } from './transport.js';
+
+/** Options common to every client. */
+export interface ClientOptions extends Omit<TransportOptions, 'baseUrl'> {
+  /** The service's base URL: the Jira base URL, or the content repository's origin. */
+  baseUrl: string;
+  auth: AuthOptions;
+  /** API prefix after the base URL; each client has the real product's default. */
+  prefix?: string;
+}
+
+const clientOptionsSchema = z.strictObject({
+  baseUrl: z.string().min(1),
+  auth: authSchema,
+  prefix: z
+    .string()
+    .regex(/^(\/[^/?#]+)*$/, 'expected a path such as /rest/synapse/latest/public (leading slash, no trailing slash)')
+    .optional(),
+  timeouts: z
+    .strictObject({
+      connectMs: z.number().int().positive().optional(),
+      headersMs: z.number().int().positive().optional(),
+      bodyMs: z.number().int().positive().optional(),
+    })
+    .optional(),
+  retry: z
+    .strictObject({
+      retries: z.number().int().min(0).max(20).optional(),
+      baseDelayMs: z.number().int().min(0).optional(),
+      maxDelayMs: z.number().int().min(0).optional(),
+      maxRetryAfterMs: z.number().int().min(0).optional(),
+    })
+    .optional(),
+  concurrency: z.number().int().min(1).max(64).optional(),
+  requestsPerSecond: z.number().positive().optional(),
+  proxy: z.string().min(1).optional(),
+  caFile: z.string().min(1).optional(),
+  rejectUnauthorized: z.boolean().optional(),
+  userAgent: z.string().optional(),
+  maxResponseBytes: z.number().int().positive().optional(),
+  logger: z.function().optional(),
+  dispatcher: z.custom<object>((v) => typeof v === 'object' && v !== null).optional(),
+  random: z.function().optional(),
+});
+
+/** Validates client options; the error names each wrong or unknown key and never echoes a secret. */
+export function parseClientOptions(options: unknown): ClientOptions {
+  if (options && typeof options === 'object') {
+    const auth = (options as { auth?: Record<string, unknown> }).auth;
+    if (auth && typeof auth === 'object') {
+      for (const k of ['password', 'token', 'ticket']) if (typeof auth[k] === 'string') registerSecret(auth[k]);
+    }
+  }
+  const parsed = clientOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const where = i.path.length ? i.path.join('.') : '(options)';
+      if (i.code === 'unrecognized_keys') return `${where}: unknown key(s) ${i.keys.join(', ')}`;
+      return `${where}: ${i.message}`;
+    });
+    throw new ConfigError(`Invalid client options:\n  ${lines.join('\n  ')}`);
+  }
+  return options as ClientOptions;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Types of a call's input and output, derived from the contract.
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+/** A schema slot that the operation leaves empty is typed with the bare `z.ZodType` default. */
+type IsUnset<T> = z.ZodType extends T ? true : false;
+type ObjectPart<T> = IsUnset<T> extends true ? unknown : T extends z.ZodType ? z.input<T> : unknown;
+type BodyPart<T> =
+  IsUnset<T> extends true
+    ? unknown
+    : T extends z.ZodObject
+      ? z.input<T>
+      : T extends z.ZodType
+        ? { body: z.input<T> }
+        : unknown;
+
+/** What a call takes: path and query parameters and the fields of an object body, flat; other bodies as `body`. */
+export type InputOf<Op> =
+  Op extends OperationDef<infer P, infer Q, infer B, z.ZodType>
+    ? Simplify<ObjectPart<P> & ObjectPart<Q> & BodyPart<B>>
+    : never;
+
+/** What a call resolves to: the tolerant parse of the answer, or `undefined` for operations without a body. */
+export type OutputOf<Op> =
+  Op extends OperationDef<z.ZodType, z.ZodType, z.ZodType, infer R>
+    ? IsUnset<R> extends true
+      ? undefined
+      : z.output<R>
+    : never;
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** A method of a client group. Input is optional when the operation needs none. */
+export type Method<Op> =
+  Record<never, never> extends InputOf<Op>
+    ? (input?: InputOf<Op>, options?: CallOptions) => Promise<OutputOf<Op>>
+    : (input: InputOf<Op>, options?: CallOptions) => Promise<OutputOf<Op>>;
+
+/** Upload methods take `file` (one or several) in addition to the operation's parameters. */
+export type UploadMethod<Op> = (
+  input: InputOf<Op> & { file: FileInput | readonly FileInput[] },
+  options?: CallOptions,
+) => Promise<OutputOf<Op>>;
+
+export type Methods<G> = { [K in keyof G]: Method<G[K]> };
+export type UploadMethods<G> = { [K in keyof G]: UploadMethod<G[K]> };
+
+function shapeKeys(schema: unknown): string[] {
+  const s = schema as { shape?: Record<string, unknown> } | undefined;
+  return s?.shape ? Object.keys(s.shape) : [];
+}
+
+function firstIssue(error: z.ZodError): { field: string; message: string } {
+  const issue = error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.join('.') : '$';
+  return { field, message: issue?.message ?? 'invalid' };
+}
+
+/** The service's own message in an error answer, whatever its shape (JSON message, Jira errorMessages, text). */
+export function serverMessage(text: string): string {
+  const t = text.trim();
+  if (!t) return '';
+  try {
+    const j = JSON.parse(t) as Record<string, unknown>;
+    if (typeof j.message === 'string') return j.message;
+    if (Array.isArray(j.errorMessages) && j.errorMessages.length > 0) return j.errorMessages.join('; ');
+    if (j.errors && typeof j.errors === 'object') {
+      const parts = Object.entries(j.errors as Record<string, unknown>).map(([k, v]) => `${k}: ${String(v)}`);
+      if (parts.length) return parts.join('; ');
+    }
+    if (typeof j.error === 'string') return j.error;
+  } catch {
+    // Not JSON: a plain-text message, or an HTML page from a proxy.
+  }
+  const title = /<title>([^<]*)<\/title>/i.exec(t);
+  if (title?.[1]) return `HTML page: ${title[1].trim()}`;
+  return excerpt(t) ?? '';
+}
+
+function encodeQuery(query: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || v === null) continue;
+    const values = Array.isArray(v) ? v : [v];
+    for (const item of values) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(String(item))}`);
+  }
+  return parts.join('&');
+}
+
+/**
+ * The machinery shared by the clients: validates the input against the contract, builds the request (path
+ * segments encoded one by one), authenticates, maps error answers to typed errors, and parses the answer with the
+ * contract's tolerant schema.
+ */
+export class ServiceClient {
+  readonly transport: Transport;
+  protected readonly authenticator: Authenticator;
+  protected readonly prefix: string;
+
+  constructor(
+    options: ClientOptions,
+    private readonly kind: 'tm' | 'repo' | 'jira',
+    defaultPrefix: string,
+    obtain: (client: ServiceClient) => Promise<string>,
+    ticketScheme = 'EDU-TICKET',
+  ) {
+    const o = parseClientOptions(options);
+    this.transport = new Transport(o);
+    this.prefix = o.prefix ?? defaultPrefix;
+    this.authenticator = new Authenticator(o.auth, () => obtain(this), { ticket: ticketScheme });
+  }
+
+  /** Closes the connection pool. */
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+
+  /** Calls an operation of the contract. Prefer the typed group methods; this is what they use. */
+  async call<Op extends OperationDef>(
+    op: Op,
+    input: Record<string, unknown> = {},
+    options: CallOptions = {},
+    prefix: string = this.prefix,
+    authenticate = true,
+  ): Promise<OutputOf<Op>> {
+    const path0 = prefix + op.path;
+    const info: RequestInfo = { operation: op.id, method: op.method, path: path0 };
+    const { path, query, body } = await this.build(op, input, prefix, info);
+    info.path = path;
+    for (let renewed = false; ; renewed = true) {
+      const auth = authenticate ? await this.authenticator.headers() : { headers: {}, generation: 0 };
+      const headers: Record<string, string> = { accept: 'application/json', ...auth.headers };
+      if (this.kind === 'tm' && isMultipart(op.body)) headers['x-atlassian-token'] = 'no-check';
+      const res = await this.transport.send({
+        operation: op.id,
+        method: op.method,
+        path,
+        query,
+        headers,
+        body,
+        creates: op.creates === true,
+        signal: options.signal,
+      });
+      if (res.status === 401 && authenticate && !renewed && this.authenticator.renewable) {
+        await this.authenticator.renew(auth.generation);
+        continue;
+      }
+      return this.answer(op, res, { ...info, retries: res.retries }) as OutputOf<Op>;
+    }
+  }
+
+  private async build(op: OperationDef, input: Record<string, unknown>, prefix: string, info: RequestInfo) {
+    const paramKeys = shapeKeys(op.params);
+    const queryKeys = shapeKeys(op.query);
+    const params: Record<string, unknown> = {};
+    const query: Record<string, unknown> = {};
+    const rest: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(input ?? {})) {
+      if (paramKeys.includes(k)) params[k] = v;
+      else if (queryKeys.includes(k)) query[k] = v;
+      else rest[k] = v;
+    }
+    const check = (schema: z.ZodType | undefined, value: unknown, where: string) => {
+      if (!schema) return;
+      const r = schema.safeParse(value);
+      if (!r.success) {
+        const { field, message } = firstIssue(r.error);
+        const name = where === 'body' && field === '$' ? 'body' : field;
+        throw new InputError(`Invalid input for ${op.id}: ${name}: ${message}`, name, info);
+      }
+    };
+    check(op.params, params, 'path');
+    check(op.query, query, 'query');
+    let path = prefix + op.path;
+    for (const key of paramKeys) {
+      const value = params[key];
+      path = path.replace(`{${key}}`, encodeURIComponent(String(value)));
+    }
+    let body:
+      | (() => { data: string | Buffer | import('node:stream').Readable; contentType: string; length?: number })
+      | undefined;
+    if (isMultipart(op.body)) {
+      const file = rest.file as FileInput | readonly FileInput[] | undefined;
+      const files = file === undefined ? [] : Array.isArray(file) ? (file as FileInput[]) : [file as FileInput];
+      if (files.length === 0) throw new InputError(`Invalid input for ${op.id}: file: expected a file`, 'file', info);
+      let mp: Awaited<ReturnType<typeof multipartBody>>;
+      try {
+        mp = await multipartBody(op.body.fileFields[0] ?? 'file', files);
+      } catch (err) {
+        throw new InputError(
+          `Invalid input for ${op.id}: file: ${err instanceof Error ? err.message : String(err)}`,
+          'file',
+          info,
+        );
+      }
+      body = () => ({ data: mp.open(), contentType: mp.contentType, length: mp.length });
+    } else if (op.body) {
+      const schema = op.body as z.ZodType;
+      const flat = shapeKeys(schema).length > 0 || (schema as { def?: { type?: string } }).def?.type === 'object';
+      const value = flat ? rest : rest.body;
+      check(schema, value, 'body');
+      if (value !== undefined) {
+        const json = JSON.stringify(value);
+        body = () => ({ data: json, contentType: 'application/json', length: Buffer.byteLength(json) });
+      }
+    }
+    return { path, query: encodeQuery(query), body };
+  }
+
+  private answer(op: OperationDef, res: TransportResponse, info: RequestInfo): unknown {
+    const detail: RequestInfo = { ...info, status: res.status, bodyExcerpt: excerpt(res.text) };
+    const status = res.status;
+    if (status >= 200 && status < 300) {
+      if (!op.response) return undefined;
+      const type = String(res.headers['content-type'] ?? '');
+      if (res.text.trim() === '') {
+        throw new ResponseShapeError(
+          `${op.id}: expected a JSON body, got an empty answer (HTTP ${status})`,
+          '$',
+          detail,
+        );
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(res.text);
+      } catch {
+        const what =
+          /html/i.test(type) || /^\s*</.test(res.text)
+            ? `an HTML page (${serverMessage(res.text)})`
+            : 'text that is not JSON';
+        throw new ResponseShapeError(`${op.id}: expected JSON, got ${what}`, '$', detail);
+      }
+      const parsed = op.response('tolerant').safeParse(json);
+      if (!parsed.success) {
+        const { field, message } = firstIssue(parsed.error);
+        throw new ResponseShapeError(
+          `${op.id}: the answer does not have the documented shape at ${field}: ${message}`,
+          field,
+          detail,
+        );
+      }
+      return parsed.data;
+    }
+    const msg = serverMessage(res.text);
+    const said = msg ? `: ${msg}` : '';
+    if (status === 401) {
+      throw new UnauthorizedError(
+        `HTTP 401: the credentials were refused (check the user name and password or token)${said}`,
+        detail,
+      );
+    }
+    if (status === 403) {
+      const hint =
+        this.kind === 'tm'
+          ? 'the user is not allowed to do this, has no valid synapseRT licence, or the cycle is not Active'
+          : 'the user is not allowed to do this';
+      throw new ForbiddenError(`HTTP 403: ${hint}${said}`, detail);
+    }
+    if (status === 404) throw new NotFoundError(`HTTP 404: not found${said}`, detail);
+    if ((this.kind === 'tm' && status === 500) || (this.kind !== 'tm' && status === 400)) {
+      throw new ValidationError(`HTTP ${status}: the service refused the input${said}`, msg, detail);
+    }
+    throw new HttpError(`HTTP ${status}${said}`, detail, false);
+  }
+}
+
+/** Binds a record of operations to a client as methods. */
+export function bindGroup<G extends Record<string, OperationDef>>(client: ServiceClient, group: G): Methods<G> {
+  const out: Record<string, unknown> = {};
+  for (const [name, op] of Object.entries(group)) {
+    out[name] = (input?: Record<string, unknown>, options?: CallOptions) => client.call(op, input ?? {}, options);
+  }
+  return out as Methods<G>;
+}
+
+/** Binds multipart-upload operations: each method takes `file` besides the operation's parameters. */
+export function bindUploads<G extends Record<string, OperationDef>>(client: ServiceClient, group: G): UploadMethods<G> {
+  return bindGroup(client, group) as unknown as UploadMethods<G>;
+}

@@ -1,0 +1,202 @@
+import { redact } from './secrets.js';
+
+/**
+ * The errors a client call can raise. Every one carries the operation id, method and path (never a query string,
+ * header or body that could hold a secret), the status when there was an answer, and a short, redacted excerpt of
+ * the answer's body. Callers branch on `kind` (or `instanceof`); the engine uses `retryable` and `ambiguous`.
+ */
+
+export type ErrorKind =
+  | 'input'
+  | 'config'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not-found'
+  | 'validation'
+  | 'rate-limited'
+  | 'http'
+  | 'timeout'
+  | 'network'
+  | 'ambiguous'
+  | 'aborted'
+  | 'response-shape';
+
+export interface RequestInfo {
+  /** Contract operation id, e.g. `runs.update`. */
+  operation?: string;
+  method?: string;
+  /** Path without query string, e.g. `/rest/synapse/latest/public/testRun/update`. */
+  path?: string;
+  status?: number;
+  /** First 300 characters of the response body, secrets removed. */
+  bodyExcerpt?: string;
+  /** The request was retried this many times before the error. */
+  retries?: number;
+}
+
+const EXCERPT = 300;
+
+export function excerpt(body: string | undefined): string | undefined {
+  if (body === undefined) return undefined;
+  const flat = body.replace(/\s+/g, ' ').trim();
+  return redact(flat.length > EXCERPT ? `${flat.slice(0, EXCERPT)}…` : flat);
+}
+
+export class CasebridgeError extends Error {
+  readonly kind: ErrorKind;
+  readonly operation?: string;
+  readonly method?: string;
+  readonly path?: string;
+  readonly status?: number;
+  readonly bodyExcerpt?: string;
+  readonly retries?: number;
+  /** Sending the same request again may succeed (the engine keeps the result on disk and tries later). */
+  readonly retryable: boolean;
+
+  constructor(kind: ErrorKind, message: string, info: RequestInfo = {}, retryable = false) {
+    const where = info.operation
+      ? ` [${info.operation} ${info.method ?? ''} ${info.path ?? ''}]`.replace(/ +]/, ']')
+      : '';
+    super(redact(`${message}${where}`));
+    this.name = new.target.name;
+    this.kind = kind;
+    this.operation = info.operation;
+    this.method = info.method;
+    this.path = info.path === undefined ? undefined : redact(info.path);
+    this.status = info.status;
+    this.bodyExcerpt = info.bodyExcerpt;
+    this.retries = info.retries;
+    this.retryable = retryable;
+  }
+
+  /** A plain object for logs and journals: no stack, no cause, nothing unredacted. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      kind: this.kind,
+      message: this.message,
+      operation: this.operation,
+      method: this.method,
+      path: this.path,
+      status: this.status,
+      bodyExcerpt: this.bodyExcerpt,
+      retries: this.retries,
+      retryable: this.retryable,
+    };
+  }
+}
+
+/** The call's input does not match the operation's schema; nothing was sent. */
+export class InputError extends CasebridgeError {
+  readonly field: string;
+  constructor(message: string, field: string, info: RequestInfo) {
+    super('input', message, info);
+    this.field = field;
+  }
+}
+
+/** The client's options are invalid. */
+export class ConfigError extends CasebridgeError {
+  constructor(message: string) {
+    super('config', message);
+  }
+}
+
+/** 401: the credentials were refused. */
+export class UnauthorizedError extends CasebridgeError {
+  constructor(message: string, info: RequestInfo) {
+    super('unauthorized', message, info);
+  }
+}
+
+/** 403: the user may not do this, or (test management) has no valid synapseRT licence. */
+export class ForbiddenError extends CasebridgeError {
+  constructor(message: string, info: RequestInfo) {
+    super('forbidden', message, info);
+  }
+}
+
+/** 404: the object named by the path, query or body is not found. */
+export class NotFoundError extends CasebridgeError {
+  constructor(message: string, info: RequestInfo) {
+    super('not-found', message, info);
+  }
+}
+
+/**
+ * The service refused the input: HTTP 500 for the test-management service (it answers validation errors that way),
+ * 400 for Jira and the content repository. `serverMessage` is the service's own words.
+ */
+export class ValidationError extends CasebridgeError {
+  readonly serverMessage: string;
+  constructor(message: string, serverMessage: string, info: RequestInfo) {
+    super('validation', message, info);
+    this.serverMessage = redact(serverMessage);
+  }
+}
+
+/** 429 after the retries, or a Retry-After longer than the client is allowed to wait. */
+export class RateLimitedError extends CasebridgeError {
+  readonly retryAfterMs?: number;
+  constructor(message: string, info: RequestInfo, retryAfterMs?: number) {
+    super('rate-limited', message, info, true);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** Any other non-success status (502/503/504 after the retries, 409, 415, ...). */
+export class HttpError extends CasebridgeError {
+  constructor(message: string, info: RequestInfo, retryable: boolean) {
+    super('http', message, info, retryable);
+  }
+}
+
+export type TimeoutPhase = 'connect' | 'headers' | 'body';
+
+/** A timeout that left no doubt: nothing was applied (connect), or the operation is safe to repeat. */
+export class TimeoutError extends CasebridgeError {
+  readonly phase: TimeoutPhase;
+  constructor(message: string, phase: TimeoutPhase, info: RequestInfo) {
+    super('timeout', message, info, true);
+    this.phase = phase;
+  }
+}
+
+/** A connection-level failure (refused, reset, DNS, TLS). `code` is the system or undici code. */
+export class NetworkError extends CasebridgeError {
+  readonly code?: string;
+  constructor(message: string, code: string | undefined, info: RequestInfo, retryable = true) {
+    super('network', message, info, retryable);
+    this.code = code;
+  }
+}
+
+/**
+ * An operation that creates something failed after the request may have reached the service (timeout waiting for
+ * the answer, connection reset after the request was written, 502/504 from a gateway). It may or may not have been
+ * applied, so the client did not send it again: the caller must read the service's state to find out.
+ */
+export class AmbiguousError extends CasebridgeError {
+  /** What happened: a timeout phase, an error code, or an HTTP status. */
+  readonly reason: string;
+  constructor(message: string, reason: string, info: RequestInfo) {
+    super('ambiguous', message, info, false);
+    this.reason = reason;
+  }
+}
+
+/** The caller's AbortSignal fired. */
+export class AbortedError extends CasebridgeError {
+  constructor(info: RequestInfo) {
+    super('aborted', 'The request was aborted by the caller', info);
+  }
+}
+
+/** The service answered 2xx with a body the client cannot understand. `field` names where (`$` for the root). */
+export class ResponseShapeError extends CasebridgeError {
+  readonly field: string;
+  constructor(message: string, field: string, info: RequestInfo) {
+    super('response-shape', message, info);
+    this.field = field;
+  }
+}

@@ -1,0 +1,11 @@
+export type { AuthOptions } from './auth.js';
+export { authSchema } from './auth.js';
+export type { CallOptions, ClientOptions, InputOf, Method, Methods, OutputOf, UploadMethod } from './base.js';
+export { parseClientOptions, ServiceClient } from './base.js';
+export * from './errors.js';
+export { JIRA, JiraClient } from './jira.js';
+export type { FileInput } from './multipart.js';
+export { ContentRepositoryClient, type StoreFileOptions } from './repo.js';
+export { redact, registerSecret } from './secrets.js';
+export { TestManagementClient, TM_GROUPS, TM_PREFIX, TM_UPLOADS } from './tm.js';
+export type { RetryOptions, TimeoutOptions, TransportStats } from './transport.js';

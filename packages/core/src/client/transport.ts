@@ -1,0 +1,427 @@
+import { readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { rootCertificates } from 'node:tls';
+import PQueue from 'p-queue';
+import { Agent, type Dispatcher, EnvHttpProxyAgent, ProxyAgent, request } from 'undici';
+import { backoffDelay, parseRetryAfter, sleep } from './backoff.js';
+import {
+  AbortedError,
+  AmbiguousError,
+  ConfigError,
+  excerpt,
+  HttpError,
+  NetworkError,
+  RateLimitedError,
+  type RequestInfo,
+  TimeoutError,
+} from './errors.js';
+import { redact, registerSecret, safeUrl } from './secrets.js';
+
+/**
+ * The HTTP layer under both clients: one keep-alive pool per client, proxies and corporate CAs, timeouts, a
+ * concurrency limit and optional rate cap, and retries that never re-send a create whose fate is unknown.
+ */
+
+export interface TimeoutOptions {
+  /** TCP + TLS connect. Default 10 s. */
+  connectMs?: number;
+  /** From the request written to the response headers. Default 30 s. */
+  headersMs?: number;
+  /** Between body chunks of the response. Default 60 s. */
+  bodyMs?: number;
+}
+
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 5. */
+  retries?: number;
+  /** Backoff base. Default 250 ms. */
+  baseDelayMs?: number;
+  /** Backoff cap. Default 15 s. */
+  maxDelayMs?: number;
+  /** A Retry-After longer than this is not waited for: the call fails with RateLimitedError. Default 60 s. */
+  maxRetryAfterMs?: number;
+}
+
+export interface TransportOptions {
+  /** Origin (and optional base path) of the service, e.g. `https://jira.example.com` or `https://host/jira`. */
+  baseUrl: string;
+  timeouts?: TimeoutOptions;
+  retry?: RetryOptions;
+  /** Requests in flight at once. Default 4, which a Jira Data Center node tolerates beside its users. */
+  concurrency?: number;
+  /** Optional cap on requests started per second. */
+  requestsPerSecond?: number;
+  /** Explicit proxy URL (`http://user:pass@proxy:3128`); without it HTTPS_PROXY / HTTP_PROXY / NO_PROXY apply. */
+  proxy?: string;
+  /** PEM file of extra CA certificates (corporate CA); added to Node's roots and NODE_EXTRA_CA_CERTS. */
+  caFile?: string;
+  /** TLS verification; on unless explicitly turned off. */
+  rejectUnauthorized?: boolean;
+  userAgent?: string;
+  /** Largest response body read, in bytes. Default 32 MiB. */
+  maxResponseBytes?: number;
+  /** Receives one line per retry and per give-up, secrets removed. */
+  logger?: (level: 'debug' | 'warn', message: string) => void;
+  /** Use this dispatcher instead of building one (tests, custom pools). */
+  dispatcher?: Dispatcher;
+  /** Random source for jitter (tests). */
+  random?: () => number;
+}
+
+export interface TransportRequest {
+  /** Contract operation id, for errors and logs. */
+  operation: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path after the base URL, already encoded, without query. */
+  path: string;
+  /** Encoded query string without `?`, or empty. */
+  query?: string;
+  headers: Record<string, string>;
+  /** Body factory, called once per attempt (streams are consumed). */
+  body?: () => { data: string | Buffer | Readable; contentType: string; length?: number };
+  /**
+   * The operation creates something: after an ambiguous failure it is not re-sent (AmbiguousError instead).
+   * Connection failures that happen before anything was sent are retried all the same.
+   */
+  creates: boolean;
+  signal?: AbortSignal;
+}
+
+export interface TransportResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  retries: number;
+}
+
+export interface TransportStats {
+  /** HTTP exchanges started (attempts, including retries). */
+  requests: number;
+  retries: number;
+  /** Calls that ended in an error after their retries. */
+  failures: number;
+}
+
+/** Codes of failures that happen before the request could reach the service: always safe to retry. */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** TLS verification failures: retrying cannot help; the message says how to fix it. */
+const TLS_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_UNTRUSTED',
+]);
+
+const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+
+function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_ABORTED') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function errorMessage(err: unknown): string {
+  return redact(err instanceof Error ? err.message : String(err));
+}
+
+/** Builds the pool: direct, through an explicit proxy, or through the environment's proxy variables. */
+export function buildDispatcher(o: TransportOptions): Dispatcher {
+  if (o.dispatcher) return o.dispatcher;
+  const t = o.timeouts ?? {};
+  let ca: string[] | undefined;
+  if (o.caFile) {
+    let pem: string;
+    try {
+      pem = readFileSync(o.caFile, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`caFile ${o.caFile} cannot be read: ${errorMessage(err)}`);
+    }
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new ConfigError(`caFile ${o.caFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+    }
+    // Giving `ca` replaces Node's roots (and NODE_EXTRA_CA_CERTS): add them back so public hosts still verify.
+    const extra = process.env.NODE_EXTRA_CA_CERTS;
+    let extraPem: string[] = [];
+    if (extra) {
+      try {
+        extraPem = [readFileSync(extra, 'utf8')];
+      } catch {
+        extraPem = [];
+      }
+    }
+    ca = [...rootCertificates, ...extraPem, pem];
+  }
+  const tls = { ...(ca ? { ca } : {}), rejectUnauthorized: o.rejectUnauthorized !== false };
+  const agentOptions = {
+    connections: Math.max(1, o.concurrency ?? 4) * 2,
+    keepAliveTimeout: 30_000,
+    headersTimeout: t.headersMs ?? 30_000,
+    bodyTimeout: t.bodyMs ?? 60_000,
+    connect: { timeout: t.connectMs ?? 10_000, ...tls },
+  };
+  if (o.proxy) {
+    let uri: URL;
+    try {
+      uri = new URL(o.proxy);
+    } catch {
+      throw new ConfigError(`proxy ${safeUrl(o.proxy)} is not a URL such as http://proxy.example.com:3128`);
+    }
+    registerSecret(uri.password);
+    const token =
+      uri.username || uri.password
+        ? `Basic ${Buffer.from(`${decodeURIComponent(uri.username)}:${decodeURIComponent(uri.password)}`).toString('base64')}`
+        : undefined;
+    registerSecret(token);
+    uri.username = '';
+    uri.password = '';
+    return new ProxyAgent({
+      ...agentOptions,
+      uri: uri.toString(),
+      ...(token ? { token } : {}),
+      requestTls: tls,
+      proxyTls: tls,
+    });
+  }
+  const env = process.env;
+  if (env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy) {
+    return new EnvHttpProxyAgent({ ...agentOptions, requestTls: tls, proxyTls: tls });
+  }
+  return new Agent(agentOptions);
+}
+
+export class Transport {
+  readonly stats: TransportStats = { requests: 0, retries: 0, failures: 0 };
+  private readonly base: URL;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly queue: PQueue;
+  private readonly retry: Required<RetryOptions>;
+  private readonly maxBytes: number;
+
+  constructor(private readonly options: TransportOptions) {
+    let base: URL;
+    try {
+      base = new URL(options.baseUrl);
+    } catch {
+      throw new ConfigError(`baseUrl ${safeUrl(options.baseUrl)} is not a URL such as https://jira.example.com`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new ConfigError(`baseUrl must be http or https, got ${base.protocol}`);
+    }
+    if (base.username || base.password) {
+      registerSecret(base.password);
+      throw new ConfigError('baseUrl must not carry credentials; pass them as auth');
+    }
+    this.base = base;
+    this.dispatcher = buildDispatcher(options);
+    this.ownsDispatcher = !options.dispatcher;
+    const rps = options.requestsPerSecond;
+    this.queue = new PQueue({
+      concurrency: Math.max(1, options.concurrency ?? 4),
+      ...(rps && rps > 0 ? { intervalCap: Math.max(1, Math.floor(rps)), interval: 1000 } : {}),
+    });
+    this.retry = {
+      retries: options.retry?.retries ?? 5,
+      baseDelayMs: options.retry?.baseDelayMs ?? 250,
+      maxDelayMs: options.retry?.maxDelayMs ?? 15_000,
+      maxRetryAfterMs: options.retry?.maxRetryAfterMs ?? 60_000,
+    };
+    this.maxBytes = options.maxResponseBytes ?? 32 * 1024 * 1024;
+  }
+
+  /** Base path of the service (without trailing slash), prepended to every request path. */
+  get basePath(): string {
+    return this.base.pathname.replace(/\/+$/, '');
+  }
+
+  get origin(): string {
+    return this.base.origin;
+  }
+
+  /** Sends one request with retries; resolves with any final HTTP answer, rejects with a typed error. */
+  async send(req: TransportRequest): Promise<TransportResponse> {
+    const info: RequestInfo = { operation: req.operation, method: req.method, path: this.basePath + req.path };
+    for (let attempt = 0; ; attempt += 1) {
+      info.retries = attempt;
+      if (req.signal?.aborted) throw new AbortedError(info);
+      let outcome: { res: TransportResponse } | { err: unknown };
+      try {
+        outcome = { res: await this.queue.add(() => this.exchange(req), { signal: req.signal }) };
+      } catch (err) {
+        outcome = { err };
+      }
+      if ('err' in outcome) {
+        const delay = this.failureDelay(req, outcome.err, attempt, info);
+        this.log('debug', `${req.method} ${info.path}: ${errorMessage(outcome.err)}; retry in ${delay} ms`);
+        this.stats.retries += 1;
+        await this.pause(delay, req, info);
+        continue;
+      }
+      const res = outcome.res;
+      res.retries = attempt;
+      if (!RETRY_STATUSES.has(res.status)) return res;
+      const delay = this.statusDelay(req, res, attempt, info);
+      this.log('debug', `${req.method} ${info.path}: HTTP ${res.status}; retry in ${delay} ms`);
+      this.stats.retries += 1;
+      await this.pause(delay, req, info);
+    }
+  }
+
+  /** Closes the pool (waits for requests in flight). */
+  async close(): Promise<void> {
+    await this.queue.onIdle();
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  private async pause(ms: number, req: TransportRequest, info: RequestInfo): Promise<void> {
+    try {
+      await sleep(ms, req.signal);
+    } catch {
+      throw new AbortedError(info);
+    }
+  }
+
+  /** The wait before retrying a failed exchange, or throws the error to give up with. */
+  private failureDelay(req: TransportRequest, err: unknown, attempt: number, info: RequestInfo): number {
+    if (req.signal?.aborted) throw new AbortedError(info);
+    if (err instanceof HttpError || err instanceof NetworkError) throw err;
+    const code = errorCode(err);
+    const message = errorMessage(err);
+    const fail = (e: Error) => {
+      this.stats.failures += 1;
+      this.log('warn', e.message);
+      return e;
+    };
+    if (code && TLS_CODES.has(code)) {
+      throw fail(
+        new NetworkError(
+          `TLS: the server's certificate is not trusted (${code}). Give its CA with the caFile option or NODE_EXTRA_CA_CERTS`,
+          code,
+          info,
+          false,
+        ),
+      );
+    }
+    const notSent = code !== undefined && NOT_SENT.has(code);
+    if (!notSent && req.creates) {
+      throw fail(
+        new AmbiguousError(
+          `The request may or may not have been applied (${code ?? message}); it was not sent again. Read the service's state before retrying`,
+          code ?? 'unknown',
+          info,
+        ),
+      );
+    }
+    if (attempt >= this.retry.retries) {
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+        const phase =
+          code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connect' : code === 'UND_ERR_BODY_TIMEOUT' ? 'body' : 'headers';
+        throw fail(new TimeoutError(`Timed out (${phase}) after ${attempt + 1} attempts`, phase, info));
+      }
+      throw fail(new NetworkError(`${message} after ${attempt + 1} attempts`, code, info));
+    }
+    return backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, this.options.random);
+  }
+
+  /** The wait before retrying a 429/502/503/504 answer, or throws the error to give up with. */
+  private statusDelay(req: TransportRequest, res: TransportResponse, attempt: number, info: RequestInfo): number {
+    const detail: RequestInfo = { ...info, status: res.status, bodyExcerpt: excerpt(res.text) };
+    const fail = (e: Error) => {
+      this.stats.failures += 1;
+      this.log('warn', e.message);
+      return e;
+    };
+    // A gateway error may come after the service applied the request; a 503 or 429 means it was refused.
+    if (req.creates && (res.status === 502 || res.status === 504)) {
+      throw fail(
+        new AmbiguousError(
+          `HTTP ${res.status} from a gateway: the request may or may not have been applied; it was not sent again`,
+          `HTTP ${res.status}`,
+          detail,
+        ),
+      );
+    }
+    const retryAfter = parseRetryAfter(res.headers['retry-after']);
+    if (retryAfter !== undefined && retryAfter > this.retry.maxRetryAfterMs) {
+      throw fail(
+        new RateLimitedError(
+          `HTTP ${res.status} with Retry-After ${Math.ceil(retryAfter / 1000)} s, longer than maxRetryAfterMs`,
+          detail,
+          retryAfter,
+        ),
+      );
+    }
+    if (attempt >= this.retry.retries) {
+      if (res.status === 429) {
+        throw fail(new RateLimitedError(`HTTP 429 after ${attempt + 1} attempts`, detail, retryAfter));
+      }
+      throw fail(new HttpError(`HTTP ${res.status} after ${attempt + 1} attempts`, detail, true));
+    }
+    return retryAfter ?? backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, this.options.random);
+  }
+
+  /** One HTTP exchange: send, read the whole answer (bounded), never retry here. */
+  private async exchange(req: TransportRequest): Promise<TransportResponse> {
+    this.stats.requests += 1;
+    const body = req.body?.();
+    const headers: Record<string, string> = {
+      'user-agent': this.options.userAgent ?? 'casebridge',
+      ...req.headers,
+    };
+    if (body) {
+      headers['content-type'] = body.contentType;
+      if (body.length !== undefined) headers['content-length'] = String(body.length);
+    }
+    const url = `${this.base.origin}${this.basePath}${req.path}${req.query ? `?${req.query}` : ''}`;
+    const res = await request(url, {
+      method: req.method,
+      headers,
+      body: body?.data,
+      dispatcher: this.dispatcher,
+      signal: req.signal,
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > this.maxBytes) {
+        res.body.destroy();
+        throw new HttpError(
+          `The response is larger than maxResponseBytes (${this.maxBytes})`,
+          { operation: req.operation, method: req.method, path: this.basePath + req.path, status: res.statusCode },
+          false,
+        );
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return {
+      status: res.statusCode,
+      headers: res.headers,
+      text: Buffer.concat(chunks).toString('utf8'),
+      retries: 0,
+    };
+  }
+
+  private log(level: 'debug' | 'warn', message: string): void {
+    this.options.logger?.(level, redact(message));
+  }
+}
