@@ -7,4 +7,7 @@ export default defineConfig({
   clean: true,
   target: 'node20',
   sourcemap: true,
+  // p-queue (and its p-timeout) ship ESM only: bundle them so `require('@casebridge/core')` (Jest loads reporters
+  // with require) does not depend on Node's require(esm).
+  noExternal: ['p-queue', 'p-timeout'],
 });

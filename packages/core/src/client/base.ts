@@ -86,14 +86,18 @@ export function parseClientOptions(options: unknown): ClientOptions {
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 /** A schema slot that the operation leaves empty is typed with the bare `z.ZodType` default. */
 type IsUnset<T> = z.ZodType extends T ? true : false;
-type ObjectPart<T> = IsUnset<T> extends true ? unknown : T extends z.ZodType ? z.input<T> : unknown;
+/** Path and query values travel as text: a number is accepted wherever the contract reads a string. */
+type Textual<T> = { [K in keyof T]: T[K] extends string ? T[K] | number : T[K] };
+type ObjectPart<T> = IsUnset<T> extends true ? unknown : T extends z.ZodType ? Textual<z.input<T>> : unknown;
 type BodyPart<T> =
   IsUnset<T> extends true
     ? unknown
     : T extends z.ZodObject
       ? z.input<T>
       : T extends z.ZodType
-        ? { body: z.input<T> }
+        ? undefined extends z.input<T>
+          ? { body?: z.input<T> }
+          : { body: z.input<T> }
         : unknown;
 
 /** What a call takes: path and query parameters and the fields of an object body, flat; other bodies as `body`. */
@@ -240,9 +244,10 @@ export class ServiceClient {
     const params: Record<string, unknown> = {};
     const query: Record<string, unknown> = {};
     const rest: Record<string, unknown> = {};
+    const text = (v: unknown) => (typeof v === 'number' || typeof v === 'bigint' ? String(v) : v);
     for (const [k, v] of Object.entries(input ?? {})) {
-      if (paramKeys.includes(k)) params[k] = v;
-      else if (queryKeys.includes(k)) query[k] = v;
+      if (paramKeys.includes(k)) params[k] = text(v);
+      else if (queryKeys.includes(k)) query[k] = Array.isArray(v) ? v.map(text) : text(v);
       else rest[k] = v;
     }
     const check = (schema: z.ZodType | undefined, value: unknown, where: string) => {
