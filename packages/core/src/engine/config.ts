@@ -1,0 +1,288 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { registerSecret } from '../client/secrets.js';
+
+/**
+ * The reporter's configuration: the same options for every runner and for the CLI. Sources, highest first: the
+ * options in the runner's reporter config, `CASEBRIDGE_*` environment variables, then `casebridge.config.json` in the
+ * project root. Validated with zod; a problem names the option and the fix, and the reporter disables itself
+ * instead of failing the test run.
+ */
+
+const issueKey = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]*-[1-9][0-9]*$/, 'expected an issue key such as PROJ-12 (project key, dash, number)');
+const projectKey = z.string().regex(/^[A-Z][A-Z0-9_]+$/, 'expected a Jira project key such as PROJ (capitals)');
+
+export const configSchema = z
+  .strictObject({
+    /** Turn the reporter off without removing it from the runner's config. */
+    enabled: z.boolean().default(true),
+    /** The Jira base URL, e.g. https://jira.example.com. */
+    url: z.url({ message: 'expected the Jira base URL, e.g. https://jira.example.com' }),
+    /** API prefix of the test-management service. */
+    apiPrefix: z.string().optional(),
+    /** Personal access token (Bearer). */
+    token: z.string().min(1).optional(),
+    /** User name, with `password` (a password or API token). */
+    user: z.string().min(1).optional(),
+    password: z.string().min(1).optional(),
+    /** How user + password are sent: Basic on every request, or one session login. */
+    authType: z.enum(['basic', 'session']).default('basic'),
+    /** The Jira project of the test cases and defects. */
+    projectKey,
+    mode: z.enum(['adhoc', 'cycle']).default('adhoc'),
+    /** Test plan key; required in cycle mode. */
+    testPlan: issueKey.optional(),
+    /** Cycle name template: `${build}`, `${environment}`, `${date}`, `${branch}` and any `${ENV_VAR}`. */
+    cycle: z.string().min(1).default('CI ${date}'),
+    environment: z.string().optional(),
+    build: z.string().optional(),
+    /** Complete the cycle when the run ends (off: shards may still be reporting). */
+    completeCycle: z.boolean().default(false),
+    /** Regular expression of a case key; default: keys of `projectKey`. */
+    keyPattern: z.string().optional(),
+    /** Mapping file, relative to the project root. */
+    mappingFile: z.string().default('casebridge.keys.json'),
+    /** Create test cases for unmapped tests and record them in the mapping file. */
+    autoCreate: z.boolean().default(false),
+    defects: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        /** Project of new defects; default `projectKey`. */
+        projectKey: projectKey.optional(),
+        issueType: z.string().min(1).default('Bug'),
+        /** File defects for flaky tests too. */
+        onFlaky: z.boolean().default(false),
+        /** `${title}`, `${error}`, `${file}`, `${key}`. */
+        summaryTemplate: z.string().min(1).default('${title}: ${error}'),
+      })
+      .prefault({}),
+    attachments: z
+      .strictObject({
+        /** Screenshots: of failed tests (default), of every test, or none. */
+        screenshots: z.enum(['on-failure', 'all', 'off']).default('on-failure'),
+        traces: z.boolean().default(false),
+        videos: z.boolean().default(false),
+        /** Other attachments (logs, custom files). */
+        others: z.boolean().default(false),
+        /** Larger files are not uploaded; the run's comment names them. */
+        maxBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(50 * 1024 * 1024),
+        /** Send files at least this large to the content repository (when configured) and link them. */
+        repositoryMinBytes: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(10 * 1024 * 1024),
+      })
+      .prefault({}),
+    /** Optional content repository for large artifacts (videos, traces). */
+    repository: z
+      .strictObject({
+        url: z.url({ message: 'expected the content repository URL, e.g. https://repo.example.com' }),
+        token: z.string().min(1).optional(),
+        user: z.string().min(1).optional(),
+        password: z.string().min(1).optional(),
+        ticket: z.string().min(1).optional(),
+      })
+      .optional(),
+    /** How long the end of the run waits for delivery before journaling the rest. */
+    flushTimeoutMs: z.number().int().positive().default(30_000),
+    /** Let delivery failures fail the test run (off: the exit code is the tests' own). */
+    failOnError: z.boolean().default(false),
+    /** Make no writes; print every call it would make (and save them as JSON when a path is given). */
+    dryRun: z.union([z.boolean(), z.string().min(1)]).default(false),
+    /** Where undelivered results wait, relative to the project root. */
+    journalDir: z.string().default('.casebridge/journal'),
+    concurrency: z.number().int().min(1).max(32).default(4),
+    requestsPerSecond: z.number().positive().optional(),
+    proxy: z.string().optional(),
+    caFile: z.string().optional(),
+    /** Log every request (redacted) to stderr; also CASEBRIDGE_DEBUG=1. */
+    debug: z.boolean().default(false),
+    /** Report in watch mode (Vitest): each rerun once. */
+    watch: z.boolean().default(false),
+  })
+  .superRefine((c, ctx) => {
+    if (!c.token && !(c.user && c.password)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['token'],
+        message:
+          'credentials missing: set token (CASEBRIDGE_TOKEN) or user and password (CASEBRIDGE_USER, CASEBRIDGE_PASSWORD)',
+      });
+    }
+    if (c.user && !c.password) {
+      ctx.addIssue({ code: 'custom', path: ['password'], message: 'user is set but password is not' });
+    }
+    if (c.mode === 'cycle' && !c.testPlan) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['testPlan'],
+        message: 'cycle mode needs the test plan key (testPlan or CASEBRIDGE_TEST_PLAN), e.g. PROJ-1',
+      });
+    }
+    if (c.keyPattern) {
+      try {
+        new RegExp(c.keyPattern);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['keyPattern'], message: `not a regular expression: ${String(err)}` });
+      }
+    }
+  });
+
+export type CasebridgeConfig = z.output<typeof configSchema>;
+export type CasebridgeOptions = z.input<typeof configSchema>;
+
+/** Environment variables and the option each sets. */
+export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boolean' | 'number' | 'dryRun' }> = {
+  CASEBRIDGE_ENABLED: { path: ['enabled'], type: 'boolean' },
+  CASEBRIDGE_URL: { path: ['url'], type: 'string' },
+  CASEBRIDGE_API_PREFIX: { path: ['apiPrefix'], type: 'string' },
+  CASEBRIDGE_TOKEN: { path: ['token'], type: 'string' },
+  CASEBRIDGE_USER: { path: ['user'], type: 'string' },
+  CASEBRIDGE_PASSWORD: { path: ['password'], type: 'string' },
+  CASEBRIDGE_AUTH_TYPE: { path: ['authType'], type: 'string' },
+  CASEBRIDGE_PROJECT: { path: ['projectKey'], type: 'string' },
+  CASEBRIDGE_MODE: { path: ['mode'], type: 'string' },
+  CASEBRIDGE_TEST_PLAN: { path: ['testPlan'], type: 'string' },
+  CASEBRIDGE_CYCLE: { path: ['cycle'], type: 'string' },
+  CASEBRIDGE_ENVIRONMENT: { path: ['environment'], type: 'string' },
+  CASEBRIDGE_BUILD: { path: ['build'], type: 'string' },
+  CASEBRIDGE_COMPLETE_CYCLE: { path: ['completeCycle'], type: 'boolean' },
+  CASEBRIDGE_DEFECTS: { path: ['defects', 'enabled'], type: 'boolean' },
+  CASEBRIDGE_AUTO_CREATE: { path: ['autoCreate'], type: 'boolean' },
+  CASEBRIDGE_DRY_RUN: { path: ['dryRun'], type: 'dryRun' },
+  CASEBRIDGE_MAPPING_FILE: { path: ['mappingFile'], type: 'string' },
+  CASEBRIDGE_JOURNAL_DIR: { path: ['journalDir'], type: 'string' },
+  CASEBRIDGE_FLUSH_TIMEOUT_MS: { path: ['flushTimeoutMs'], type: 'number' },
+  CASEBRIDGE_FAIL_ON_ERROR: { path: ['failOnError'], type: 'boolean' },
+  CASEBRIDGE_DEBUG: { path: ['debug'], type: 'boolean' },
+  CASEBRIDGE_REPOSITORY_URL: { path: ['repository', 'url'], type: 'string' },
+  CASEBRIDGE_REPOSITORY_TOKEN: { path: ['repository', 'token'], type: 'string' },
+};
+
+const TRUE = new Set(['1', 'true', 'yes', 'on']);
+const FALSE = new Set(['0', 'false', 'no', 'off', '']);
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let cur = target;
+  for (const part of path.slice(0, -1)) {
+    if (typeof cur[part] !== 'object' || cur[part] === null) cur[part] = {};
+    cur = cur[part] as Record<string, unknown>;
+  }
+  cur[path[path.length - 1] as string] = value;
+}
+
+/** The options set by environment variables, and the problems of values that cannot be read. */
+export function optionsFromEnv(env: NodeJS.ProcessEnv): { options: Record<string, unknown>; problems: string[] } {
+  const options: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, spec] of Object.entries(ENV_OPTIONS)) {
+    const raw = env[name];
+    if (raw === undefined) continue;
+    const v = raw.trim();
+    if (spec.type === 'string') {
+      if (v !== '') setPath(options, spec.path, v);
+    } else if (spec.type === 'number') {
+      if (!/^\d+$/.test(v)) problems.push(`${name}: expected a whole number, got "${v}"`);
+      else setPath(options, spec.path, Number(v));
+    } else {
+      const lower = v.toLowerCase();
+      if (TRUE.has(lower)) setPath(options, spec.path, true);
+      else if (FALSE.has(lower)) setPath(options, spec.path, false);
+      else if (spec.type === 'dryRun') setPath(options, spec.path, v);
+      else problems.push(`${name}: expected true or false, got "${v}"`);
+    }
+  }
+  return { options, problems };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `high` wins; nested objects merge. */
+export function mergeOptions(low: Record<string, unknown>, high: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...low };
+  for (const [k, v] of Object.entries(high)) {
+    if (v === undefined) continue;
+    out[k] = isPlainObject(v) && isPlainObject(out[k]) ? mergeOptions(out[k] as Record<string, unknown>, v) : v;
+  }
+  return out;
+}
+
+export const CONFIG_FILE = 'casebridge.config.json';
+
+export type LoadedConfig =
+  | { ok: true; config: CasebridgeConfig; sources: string[] }
+  | { ok: false; problems: string[]; sources: string[] };
+
+/**
+ * Loads the configuration: file, then environment, then inline options (highest). Never throws: problems are
+ * returned as lines that name the option (and the environment variable) and say what was expected.
+ */
+export function loadConfig(
+  inline: Record<string, unknown> = {},
+  {
+    env = process.env,
+    cwd = process.cwd(),
+    configFile,
+  }: { env?: NodeJS.ProcessEnv; cwd?: string; configFile?: string } = {},
+): LoadedConfig {
+  const sources: string[] = [];
+  const problems: string[] = [];
+  let fromFile: Record<string, unknown> = {};
+  const file = resolve(cwd, configFile ?? CONFIG_FILE);
+  if (existsSync(file)) {
+    sources.push(file);
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      if (!isPlainObject(parsed)) problems.push(`${file}: expected a JSON object of options`);
+      else fromFile = parsed;
+    } catch (err) {
+      problems.push(`${file}: not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+    }
+  } else if (configFile) {
+    problems.push(`config file ${file} does not exist`);
+  }
+  const fromEnv = optionsFromEnv(env);
+  if (Object.keys(fromEnv.options).length > 0) sources.push('CASEBRIDGE_* environment variables');
+  problems.push(...fromEnv.problems);
+  if (Object.keys(inline).length > 0) sources.push('reporter options');
+  const merged = mergeOptions(mergeOptions(fromFile, fromEnv.options), inline);
+  for (const k of ['token', 'password']) if (typeof merged[k] === 'string') registerSecret(merged[k] as string);
+  if (isPlainObject(merged.repository)) {
+    for (const k of ['token', 'password', 'ticket']) {
+      const v = (merged.repository as Record<string, unknown>)[k];
+      if (typeof v === 'string') registerSecret(v);
+    }
+  }
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const path = issue.path.join('.');
+      const envName = Object.entries(ENV_OPTIONS).find(([, s]) => s.path.join('.') === path)?.[0];
+      const where = path === '' ? '(options)' : envName ? `${path} (${envName})` : path;
+      if (issue.code === 'unrecognized_keys') {
+        problems.push(`${where}: unknown option(s) ${issue.keys.join(', ')}; check the spelling against the README`);
+      } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+        problems.push(`${where}: required`);
+      } else {
+        problems.push(`${where}: ${issue.message}`);
+      }
+    }
+  }
+  if (problems.length > 0 || !parsed.success) return { ok: false, problems, sources };
+  return { ok: true, config: parsed.data, sources };
+}
+
+/** Expands `${name}` in a template from `vars`, then the environment; unknown names become empty. */
+export function expandTemplate(template: string, vars: Record<string, string | undefined>, env = process.env): string {
+  return template.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => vars[name] ?? env[name] ?? '').trim();
+}
