@@ -66,7 +66,7 @@ export function fingerprintOf(t: TestResult, error: ResultError | undefined = pr
   const normalisedMessage = normaliseMessage(error?.message ?? '(no error message)');
   const frame =
     firstFrameIn(error?.stack, t.file) ??
-    (error?.location && error.location.file.replace(/\\/g, '/').endsWith(t.file.replace(/\\/g, '/'))
+    (error?.location?.file.replace(/\\/g, '/').endsWith(t.file.replace(/\\/g, '/'))
       ? `${t.file}:${error.location.line ?? 0}`
       : undefined);
   const hash = createHash('sha256')
