@@ -31,14 +31,20 @@ export function redact(text: string): string {
   for (const s of ordered) {
     if (out.includes(s)) out = out.split(s).join(REDACTED);
   }
-  return out
-    .replace(
-      /\b(authorization|proxy-authorization|cookie|set-cookie)(["']?\s*[:=]\s*["']?)[^\r\n"',}]+/gi,
-      `$1$2${REDACTED}`,
-    )
-    .replace(/\b(Basic|Bearer|EDU-TICKET)\s+[A-Za-z0-9+/=._~-]{6,}/g, `$1 ${REDACTED}`)
-    .replace(/(JSESSIONID=)[^;\s"',]+/g, `$1${REDACTED}`)
-    .replace(/(\/\/)[^/@\s:]+:[^/@\s]+@/g, `$1${REDACTED}@`);
+  return (
+    out
+      .replace(
+        /\b(authorization|proxy-authorization|cookie|set-cookie)(["']?\s*[:=]\s*["']?)[^\r\n"',}]+/gi,
+        `$1$2${REDACTED}`,
+      )
+      .replace(/\b(Basic|Bearer|EDU-TICKET)\s+[A-Za-z0-9+/=._~-]{6,}/g, `$1 ${REDACTED}`)
+      .replace(/(JSESSIONID=)[^;\s"',]+/g, `$1${REDACTED}`)
+      // Login answers carry a credential before the client has registered it (a body excerpt of an answer that
+      // could not be parsed): Jira's `{"session": {"name": "JSESSIONID", "value": ...}}`, a repository `"ticket"`.
+      .replace(/("session"\s*:\s*\{[^}]*?"value"\s*:\s*")[^"]*/g, `$1${REDACTED}`)
+      .replace(/("ticket"\s*:\s*")[^"]*/g, `$1${REDACTED}`)
+      .replace(/(\/\/)[^/@\s:]+:[^/@\s]+@/g, `$1${REDACTED}@`)
+  );
 }
 
 /** A URL with its credentials and query removed, for messages. */

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import PQueue from 'p-queue';
-import { Agent, type Dispatcher, EnvHttpProxyAgent, ProxyAgent, request } from 'undici';
+import { Agent, type Dispatcher, EnvHttpProxyAgent, Pool, ProxyAgent, request } from 'undici';
 import { backoffDelay, parseRetryAfter, sleep } from './backoff.js';
 import {
   AbortedError,
@@ -111,6 +111,8 @@ const NOT_SENT = new Set([
   'ENETUNREACH',
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
+  // The proxy failed while opening the tunnel (see proxyPool).
+  'UND_ERR_PRX_CONN',
 ]);
 
 /** TLS verification failures: retrying cannot help; the message says how to fix it. */
@@ -139,8 +141,53 @@ function errorCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/**
+ * The status with which a proxy refused to open the tunnel (undici's message), if that is what failed: the request
+ * never reached the service.
+ */
+function proxyRefusal(err: unknown): number | undefined {
+  const m = /Proxy response \((\d{3})\) !== 200 when HTTP Tunneling|Proxy Authentication Required \((407)\)/.exec(
+    err instanceof Error ? err.message : '',
+  );
+  return m ? Number(m[1] ?? m[2]) : undefined;
+}
+
+/** Percent-decoding that keeps a malformed sequence as it is, as the URL parser does. */
+function decoded(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 function errorMessage(err: unknown): string {
   return redact(err instanceof Error ? err.message : String(err));
+}
+
+/**
+ * The pool that talks to the proxy itself. undici 7 keeps a request queued forever, reconnecting in a tight loop,
+ * when the proxy drops the connection while the CONNECT tunnel is being opened (nodejs/undici#3897, fixed upstream
+ * by #5441), and waits 300 s for a proxy that never answers the CONNECT. Both happen before anything reached the
+ * service: such failures get the code UND_ERR_PRX_CONN, which fails the request (and is retried as not sent).
+ */
+function proxyPool(headersMs: number) {
+  return (origin: URL, options: object): Dispatcher => {
+    const pool = new Pool(origin, { ...options, headersTimeout: headersMs });
+    const connect = pool.connect.bind(pool) as (o: Dispatcher.ConnectOptions) => Promise<Dispatcher.ConnectData>;
+    (pool as { connect: unknown }).connect = async (o: Dispatcher.ConnectOptions) => {
+      try {
+        return await connect(o);
+      } catch (err) {
+        const code = (err as { code?: unknown })?.code;
+        if (code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR_HEADERS_TIMEOUT') throw err;
+        throw Object.assign(new Error(`The proxy failed while opening the tunnel: ${errorMessage(err)}`), {
+          code: 'UND_ERR_PRX_CONN',
+        });
+      }
+    };
+    return pool;
+  };
 }
 
 /** Builds the pool: direct, through an explicit proxy, or through the environment's proxy variables. */
@@ -185,27 +232,63 @@ export function buildDispatcher(o: TransportOptions): Dispatcher {
     } catch {
       throw new ConfigError(`proxy ${safeUrl(o.proxy)} is not a URL such as http://proxy.example.com:3128`);
     }
+    // The password as typed (decoded) and as the URL spells it, and the Basic value built from it, are secrets.
+    const user = decoded(uri.username);
+    const password = decoded(uri.password);
     registerSecret(uri.password);
-    const token =
-      uri.username || uri.password
-        ? `Basic ${Buffer.from(`${decodeURIComponent(uri.username)}:${decodeURIComponent(uri.password)}`).toString('base64')}`
-        : undefined;
-    registerSecret(token);
+    registerSecret(password);
+    const credentials = user || password ? Buffer.from(`${user}:${password}`).toString('base64') : undefined;
+    registerSecret(credentials);
+    const token = credentials ? `Basic ${credentials}` : undefined;
     uri.username = '';
     uri.password = '';
-    return new ProxyAgent({
-      ...agentOptions,
-      uri: uri.toString(),
-      ...(token ? { token } : {}),
-      requestTls: tls,
-      proxyTls: tls,
-    });
+    return proxyAgent(
+      'the proxy option',
+      () =>
+        new ProxyAgent({
+          ...agentOptions,
+          uri: uri.toString(),
+          ...(token ? { token } : {}),
+          requestTls: tls,
+          proxyTls: tls,
+          clientFactory: proxyPool(agentOptions.headersTimeout),
+        }),
+    );
   }
   const env = process.env;
-  if (env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy) {
-    return new EnvHttpProxyAgent({ ...agentOptions, requestTls: tls, proxyTls: tls });
+  const fromEnv = [env.HTTPS_PROXY, env.https_proxy, env.HTTP_PROXY, env.http_proxy].filter((v) => v);
+  if (fromEnv.length > 0) {
+    for (const value of fromEnv) {
+      try {
+        registerSecret(decoded(new URL(value as string).password));
+      } catch {
+        // Not a URL: undici refuses it below, and the message does not echo it.
+      }
+    }
+    return proxyAgent(
+      'HTTPS_PROXY / HTTP_PROXY',
+      () =>
+        new EnvHttpProxyAgent({
+          ...agentOptions,
+          requestTls: tls,
+          proxyTls: tls,
+          clientFactory: proxyPool(agentOptions.headersTimeout),
+        }),
+    );
   }
   return new Agent(agentOptions);
+}
+
+/** Builds a proxy agent; undici's refusal (a scheme other than http/https, ...) becomes a ConfigError. */
+function proxyAgent(where: string, build: () => Dispatcher): Dispatcher {
+  try {
+    return build();
+  } catch (err) {
+    // The value is not echoed: one that is not a URL may still hold credentials.
+    throw new ConfigError(
+      `${where} cannot be used: ${errorMessage(err)}. Expected a URL such as http://proxy.example.com:3128`,
+    );
+  }
 }
 
 export class Transport {
@@ -235,9 +318,12 @@ export class Transport {
     this.dispatcher = buildDispatcher(options);
     this.ownsDispatcher = !options.dispatcher;
     const rps = options.requestsPerSecond;
+    // A sliding window (`strict`): fixed windows let twice the cap start around a window's edge. The interval is
+    // stretched so that a fractional rate (0.5, 2.5) is kept as given rather than rounded up to a whole one.
+    const cap = rps && rps > 0 ? Math.max(1, Math.floor(rps)) : 0;
     this.queue = new PQueue({
       concurrency: Math.max(1, options.concurrency ?? 4),
-      ...(rps && rps > 0 ? { intervalCap: Math.max(1, Math.floor(rps)), interval: 1000 } : {}),
+      ...(rps && rps > 0 ? { intervalCap: cap, interval: Math.round((1000 * cap) / rps), strict: true } : {}),
     });
     this.retry = {
       retries: options.retry?.retries ?? 5,
@@ -321,7 +407,18 @@ export class Transport {
         ),
       );
     }
-    const notSent = code !== undefined && NOT_SENT.has(code);
+    const refused = proxyRefusal(err);
+    if (refused === 407) {
+      throw fail(
+        new NetworkError(
+          'The proxy refused its credentials (407 Proxy Authentication Required). Check the user name and password in the proxy option or HTTPS_PROXY / HTTP_PROXY',
+          'PROXY_AUTHENTICATION_REQUIRED',
+          info,
+          false,
+        ),
+      );
+    }
+    const notSent = refused !== undefined || (code !== undefined && NOT_SENT.has(code));
     if (!notSent && req.creates) {
       throw fail(
         new AmbiguousError(

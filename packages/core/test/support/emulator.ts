@@ -1,0 +1,89 @@
+import { createServer } from 'node:net';
+import {
+  type EmulatorOptions,
+  type FaultRuleInput,
+  type RequestLogEntry,
+  type RunningEmulator,
+  startEmulator,
+} from '@casebridge/emulator';
+import { afterAll, beforeAll } from 'vitest';
+
+/**
+ * Client tests run against a real emulator on port 0 and script its faults through its admin endpoints, over HTTP,
+ * as an operator would. Nothing of the client is replaced.
+ */
+
+export const ADMIN = { type: 'basic', username: 'admin', password: 'admin' } as const;
+
+/** Starts one emulator for the file's tests; the returned function gives it. */
+export function useEmulator(options: EmulatorOptions = {}): () => RunningEmulator {
+  let emu: RunningEmulator | undefined;
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0, ...options });
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+  return () => {
+    if (!emu) throw new Error('emulator not started');
+    return emu;
+  };
+}
+
+async function admin(emu: RunningEmulator, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${emu.url}/__emulator/${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`admin ${method} ${path}: HTTP ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Replaces the emulator's fault rules. */
+export async function setFaults(emu: RunningEmulator, rules: FaultRuleInput[], seed?: number): Promise<void> {
+  await admin(emu, 'PUT', 'faults', seed === undefined ? rules : { rules, seed });
+}
+
+export async function clearFaults(emu: RunningEmulator): Promise<void> {
+  await admin(emu, 'DELETE', 'faults');
+}
+
+/** The emulator's request log (admin requests excluded), oldest first. */
+export async function requestLog(emu: RunningEmulator): Promise<RequestLogEntry[]> {
+  return (await admin(emu, 'GET', 'requests')) as RequestLogEntry[];
+}
+
+export async function clearRequestLog(emu: RunningEmulator): Promise<void> {
+  await admin(emu, 'DELETE', 'requests');
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The largest number of log entries being served at the same instant (each shrunk by `slackMs` at both ends). */
+export function maxOverlap(entries: readonly RequestLogEntry[], slackMs = 2): number {
+  const events: [number, number][] = [];
+  for (const e of entries) {
+    const start = e.at + slackMs;
+    const end = e.at + e.ms - slackMs;
+    if (end <= start) continue;
+    events.push([start, 1], [end, -1]);
+  }
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let max = 0;
+  for (const [, delta] of events) {
+    now += delta;
+    max = Math.max(max, now);
+  }
+  return max;
+}
