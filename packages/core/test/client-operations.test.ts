@@ -189,6 +189,150 @@ for (const { variant, timestamps } of matrix) {
       expect(after.bugs?.map((b) => b.key)).toContain('DEMO-12');
     });
 
+    it('cycles: names with space, /, %, #, ? and unicode travel as one path segment; workflow, runs, members', async () => {
+      const caseKey = await newIssue('Test Case', 'Cycle member');
+      await tm.plans.addMembers({ testPlanIssueKey: 'DEMO-1', testCaseKeys: [caseKey] });
+      const name = `CI 50% / #7 ? ünï 🚀 ${variant}${timestamps}`;
+      await tm.plans.addCycle({ testPlanIssueKey: 'DEMO-1', name, environment: 'qa env', build: 'b/1' });
+      await tm.cycles.addMembersToTestCycle({
+        testPlanIssueKey: 'DEMO-1',
+        testCycleName: name,
+        addTestCaseKeys: [caseKey, 'DEMO-2'],
+      });
+      await tm.cycles.workflow({ testPlanIssueKey: 'DEMO-1', cycleName: name, action: 'Start' });
+      const cycle = (await tm.plans.cycles({ testPlanIssueKey: 'DEMO-1' })).find((c) => c.name === name);
+      expect(cycle?.status).toBe('Active');
+      const byName = await tm.cycles.testRuns({ testPlanIssueKey: 'DEMO-1', cycleName: name });
+      expect(byName.map((r) => r.testCaseKey).sort()).toEqual([caseKey, 'DEMO-2'].sort());
+      const byId = await tm.cycles.testRunsByCycleId({ testPlanIssueKey: 'DEMO-1', cycleId: cycle?.id as number });
+      expect(byId.map((r) => r.id)).toEqual(byName.map((r) => r.id));
+      for (const run of byId) expect(typeof run.id).toBe('number');
+
+      const [first, second] = byId as unknown as [{ id: number }, { id: number }];
+      await tm.cycles.reorderTestRun({ testRunId: second.id, refTestRunId: -1 });
+      const reordered = await tm.cycles.testRuns({ testPlanIssueKey: 'DEMO-1', cycleName: name });
+      expect(reordered.map((r) => r.id)).toEqual([second.id, first.id]);
+
+      await tm.runs.updateTestRun({
+        testPlanIssueKey: 'DEMO-1',
+        cycleName: name,
+        testcaseKey: caseKey,
+        result: 'Failed',
+        comment: 'via the encoded name',
+      });
+      expect((await tm.runs.get({ runID: first.id })).status).toBe('Failed');
+      await tm.runs.linkBugToTestRun({
+        testPlanIssueKey: 'DEMO-1',
+        cycleName: name,
+        testcaseKey: caseKey,
+        bugs: ['DEMO-11'],
+      });
+      const defects = await tm.defects.ofCycle({ testPlanIssueKey: 'DEMO-1', cycleId: cycle?.id as number });
+      expect(defects.map((d) => d.key)).toContain('DEMO-11');
+      expect((await tm.defects.ofBuild({ buildName: 'b/1' })).map((d) => d.key)).toContain('DEMO-11');
+      expect((await tm.defects.ofEnvironment({ envName: 'qa env' })).map((d) => d.key)).toContain('DEMO-11');
+
+      if (variant === 'id') {
+        const assigned = await tm.cycles.bulkAssignUpdate({
+          testPlanIssueKey: 'DEMO-1',
+          testCycleId: cycle?.id as number,
+          testerName: 'tester',
+          runIds: [first.id],
+        });
+        expect(assigned.message).toMatch(/tester|assign/i);
+        await tm.automation.addJobToTestCycle({
+          testPlanKey: 'DEMO-1',
+          testCycleName: name,
+          appName: 'jenkins',
+          jobKey: 'nightly',
+          testType: 'e2e',
+          params: 'BRANCH=main',
+        });
+        const job = await tm.automation.jobs({ testPlanKey: 'DEMO-1', testCycleName: name });
+        expect(job.params).toContain(`SRTCYCLE=${cycle?.id}`);
+        await tm.automation.triggerJob({
+          testPlanKey: 'DEMO-1',
+          testCycleName: name,
+          automationBuildId: job.automationBuildId,
+        });
+      }
+
+      await tm.cycles.workflow({ testPlanIssueKey: 'DEMO-1', cycleName: name, action: 'Complete' });
+      const done = (await tm.plans.cycles({ testPlanIssueKey: 'DEMO-1' })).find((c) => c.name === name);
+      expect(done?.status).toBe('Completed');
+      expect(done?.cycleCompletedDate).toMatch(ISO);
+    });
+
+    it('test cases and steps: create, add, update by id and by position, delete, links', async () => {
+      const created = await tm.cases.createTestCase({
+        fields: { project: { key: 'DEMO' }, summary: 'Checkout with a saved card' },
+        testcasesteps: [{ step: 'open cart', expectedResult: 'cart shown' }],
+      });
+      const key = created.key;
+      expect(key).toMatch(/^DEMO-\d+$/);
+      const added = await tm.cases.addSteps({
+        testCaseIssueKey: key,
+        body: [
+          { step: 'pay', expectedResult: 'paid' },
+          { step: 'logout', expectedResult: 'gone', stepData: 'user=a' },
+        ],
+      });
+      expect(added.length).toBeGreaterThan(0);
+      let steps = await tm.cases.steps({ testCaseIssueKey: key });
+      expect(steps.map((s) => s.step)).toEqual(['open cart', 'pay', 'logout']);
+      const pay = steps[1] as { id: number };
+      expect(typeof pay.id).toBe('number');
+      await tm.cases.updateStepById({ testCaseIssueKey: key, ID: pay.id, expectedResult: 'paid by card' });
+      await tm.cases.updateStepBySequence({ testCaseIssueKey: key, sequenceNumber: 3, step: 'log out' });
+      steps = await tm.cases.steps({ testCaseIssueKey: key });
+      expect(steps.map((s) => [s.step, s.expectedResult])).toEqual([
+        ['open cart', 'cart shown'],
+        ['pay', 'paid by card'],
+        ['log out', 'gone'],
+      ]);
+      await tm.cases.deleteStepBySequenceNo({ testCaseIssueKey: key, stepNo: 1 });
+      await tm.cases.deleteStep({ testCaseIssueKey: key, stepId: pay.id });
+      expect((await tm.cases.steps({ testCaseIssueKey: key })).map((s) => s.step)).toEqual(['log out']);
+
+      await tm.plans.addMembers({ testPlanIssueKey: 'DEMO-1', testCaseKeys: [key] });
+      const plans = await tm.cases.linkedTestPlans({ testCaseIssueKey: key });
+      expect(plans.testPlans.map((p) => p.testPlanKey)).toContain('DEMO-1');
+      const ref = await tm.cases.automationReference({ testCaseIssueKey: key });
+      expect(typeof ref.automationReference === 'string' || ref.automationReference === null).toBe(true);
+      expect(await tm.cases.linkedRequirements({ testCaseIssueKey: key })).toEqual([]);
+      expect(await tm.defects.ofCase({ testCaseIssueKey: key })).toEqual([]);
+      if (variant === 'id') {
+        const inSuite = await tm.cases.createTestCaseInSuite({
+          fields: { project: { key: 'DEMO' }, summary: 'Refund' },
+          linkToTestSuite: { testSuitePath: 'Client/Pay\\/Refund', projectKey: 'DEMO' },
+        });
+        expect(inSuite.testCaseKey).toMatch(/^DEMO-\d+$/);
+        await tm.cases.linkTestCaseToSuite({
+          testCaseKeys: [key],
+          testSuitePath: 'Client/Pay\\/Refund',
+          projectKey: 'DEMO',
+        });
+        const suites = await tm.cases.linkedTestSuites({ testCaseIssueKey: key });
+        expect(suites.testSuites).toEqual(['Client/Pay\\/Refund']);
+      }
+    });
+
+    it.runIf(variant === 'id')('test suites: create a path, list it, read its members', async () => {
+      const made = await tm.testSuites.create({ testSuitePath: 'Suites/A\\/B/C', projectKey: 'DEMO' });
+      expect(made.testSuitePath).toBe('Suites/A\\/B/C');
+      const list = await tm.testSuites.list({ projectKey: 'DEMO' });
+      const leaf = list.find((s) => s.nameEncoded === 'Suites/A\\/B/C');
+      expect(leaf?.name).toBe('C');
+      const caseKey = await newIssue('Test Case', 'Suite member');
+      await tm.cases.linkTestCaseToSuite({
+        testCaseKeys: [caseKey],
+        testSuitePath: 'Suites/A\\/B/C',
+        projectKey: 'DEMO',
+      });
+      const detail = await tm.testSuites.get({ suiteId: leaf?.id as number });
+      expect(detail.testSuiteMembers.map((m) => m.testCaseIssue.key)).toEqual([caseKey]);
+    });
+
     it('requirements and requirement suites', async () => {
       const parent = await newIssue('Requirement', 'Client parent requirement');
       const child = await newIssue('Requirement', 'Client child requirement');

@@ -94,11 +94,13 @@ type BodyPart<T> =
     ? unknown
     : T extends z.ZodObject
       ? z.input<T>
-      : T extends z.ZodType
-        ? undefined extends z.input<T>
-          ? { body?: z.input<T> }
-          : { body: z.input<T> }
-        : unknown;
+      : T extends z.ZodOptional<infer I extends z.ZodObject>
+        ? z.input<I>
+        : T extends z.ZodType
+          ? undefined extends z.input<T>
+            ? { body?: z.input<T> }
+            : { body: z.input<T> }
+          : unknown;
 
 /** What a call takes: path and query parameters and the fields of an object body, flat; other bodies as `body`. */
 export type InputOf<Op> =
@@ -134,8 +136,10 @@ export type UploadMethod<Op> = (
 export type Methods<G> = { [K in keyof G]: Method<G[K]> };
 export type UploadMethods<G> = { [K in keyof G]: UploadMethod<G[K]> };
 
+/** The fields of an object schema, looking through an optional wrapper (an optional object body is still flat). */
 function shapeKeys(schema: unknown): string[] {
-  const s = schema as { shape?: Record<string, unknown> } | undefined;
+  const s = schema as { shape?: Record<string, unknown>; def?: { type?: string; innerType?: unknown } } | undefined;
+  if (s?.def?.type === 'optional') return shapeKeys(s.def.innerType);
   return s?.shape ? Object.keys(s.shape) : [];
 }
 

@@ -1,4 +1,35 @@
 import {
+  casesAddSteps,
+  casesAutomationReference,
+  casesCreateTestCase,
+  casesCreateTestCaseInSuite,
+  casesDeleteLinkedRequirements,
+  casesDeleteStep,
+  casesDeleteStepBySequenceNo,
+  casesGetDefects,
+  casesLinkedRequirements,
+  casesLinkedTestPlans,
+  casesLinkedTestSuites,
+  casesLinkTestCaseToSuite,
+  casesSteps,
+  casesUpdateStepById,
+  casesUpdateStepBySequence,
+} from '../contract/tm/cases.js';
+import {
+  automationAddJob,
+  automationJobs,
+  automationTriggerJob,
+  cyclesAddMembersToTestCycle,
+  cyclesBulkAssignUpdate,
+  cyclesCreateTestRuns,
+  cyclesDefects,
+  cyclesEditCycle,
+  cyclesReorderTestRun,
+  cyclesTestRuns,
+  cyclesTestRunsByCycleId,
+  cyclesWorkflow,
+} from '../contract/tm/cycles.js';
+import {
   plansAddCycle,
   plansAddMembers,
   plansAssignTester,
@@ -44,6 +75,13 @@ import {
   runsUpdateStep,
   runsUpdateTestRun,
 } from '../contract/tm/runs.js';
+import {
+  defectsBuildDefects,
+  defectsEnvironmentDefects,
+  suitesCreateTestSuite,
+  suitesTestSuite,
+  suitesTestSuites,
+} from '../contract/tm/suites.js';
 import { bindGroup, bindUploads, type ClientOptions, type Methods, ServiceClient, type UploadMethods } from './base.js';
 import { ConfigError } from './errors.js';
 import { JIRA, jiraSessionLogin } from './jira.js';
@@ -66,6 +104,16 @@ export const TM_GROUPS = {
     testPlanInformation: plansInformation,
     getTestRunsCreated: plansTestRunsCreated,
   },
+  cycles: {
+    createTestRuns: cyclesCreateTestRuns,
+    bulkAssignUpdate: cyclesBulkAssignUpdate,
+    workflow: cyclesWorkflow,
+    editCycle: cyclesEditCycle,
+    testRuns: cyclesTestRuns,
+    testRunsByCycleId: cyclesTestRunsByCycleId,
+    addMembersToTestCycle: cyclesAddMembersToTestCycle,
+    reorderTestRun: cyclesReorderTestRun,
+  },
   runs: {
     get: runsGet,
     caseTestRuns: runsCaseTestRuns,
@@ -77,6 +125,22 @@ export const TM_GROUPS = {
     adhocCreate: runsAdhocCreate,
     adhocTestRuns: runsAdhocTestRuns,
     getTestRunsForDefect: runsForDefect,
+  },
+  cases: {
+    createTestCase: casesCreateTestCase,
+    createTestCaseInSuite: casesCreateTestCaseInSuite,
+    linkTestCaseToSuite: casesLinkTestCaseToSuite,
+    addSteps: casesAddSteps,
+    steps: casesSteps,
+    updateStepById: casesUpdateStepById,
+    updateStepBySequence: casesUpdateStepBySequence,
+    deleteStep: casesDeleteStep,
+    deleteStepBySequenceNo: casesDeleteStepBySequenceNo,
+    linkedTestSuites: casesLinkedTestSuites,
+    linkedTestPlans: casesLinkedTestPlans,
+    linkedRequirements: casesLinkedRequirements,
+    deleteLinkedRequirements: casesDeleteLinkedRequirements,
+    automationReference: casesAutomationReference,
   },
   requirements: {
     addChildren: requirementsAddChildren,
@@ -96,11 +160,25 @@ export const TM_GROUPS = {
     list: requirementSuitesList,
     get: requirementSuitesGet,
   },
+  testSuites: {
+    create: suitesCreateTestSuite,
+    list: suitesTestSuites,
+    get: suitesTestSuite,
+  },
   defects: {
     ofPlan: plansDefects,
+    ofCycle: cyclesDefects,
+    ofCase: casesGetDefects,
+    ofBuild: defectsBuildDefects,
+    ofEnvironment: defectsEnvironmentDefects,
     ofRun: defectsOfRun,
     createRunBug: defectsCreateRunBug,
     createRunStepBug: defectsCreateRunStepBug,
+  },
+  automation: {
+    addJobToTestCycle: automationAddJob,
+    jobs: automationJobs,
+    triggerJob: automationTriggerJob,
   },
   attachments: {
     getAttachmentDetails: attachmentsDetails,
@@ -126,10 +204,14 @@ type U = typeof TM_UPLOADS;
  */
 export class TestManagementClient extends ServiceClient {
   readonly plans: Methods<G['plans']>;
+  readonly cycles: Methods<G['cycles']>;
   readonly runs: Methods<G['runs']>;
+  readonly cases: Methods<G['cases']>;
   readonly requirements: Methods<G['requirements']>;
   readonly requirementSuites: Methods<G['requirementSuites']>;
+  readonly testSuites: Methods<G['testSuites']>;
   readonly defects: Methods<G['defects']>;
+  readonly automation: Methods<G['automation']>;
   readonly attachments: Methods<G['attachments']> & UploadMethods<U['attachments']>;
   /** Jira platform calls on the same server and credentials (preflight, defect search). */
   readonly jira: Methods<typeof JIRA>;
@@ -142,10 +224,14 @@ export class TestManagementClient extends ServiceClient {
       );
     }
     this.plans = bindGroup(this, TM_GROUPS.plans);
+    this.cycles = bindGroup(this, TM_GROUPS.cycles);
     this.runs = bindGroup(this, TM_GROUPS.runs);
+    this.cases = bindGroup(this, TM_GROUPS.cases);
     this.requirements = bindGroup(this, TM_GROUPS.requirements);
     this.requirementSuites = bindGroup(this, TM_GROUPS.requirementSuites);
+    this.testSuites = bindGroup(this, TM_GROUPS.testSuites);
     this.defects = bindGroup(this, TM_GROUPS.defects);
+    this.automation = bindGroup(this, TM_GROUPS.automation);
     this.attachments = { ...bindGroup(this, TM_GROUPS.attachments), ...bindUploads(this, TM_UPLOADS.attachments) };
     const jira: Record<string, unknown> = {};
     for (const [name, op] of Object.entries(JIRA)) {
