@@ -1,6 +1,13 @@
 /**
  * @casebridge/core: the contract of both services (also at `@casebridge/core/contract`) and the typed clients;
- * the result model and the reporting engine follow.
+ * the result model and the reporting engine.
  */
 export * from './client/index.js';
 export * as contract from './contract/index.js';
+export * from './engine/config.js';
+export { Engine } from './engine/engine.js';
+export * from './engine/fingerprint.js';
+export { Journal, type JournalEntry } from './engine/journal.js';
+export * from './engine/mapping.js';
+export * from './engine/model.js';
+export * from './engine/types.js';

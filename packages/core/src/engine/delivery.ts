@@ -1,0 +1,684 @@
+import { stat } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { AmbiguousError, CasebridgeError, ForbiddenError, NotFoundError, ValidationError } from '../client/errors.js';
+import type { FileInput } from '../client/multipart.js';
+import type { ContentRepositoryClient } from '../client/repo.js';
+import type { TestManagementClient } from '../client/tm.js';
+import type { CasebridgeConfig } from './config.js';
+import { findOrFileDefect } from './defects.js';
+import { displayName, lastAttempt, outcomeOf, type ResultAttachment, type ResultStep } from './model.js';
+import { ciBuildUrl, truncate } from './text.js';
+import type { RunnerInfo } from './types.js';
+import {
+  type Progress,
+  runStatusOf,
+  selectedAttachments,
+  type Target,
+  topSteps,
+  type WorkItem,
+  worseStatus,
+} from './work.js';
+
+/** Runs calls for real, or (dry run) records what would be sent and answers with a stand-in. */
+export interface Caller {
+  readonly dryRun: boolean;
+  readonly calls: string[];
+  call<T>(name: string, input: unknown, send: () => Promise<T>, standIn: () => T): Promise<T>;
+}
+
+export function caller(dryRun: boolean, log: (line: string) => void): Caller {
+  const calls: string[] = [];
+  return {
+    dryRun,
+    calls,
+    async call(name, input, send, standIn) {
+      if (!dryRun) return send();
+      const line = `${name} ${JSON.stringify(input, (k, v) => (k === 'data' ? '<bytes>' : v))}`;
+      calls.push(line);
+      log(`dry run: ${line}`);
+      return standIn();
+    },
+  };
+}
+
+interface CycleInfo {
+  id: number;
+  name: string;
+  plan: string;
+  status: string;
+  /** We resumed it (it was completed or aborted by someone else): complete it again at the end. */
+  resumed?: boolean;
+  /** This run created it. */
+  created?: boolean;
+}
+
+interface RunStepInfo {
+  id: number;
+  step: string;
+}
+
+/** A problem that will not go away by sending again: named in the summary, the item is not journaled. */
+export class PermanentProblem extends Error {}
+
+/**
+ * Talks to the service for the engine: finds or creates the cycle, makes sure each case has a run in it, sends
+ * status-only results in bulk and the others with their comment, steps, files and defects. Look-ups are fetched
+ * once and cached; concurrent callers share one request.
+ */
+export class Delivery {
+  private cycles = new Map<string, Promise<CycleInfo>>();
+  private members = new Map<string, Promise<Set<string>>>();
+  private runs = new Map<string, Map<string, number>>();
+  private runSteps = new Map<number, Promise<RunStepInfo[]>>();
+  private ensureChain = new Map<string, Promise<unknown>>();
+  private bulkUnsupported = false;
+  private sequenceNo = 0;
+  readonly cycleSeen: CycleInfo[] = [];
+  readonly defects = { created: new Set<string>(), linked: new Set<string>() };
+  readonly files = { uploaded: 0, skipped: [] as string[], stored: [] as string[] };
+  readonly badKeys = new Set<string>();
+
+  constructor(
+    private readonly config: CasebridgeConfig,
+    private readonly tm: TestManagementClient,
+    private readonly repo: ContentRepositoryClient | undefined,
+    private readonly api: Caller,
+    private readonly runner: RunnerInfo,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  private get o() {
+    return { signal: this.signal };
+  }
+
+  // ---- cycle mode ----
+
+  cycleKey(t: Target): string {
+    return `${t.plan}\u0000${t.cycleName}`;
+  }
+
+  /** Finds the cycle by name or creates it; starts it when it is a Draft; resumes it when someone completed it. */
+  ensureCycle(t: Target): Promise<CycleInfo> {
+    const k = this.cycleKey(t);
+    let p = this.cycles.get(k);
+    if (!p) {
+      p = this.findOrCreateCycle(t);
+      p.catch(() => this.cycles.delete(k));
+      this.cycles.set(k, p);
+    }
+    return p;
+  }
+
+  private async listCycle(t: Target): Promise<CycleInfo | undefined> {
+    const plan = t.plan as string;
+    const all = await this.api.call(
+      'plans.cycles',
+      { testPlanIssueKey: plan },
+      () => this.tm.plans.cycles({ testPlanIssueKey: plan }, this.o),
+      () => [],
+    );
+    const c = all.find((x) => x.name === t.cycleName);
+    return c ? { id: c.id, name: c.name, plan, status: c.status ?? 'Draft' } : undefined;
+  }
+
+  private async findOrCreateCycle(t: Target): Promise<CycleInfo> {
+    const plan = t.plan as string;
+    const name = t.cycleName as string;
+    let cycle = await this.listCycle(t);
+    if (!cycle) {
+      const input = {
+        testPlanIssueKey: plan,
+        name,
+        ...(t.environment ? { environment: t.environment } : {}),
+        ...(t.build ? { build: t.build } : {}),
+      };
+      let made = false;
+      try {
+        await this.api.call(
+          'plans.addCycle',
+          input,
+          () => this.tm.plans.addCycle(input, this.o),
+          () => undefined,
+        );
+        made = true;
+      } catch (err) {
+        // Another shard created it first (500 "already exists"), or the answer was lost: read again.
+        if (!(err instanceof ValidationError || err instanceof AmbiguousError)) throw err;
+      }
+      cycle = this.api.dryRun ? { id: 0, name, plan, status: 'Draft' } : await this.listCycle(t);
+      if (!cycle) throw new PermanentProblem(`cycle "${name}" could not be created in test plan ${plan}`);
+      cycle.created = made;
+    }
+    if (cycle.status === 'Draft') await this.workflow(cycle, 'Start');
+    else if (cycle.status === 'Completed' || cycle.status === 'Aborted') {
+      await this.workflow(cycle, 'Resume');
+      cycle.resumed = true;
+    }
+    this.cycleSeen.push(cycle);
+    return cycle;
+  }
+
+  private async workflow(cycle: CycleInfo, action: 'Start' | 'Resume' | 'Complete'): Promise<void> {
+    const input = { testPlanIssueKey: cycle.plan, cycleName: cycle.name, action };
+    try {
+      await this.api.call(
+        'cycles.workflow',
+        input,
+        () => this.tm.cycles.workflow(input, this.o),
+        () => undefined,
+      );
+      cycle.status = action === 'Complete' ? 'Completed' : 'Active';
+    } catch (err) {
+      // A concurrent shard moved it already (500: not allowed from this state): check what it is now.
+      if (!(err instanceof ValidationError || err instanceof AmbiguousError)) throw err;
+      const now = await this.listCycle({ mode: 'cycle', projectKey: '', plan: cycle.plan, cycleName: cycle.name });
+      const want = action === 'Complete' ? 'Completed' : 'Active';
+      if (now?.status !== want) throw err;
+      cycle.status = want;
+    }
+  }
+
+  /** Completes the cycles this run reported into (option `completeCycle`, or cycles we had to resume). */
+  async completeCycles(all: boolean): Promise<void> {
+    for (const c of this.cycleSeen) {
+      if ((all || c.resumed) && c.status === 'Active') await this.workflow(c, 'Complete');
+    }
+  }
+
+  private planMembers(plan: string): Promise<Set<string>> {
+    let p = this.members.get(plan);
+    if (!p) {
+      p = this.api
+        .call(
+          'plans.members',
+          { testPlanIssueKey: plan },
+          () => this.tm.plans.members({ testPlanIssueKey: plan }, this.o),
+          () => [],
+        )
+        .then((list) => new Set(list.map((m) => m.testCaseKey)));
+      p.catch(() => this.members.delete(plan));
+      this.members.set(plan, p);
+    }
+    return p;
+  }
+
+  private async loadRuns(t: Target, cycle: CycleInfo): Promise<Map<string, number>> {
+    const input = { testPlanIssueKey: cycle.plan, cycleId: cycle.id };
+    const list = await this.api.call(
+      'cycles.testRunsByCycleId',
+      input,
+      () => this.tm.cycles.testRunsByCycleId(input, this.o),
+      () => [],
+    );
+    const map = this.runs.get(this.cycleKey(t)) ?? new Map<string, number>();
+    for (const r of list) if (!map.has(r.testCaseKey)) map.set(r.testCaseKey, r.id);
+    this.runs.set(this.cycleKey(t), map);
+    return map;
+  }
+
+  /**
+   * Makes sure each key has a run in the cycle (adding it to the plan and to the cycle when missing) and returns the
+   * run ids. Calls for one cycle run one after the other, so concurrent batches never add a case twice.
+   */
+  ensureRuns(t: Target, keys: readonly string[]): Promise<Map<string, number>> {
+    const k = this.cycleKey(t);
+    const prev = this.ensureChain.get(k) ?? Promise.resolve();
+    const next = prev.catch(() => undefined).then(() => this.ensureRunsNow(t, keys));
+    this.ensureChain.set(k, next);
+    return next;
+  }
+
+  private async ensureRunsNow(t: Target, keys: readonly string[]): Promise<Map<string, number>> {
+    const cycle = await this.ensureCycle(t);
+    let runs = this.runs.get(this.cycleKey(t));
+    // A cycle this run just created has no runs yet: no need to ask.
+    if (!runs) runs = cycle.created ? new Map<string, number>() : await this.loadRuns(t, cycle);
+    this.runs.set(this.cycleKey(t), runs);
+    const missing = [...new Set(keys)].filter((key) => !runs?.has(key) && !this.badKeys.has(key));
+    if (missing.length === 0) return runs;
+    try {
+      await this.addToCycle(cycle, missing);
+    } catch (err) {
+      // 500: a case is not a member of the plan yet (or a key is bad). Add what is missing to the plan, then retry.
+      if (!(err instanceof ValidationError || err instanceof NotFoundError)) throw err;
+      const members = await this.planMembers(cycle.plan);
+      const notMembers = missing.filter((key) => !members.has(key));
+      if (notMembers.length > 0) await this.addPlanMembers(cycle.plan, notMembers, members);
+      const add = missing.filter((key) => !this.badKeys.has(key));
+      if (add.length > 0) await this.addToCycle(cycle, add);
+    }
+    if (this.api.dryRun) for (const key of missing) runs.set(key, ++this.sequenceNo);
+    else runs = await this.loadRuns(t, cycle);
+    return runs;
+  }
+
+  private async addToCycle(cycle: CycleInfo, keys: string[]): Promise<void> {
+    const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, addTestCaseKeys: keys };
+    try {
+      await this.api.call(
+        'cycles.addMembersToTestCycle',
+        input,
+        () => this.tm.cycles.addMembersToTestCycle(input, this.o),
+        () => undefined,
+      );
+    } catch (err) {
+      // The answer was lost: the runs list read next shows what happened; a missing run is added on the next batch.
+      if (!(err instanceof AmbiguousError)) throw err;
+    }
+  }
+
+  private async addPlanMembers(plan: string, keys: string[], members: Set<string>): Promise<void> {
+    const send = async (list: string[]) => {
+      const input = { testPlanIssueKey: plan, testCaseKeys: list };
+      await this.api.call(
+        'plans.addMembers',
+        input,
+        () => this.tm.plans.addMembers(input, this.o),
+        () => undefined,
+      );
+      for (const key of list) members.add(key);
+    };
+    try {
+      await send(keys);
+    } catch (err) {
+      if (!(err instanceof NotFoundError || err instanceof ValidationError) || keys.length === 0) throw err;
+      // One bad key refuses the whole call: add them one by one to find it, so the others still report.
+      for (const key of keys) {
+        try {
+          await send([key]);
+        } catch (e) {
+          if (!(e instanceof NotFoundError || e instanceof ValidationError)) throw e;
+          this.badKeys.add(key);
+        }
+      }
+    }
+  }
+
+  /** Sends status-only results of one cycle: one bulk update per status. */
+  async bulk(t: Target, items: WorkItem[]): Promise<void> {
+    const byKey = new Map<string, string | undefined>();
+    for (const item of items) {
+      byKey.set(item.key, worseStatus(byKey.get(item.key), runStatusOf(outcomeOf(item.test))));
+    }
+    const runs = await this.ensureRuns(t, [...byKey.keys()]);
+    const cycle = await this.ensureCycle(t);
+    const byStatus = new Map<string, number[]>();
+    for (const [key, status] of byKey) {
+      const runId = runs.get(key);
+      if (runId === undefined || !status) continue;
+      byStatus.set(status, [...(byStatus.get(status) ?? []), runId]);
+    }
+    for (const [status, runIds] of byStatus) {
+      if (!this.bulkUnsupported) {
+        const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, status, runIds };
+        try {
+          await this.withCycleOpen(cycle, () =>
+            this.api.call(
+              'runs.bulkStatusUpdate',
+              input,
+              () => this.tm.runs.bulkStatusUpdate(input, this.o),
+              () => undefined,
+            ),
+          );
+          continue;
+        } catch (err) {
+          // The older service variant has no bulk update (404 on the route): one update per run from now on.
+          if (!(err instanceof NotFoundError)) throw err;
+          this.bulkUnsupported = true;
+        }
+      }
+      for (const runId of runIds) await this.updateRun(cycle, runId, { result: status });
+    }
+    for (const item of items) {
+      // Delivered, or nothing to deliver: a skipped test, or a key the plan refused (named in the summary).
+      item.progress.runId = runs.get(item.key);
+      item.progress.done = true;
+    }
+  }
+
+  /** Runs `fn`; when the cycle was completed by someone else meanwhile (403), resumes it once and runs `fn` again. */
+  private async withCycleOpen<T>(cycle: CycleInfo | undefined, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof ForbiddenError) || !cycle) throw err;
+      const now = await this.listCycle({ mode: 'cycle', projectKey: '', plan: cycle.plan, cycleName: cycle.name });
+      if (!now || now.status === 'Active') throw err;
+      await this.workflow(cycle, 'Resume');
+      cycle.resumed = true;
+      return fn();
+    }
+  }
+
+  private async updateRun(
+    cycle: CycleInfo | undefined,
+    runId: number,
+    fields: { result?: string; comment?: string; bugs?: string[] },
+  ): Promise<void> {
+    const input = { runId, ...fields };
+    await this.withCycleOpen(cycle, () =>
+      this.api.call(
+        'runs.update',
+        input,
+        () => this.tm.runs.update(input, this.o),
+        () => undefined,
+      ),
+    );
+  }
+
+  // ---- ad hoc mode ----
+
+  private async adhocRun(item: WorkItem): Promise<number> {
+    const input = { testCaseIssueKey: item.key };
+    try {
+      const run = await this.api.call(
+        'runs.adhocCreate',
+        input,
+        () => this.tm.runs.adhocCreate(input, this.o),
+        () => ({ id: ++this.sequenceNo }) as { id: number },
+      );
+      return run.id;
+    } catch (err) {
+      if (err instanceof NotFoundError) {
+        this.badKeys.add(item.key);
+        throw new PermanentProblem(`${item.key}: no such test case (${displayName(item.test)})`);
+      }
+      if (!(err instanceof AmbiguousError)) throw err;
+      // The create may have happened: adopt the newest untouched ad hoc run of the case, or create again.
+      const adopted = await this.untouchedAdhocRun(item.key);
+      if (adopted !== undefined) return adopted;
+      const run = await this.tm.runs.adhocCreate(input, this.o);
+      return run.id;
+    }
+  }
+
+  private async untouchedAdhocRun(key: string): Promise<number | undefined> {
+    const runs = await this.tm.runs.adhocTestRuns({ testCaseIssueKey: key }, this.o);
+    const fresh = runs.filter((r) => r.status === 'Not Tested' && !r.executedBy && !r.comment);
+    return fresh.sort((a, b) => b.id - a.id)[0]?.id;
+  }
+
+  // ---- one result with details ----
+
+  /** Delivers one result with its steps, files, defect and comment; resumes from `item.progress`. */
+  async deliver(item: WorkItem, replaying: boolean): Promise<void> {
+    const t = item.target;
+    const p = item.progress;
+    let cycle: CycleInfo | undefined;
+    if (p.runId === undefined) {
+      if (t.mode === 'cycle') {
+        const runs = await this.ensureRuns(t, [item.key]);
+        cycle = await this.ensureCycle(t);
+        const runId = runs.get(item.key);
+        if (runId === undefined) {
+          throw new PermanentProblem(
+            `${item.key}: not a test case that can be added to test plan ${t.plan} (${displayName(item.test)})`,
+          );
+        }
+        p.runId = runId;
+      } else {
+        // A replay after a crash may find the run it created last time: adopt it instead of creating another.
+        const adopted = replaying && !this.api.dryRun ? await this.untouchedAdhocRun(item.key) : undefined;
+        p.runId = adopted ?? (await this.adhocRun(item));
+      }
+    } else if (t.mode === 'cycle') {
+      cycle = await this.ensureCycle(t);
+    }
+    const runId = p.runId;
+    const outcome = outcomeOf(item.test);
+    const status = runStatusOf(outcome);
+
+    let failedStepId: number | undefined;
+    if (!p.steps) {
+      failedStepId = await this.writeSteps(cycle, runId, topSteps(item.test));
+      p.steps = true;
+    }
+    const notes = await this.sendFiles(item, runId, replaying);
+
+    const bugs: string[] = [];
+    const wantsDefect =
+      this.config.defects.enabled &&
+      (outcome === 'failed' || (outcome === 'flaky' && this.config.defects.onFlaky)) &&
+      !this.api.dryRun;
+    if (wantsDefect && !p.defect) {
+      const d = await findOrFileDefect({
+        tm: this.tm,
+        config: this.config,
+        item,
+        runId,
+        stepRunId: failedStepId,
+        runner: this.runner,
+        signal: this.signal,
+      });
+      p.defect = d.key;
+      p.defectCreated = d.created;
+    }
+    if (p.defect) {
+      bugs.push(p.defect);
+      (p.defectCreated ? this.defects.created : this.defects.linked).add(p.defect);
+    }
+    const comment = commentFor(item, notes);
+    await this.updateRun(cycle, runId, {
+      ...(status ? { result: status } : {}),
+      ...(comment ? { comment } : {}),
+      ...(bugs.length ? { bugs } : {}),
+    });
+    p.done = true;
+  }
+
+  private stepsOf(runId: number): Promise<RunStepInfo[]> {
+    let s = this.runSteps.get(runId);
+    if (!s) {
+      s = this.api
+        .call(
+          'runs.get',
+          { runID: runId },
+          () => this.tm.runs.get({ runID: runId }, this.o),
+          () => ({ testRunDetails: { testRunSteps: [] } }) as never,
+        )
+        .then((run) =>
+          ((run.testRunDetails?.testRunSteps ?? []) as Array<Record<string, unknown>>).map((r) => ({
+            id: Number(r.id),
+            step: String(r.step ?? ''),
+          })),
+        );
+      s.catch(() => this.runSteps.delete(runId));
+      this.runSteps.set(runId, s);
+    }
+    return s;
+  }
+
+  /** Writes step results onto the run's steps; returns the run step id of the first failed step. */
+  private async writeSteps(
+    cycle: CycleInfo | undefined,
+    runId: number,
+    steps: ResultStep[],
+  ): Promise<number | undefined> {
+    if (steps.length === 0) return undefined;
+    const runSteps = await this.stepsOf(runId);
+    const pairs = matchSteps(steps, runSteps);
+    let failed: number | undefined;
+    for (const [step, runStep] of pairs) {
+      const result = step.status === 'passed' ? 'Passed' : step.status === 'failed' ? 'Failed' : 'Not Tested';
+      const input = {
+        runStepId: runStep.id,
+        result,
+        ...(step.error ? { actualResult: truncate(step.error.message, 2000) } : {}),
+      };
+      await this.withCycleOpen(cycle, () =>
+        this.api.call(
+          'runs.updateStep',
+          input,
+          () => this.tm.runs.updateStep(input, this.o),
+          () => undefined,
+        ),
+      );
+      if (result === 'Failed' && failed === undefined) failed = runStep.id;
+    }
+    return failed;
+  }
+
+  /** Uploads the selected files; large ones go to the content repository when configured. Returns comment lines. */
+  private async sendFiles(item: WorkItem, runId: number, replaying: boolean): Promise<string[]> {
+    const p: Progress = item.progress;
+    p.uploaded ??= [];
+    p.stored ??= {};
+    const notes: string[] = [];
+    const chosen = selectedAttachments(item.test, this.config.attachments);
+    if (chosen.length === 0) return notes;
+    let existing: Set<string> | undefined;
+    if (replaying && !this.api.dryRun) {
+      const list = await this.tm.attachments.getAttachmentDetails({ runId }, this.o);
+      existing = new Set(list.map((f) => f.fileName));
+    }
+    const names = new Set<string>();
+    for (const { attachment, step } of chosen) {
+      const fileName = uniqueName(fileNameOf(attachment), names);
+      const size = attachment.body ? attachment.body.byteLength : await sizeOf(attachment.path);
+      if (size === undefined) {
+        notes.push(`${fileName}: file not found (${attachment.path})`);
+        continue;
+      }
+      const storedLink = p.stored[fileName];
+      if (storedLink) {
+        notes.push(`${fileName}: ${storedLink}`);
+        continue;
+      }
+      if (p.uploaded.includes(fileName) || existing?.has(fileName)) continue;
+      const file: FileInput = attachment.body
+        ? { data: Buffer.from(attachment.body), fileName, contentType: attachment.contentType }
+        : { path: attachment.path as string, fileName, contentType: attachment.contentType };
+      if (this.repo && size >= this.config.attachments.repositoryMinBytes && attachment.path) {
+        const node = await this.api.call(
+          'repository.storeFile',
+          { path: attachment.path, name: fileName },
+          () => (this.repo as ContentRepositoryClient).storeFile(file, { name: fileName }),
+          () => ({ downloadUrl: `(dry run) ${fileName}` }) as never,
+        );
+        const link = String((node as { downloadUrl?: string }).downloadUrl ?? '');
+        p.stored[fileName] = link;
+        this.files.stored.push(fileName);
+        notes.push(`${fileName}: ${link}`);
+        continue;
+      }
+      if (size > this.config.attachments.maxBytes) {
+        notes.push(
+          `${fileName} not uploaded: ${mb(size)} is over attachments.maxBytes (${mb(this.config.attachments.maxBytes)})`,
+        );
+        this.files.skipped.push(fileName);
+        continue;
+      }
+      const upload = () =>
+        step === undefined
+          ? this.tm.attachments.addToRun({ runId, file }, this.o)
+          : this.tm.attachments.addToRunStep({ runId, stepno: step, file }, this.o);
+      try {
+        await this.api.call(
+          step === undefined ? 'attachments.addToRun' : 'attachments.addToRunStep',
+          { runId, ...(step === undefined ? {} : { stepno: step }), fileName, bytes: size },
+          upload,
+          () => undefined,
+        );
+      } catch (err) {
+        if (!(err instanceof AmbiguousError)) {
+          // A step number the run does not have: attach to the run instead.
+          if (step !== undefined && err instanceof CasebridgeError && (err.status === 404 || err.status === 500)) {
+            await this.tm.attachments.addToRun({ runId, file }, this.o);
+          } else throw err;
+        } else {
+          const list = await this.tm.attachments.getAttachmentDetails({ runId }, this.o);
+          if (!list.some((f) => f.fileName === fileName)) await upload();
+        }
+      }
+      p.uploaded.push(fileName);
+      this.files.uploaded += 1;
+    }
+    return notes;
+  }
+}
+
+/** Pairs test steps with run steps: by text when one matches, otherwise by position among the rest. */
+export function matchSteps<S extends { title: string }, R extends { step: string }>(
+  steps: readonly S[],
+  runSteps: readonly R[],
+): Array<[S, R]> {
+  const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
+  const used = new Set<number>();
+  const pairs: Array<[S, R | undefined]> = steps.map((s) => {
+    const i = runSteps.findIndex((r, j) => !used.has(j) && norm(r.step) === norm(s.title));
+    if (i >= 0) used.add(i);
+    return [s, i >= 0 ? runSteps[i] : undefined];
+  });
+  return pairs
+    .map(([s, r], index): [S, R | undefined] => {
+      if (r) return [s, r];
+      const j = index < runSteps.length && !used.has(index) ? index : -1;
+      if (j >= 0) used.add(j);
+      return [s, j >= 0 ? runSteps[j] : undefined];
+    })
+    .filter((pair): pair is [S, R] => pair[1] !== undefined);
+}
+
+/** The run comment: what failed and where, flaky attempts, files that were not uploaded or were stored elsewhere. */
+export function commentFor(item: WorkItem, notes: string[]): string {
+  const t = item.test;
+  const outcome = outcomeOf(t);
+  const lines: string[] = [];
+  const where = [t.project ? `[${t.project}]` : '', displayName(t)].filter(Boolean).join(' ');
+  if (outcome === 'failed' || outcome === 'interrupted') {
+    const err = lastAttempt(t)?.errors[0];
+    lines.push(`${outcome === 'failed' ? 'Failed' : 'Interrupted'}: ${where}`);
+    if (err) lines.push(truncate(err.message, 4000));
+    if (t.attempts.length > 1) lines.push(`Attempts: ${t.attempts.length} (all failed)`);
+  } else if (outcome === 'flaky') {
+    const failedTries = t.attempts.filter((a) => a.status === 'failed' || a.status === 'timedOut');
+    const first = failedTries[0]?.errors[0];
+    lines.push(
+      `Flaky: passed on attempt ${t.attempts.length} after ${failedTries.length} failed attempt(s) (retry ${failedTries
+        .map((a) => a.retry)
+        .join(', ')}): ${where}`,
+    );
+    if (first) lines.push(`First failure: ${truncate(first.message, 2000)}`);
+  }
+  lines.push(...notes);
+  const ci = ciBuildUrl(process.env);
+  if (lines.length > 0 && ci) lines.push(`CI: ${ci}`);
+  return lines.join('\n');
+}
+
+const EXT: Record<string, string> = {
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'video/webm': '.webm',
+  'application/zip': '.zip',
+  'text/plain': '.txt',
+  'application/json': '.json',
+};
+
+function fileNameOf(a: ResultAttachment): string {
+  const fromPath = a.path ? basename(a.path) : '';
+  const ext = extname(fromPath) || EXT[a.contentType] || '';
+  const base = a.name.replace(/[\\/:*?"<>|\s]+/g, '-').slice(0, 100) || 'attachment';
+  return base.endsWith(ext) ? base : `${base}${ext}`;
+}
+
+function uniqueName(name: string, taken: Set<string>): string {
+  let out = name;
+  const ext = extname(name);
+  for (let i = 2; taken.has(out); i++) out = `${name.slice(0, name.length - ext.length)}-${i}${ext}`;
+  taken.add(out);
+  return out;
+}
+
+async function sizeOf(path: string | undefined): Promise<number | undefined> {
+  if (!path) return undefined;
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return undefined;
+  }
+}
+
+function mb(n: number): string {
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,474 @@
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  AbortedError,
+  CasebridgeError,
+  InputError,
+  NotFoundError,
+  UnauthorizedError,
+  ValidationError,
+} from '../client/errors.js';
+import { ContentRepositoryClient } from '../client/repo.js';
+import { redact } from '../client/secrets.js';
+import { TestManagementClient } from '../client/tm.js';
+import { type CasebridgeConfig, expandTemplate, loadConfig } from './config.js';
+import { type Caller, caller, Delivery, PermanentProblem } from './delivery.js';
+import { Journal } from './journal.js';
+import { keyPattern, type MappingFile, mappingProblems, resolveKeys } from './mapping.js';
+import { displayName, outcomeOf, type TestResult } from './model.js';
+import { formatSummary, markdownSummary } from './summary.js';
+import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
+import { needsDetails, type Target, type WorkItem } from './work.js';
+
+/** Status-only results wait at most this long, or until this many have gathered, before a bulk update. */
+const BULK_WAIT_MS = 10_000;
+const BULK_MAX = 2_000;
+
+/**
+ * The reporting engine: what every adapter hands its results to. `add` only enqueues, so a runner's per-test hook
+ * never waits on the network; results are delivered while the suite runs; `end` drains what is left within
+ * `flushTimeoutMs` and writes anything undelivered to the journal. No method throws and `end` never rejects: a
+ * problem becomes a line of the summary, and the test run's exit code is only touched when `failOnError` asks.
+ */
+export class Engine {
+  /** False when the config is invalid or `enabled: false`: every method is then a no-op. */
+  readonly enabled: boolean;
+  private readonly out: (text: string) => void;
+  private readonly config?: CasebridgeConfig;
+  private tm?: TestManagementClient;
+  private repo?: ContentRepositoryClient;
+  private delivery?: Delivery;
+  private api?: Caller;
+  private journal?: Journal;
+  private keyRe = keyPattern();
+  private mapping: MappingFile = {};
+  private target?: Target;
+  private readonly abort = new AbortController();
+  private readonly items: WorkItem[] = [];
+  private readonly pending = new Set<Promise<unknown>>();
+  private bulkBuffer: WorkItem[] = [];
+  private bulkTimer?: NodeJS.Timeout;
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  /** Set when the service stopped answering: the rest goes to the journal without more attempts. */
+  private down?: string;
+  private ended = false;
+  private readonly problems: string[] = [];
+  private readonly unmapped: string[] = [];
+  private readonly byStatus: Record<string, number> = {};
+  private results = 0;
+  private replayed = 0;
+  private readonly journalIds = new Map<WorkItem, string>();
+
+  private constructor(
+    private readonly ctx: EngineContext,
+    config: CasebridgeConfig | undefined,
+    problems: string[],
+  ) {
+    this.out = ctx.out ?? ((text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`));
+    this.config = config;
+    this.problems.push(...problems);
+    this.enabled = config?.enabled === true;
+  }
+
+  /** Reads and checks the configuration. Never throws: an invalid config prints its problems and disables the engine. */
+  static create(options: unknown, ctx: EngineContext): Engine {
+    try {
+      const inline = options && typeof options === 'object' ? (options as Record<string, unknown>) : {};
+      const loaded = loadConfig(inline, { env: ctx.env ?? process.env, cwd: ctx.cwd });
+      if (!loaded.ok) {
+        const engine = new Engine(ctx, undefined, loaded.problems);
+        engine.out(
+          `casebridge: reporting is off for this run: the configuration has problems (the tests still run):\n${loaded.problems
+            .map((p) => `  - ${p}`)
+            .join('\n')}`,
+        );
+        return engine;
+      }
+      const engine = new Engine(ctx, loaded.config, []);
+      if (engine.enabled) engine.setUp();
+      return engine;
+    } catch (err) {
+      const engine = new Engine(ctx, undefined, [String(err)]);
+      engine.out(`casebridge: reporting is off for this run: ${redact(String(err))}`);
+      return engine;
+    }
+  }
+
+  private setUp(): void {
+    const c = this.config as CasebridgeConfig;
+    const env = this.ctx.env ?? process.env;
+    const debug = c.debug || env.CASEBRIDGE_DEBUG === '1' || env.CASEBRIDGE_DEBUG === 'true';
+    const logger = debug ? (level: string, message: string) => this.out(`casebridge ${level}: ${message}`) : undefined;
+    const auth = c.token
+      ? ({ type: 'bearer', token: c.token } as const)
+      : ({ type: c.authType, username: c.user as string, password: c.password as string } as const);
+    this.tm = new TestManagementClient({
+      baseUrl: c.url,
+      auth,
+      ...(c.apiPrefix ? { prefix: c.apiPrefix } : {}),
+      concurrency: c.concurrency,
+      ...(c.requestsPerSecond ? { requestsPerSecond: c.requestsPerSecond } : {}),
+      ...(c.proxy ? { proxy: c.proxy } : {}),
+      ...(c.caFile ? { caFile: c.caFile } : {}),
+      ...(logger ? { logger } : {}),
+    });
+    if (c.repository) {
+      const r = c.repository;
+      const repoAuth = r.ticket
+        ? ({ type: 'ticket', ticket: r.ticket } as const)
+        : r.token
+          ? ({ type: 'bearer', token: r.token } as const)
+          : ({ type: 'basic', username: r.user ?? c.user ?? '', password: r.password ?? c.password ?? '' } as const);
+      this.repo = new ContentRepositoryClient({ baseUrl: r.url, auth: repoAuth, ...(logger ? { logger } : {}) });
+    }
+    this.api = caller(c.dryRun !== false, (line) => {
+      if (debug) this.out(`casebridge: ${line}`);
+    });
+    this.delivery = new Delivery(c, this.tm, this.repo, this.api, this.ctx.runner, this.abort.signal);
+    this.journal = new Journal(resolve(this.ctx.cwd, c.journalDir));
+    this.keyRe = keyPattern(c.keyPattern ? { pattern: c.keyPattern } : { projectKeys: [c.projectKey] });
+    this.mapping = this.loadMapping(c);
+    const now = new Date();
+    const vars = {
+      build: c.build,
+      environment: c.environment,
+      date: now.toISOString().slice(0, 10),
+      branch: env.GITHUB_REF_NAME ?? env.CI_COMMIT_REF_NAME ?? env.BRANCH_NAME,
+    };
+    this.target = {
+      mode: c.mode,
+      projectKey: c.projectKey,
+      ...(c.mode === 'cycle'
+        ? { plan: c.testPlan as string, cycleName: expandTemplate(c.cycle, vars, env) || `CI ${vars.date}` }
+        : {}),
+      ...(c.environment ? { environment: c.environment } : {}),
+      ...(c.build ? { build: c.build } : {}),
+    };
+  }
+
+  private loadMapping(c: CasebridgeConfig): MappingFile {
+    const file = resolve(this.ctx.cwd, c.mappingFile);
+    if (!existsSync(file)) return {};
+    try {
+      const value: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      const problems = mappingProblems(value, this.keyRe);
+      this.problems.push(...problems.map((p) => `${c.mappingFile}: ${p}`));
+      return problems.length === 0 ? (value as MappingFile) : {};
+    } catch (err) {
+      this.problems.push(`${c.mappingFile}: not valid JSON (${(err as Error).message})`);
+      return {};
+    }
+  }
+
+  /**
+   * The run starts. With the planned tests, the cycle and its runs are prepared at once (a few requests for the
+   * whole suite). Results left in the journal by an earlier run are delivered first. Never blocks, never throws.
+   */
+  begin(plan: { tests?: readonly PlannedTest[] } = {}): void {
+    if (!this.enabled || !this.target || !this.delivery) return;
+    const target = this.target;
+    const delivery = this.delivery;
+    if (target.mode === 'cycle') {
+      const keys = new Set<string>();
+      for (const t of plan.tests ?? []) {
+        for (const k of resolveKeys({ ...t, attempts: [] }, this.keyRe, this.mapping)) keys.add(k);
+      }
+      this.track(delivery.ensureRuns(target, [...keys]).catch((err) => this.failed(err, 'preparing the cycle')));
+    } else if (!this.api?.dryRun) {
+      this.track(
+        (this.tm as TestManagementClient).jira
+          .project({ projectIdOrKey: target.projectKey }, { signal: this.abort.signal })
+          .catch((err) => this.failed(err, `checking project ${target.projectKey}`)),
+      );
+    }
+    if (!this.api?.dryRun) this.track(this.replayJournal());
+  }
+
+  /** A test is finished (all its attempts): map it and queue its delivery. Never blocks, never throws. */
+  add(result: TestResult): void {
+    if (!this.enabled || !this.target || this.ended) return;
+    try {
+      this.results += 1;
+      const outcome = outcomeOf(result);
+      this.byStatus[outcome] = (this.byStatus[outcome] ?? 0) + 1;
+      const keys = resolveKeys(result, this.keyRe, this.mapping);
+      if (keys.length === 0) {
+        this.unmapped.push(displayName(result));
+        return;
+      }
+      for (const key of keys) {
+        const item: WorkItem = { id: randomUUID(), key, test: result, target: this.target, progress: {} };
+        this.items.push(item);
+        this.schedule(item);
+      }
+    } catch (err) {
+      this.problems.push(`internal error while adding a result: ${redact(String(err))}`);
+    }
+  }
+
+  private schedule(item: WorkItem, replaying = false): void {
+    const c = this.config as CasebridgeConfig;
+    if (this.down) return;
+    if (!replaying && item.target.mode === 'cycle' && !needsDetails(item, c)) {
+      this.bulkBuffer.push(item);
+      if (this.bulkBuffer.length >= BULK_MAX) this.flushBulk();
+      else if (!this.bulkTimer) {
+        this.bulkTimer = setTimeout(() => this.flushBulk(), BULK_WAIT_MS);
+        this.bulkTimer.unref();
+      }
+      return;
+    }
+    this.track(this.limited(() => this.deliverOne(item, replaying)));
+  }
+
+  private flushBulk(): void {
+    if (this.bulkTimer) clearTimeout(this.bulkTimer);
+    this.bulkTimer = undefined;
+    const batch = this.bulkBuffer;
+    this.bulkBuffer = [];
+    if (batch.length === 0 || this.down) return;
+    const byCycle = new Map<string, WorkItem[]>();
+    for (const item of batch) {
+      const k = (this.delivery as Delivery).cycleKey(item.target);
+      byCycle.set(k, [...(byCycle.get(k) ?? []), item]);
+    }
+    for (const items of byCycle.values()) {
+      this.track(
+        this.limited(async () => {
+          if (this.down) return;
+          try {
+            await (this.delivery as Delivery).bulk(items[0]?.target as Target, items);
+          } catch (err) {
+            this.failed(err, `sending ${items.length} result(s) in bulk`);
+          }
+        }),
+      );
+    }
+  }
+
+  /** Runs `fn` when fewer than `concurrency` deliveries are under way. */
+  private async limited<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    const max = (this.config as CasebridgeConfig).concurrency;
+    if (this.running >= max) await new Promise<void>((r) => this.waiting.push(r));
+    this.running += 1;
+    try {
+      return await fn();
+    } finally {
+      this.running -= 1;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private async deliverOne(item: WorkItem, replaying: boolean): Promise<void> {
+    if (this.down || item.progress.done) return;
+    try {
+      await (this.delivery as Delivery).deliver(item, replaying);
+    } catch (err) {
+      if (this.failed(err, `${item.key} (${displayName(item.test)})`) === 'permanent') item.progress.done = true;
+    }
+  }
+
+  private track(p: Promise<unknown>): void {
+    const q = p.catch((err) => this.failed(err, 'delivery'));
+    this.pending.add(q);
+    void q.finally(() => this.pending.delete(q));
+  }
+
+  /**
+   * Classifies a failure: a permanent one (bad key, refused input) becomes a problem line and the result is dropped;
+   * anything that may work later (network, timeouts, 429/5xx after retries, lost answers, rejected credentials)
+   * stops further attempts for this run and leaves the results for the journal.
+   */
+  private failed(err: unknown, what: string): 'permanent' | 'later' {
+    if (err instanceof AbortedError || this.abort.signal.aborted) return 'later';
+    const message = redact(err instanceof Error ? err.message : String(err));
+    if (
+      err instanceof PermanentProblem ||
+      err instanceof InputError ||
+      err instanceof ValidationError ||
+      err instanceof NotFoundError
+    ) {
+      this.problems.push(err instanceof PermanentProblem ? message : `${what}: ${message}`);
+      return 'permanent';
+    }
+    if (err instanceof CasebridgeError || (err instanceof Error && /fetch|socket|ECONN/i.test(err.message))) {
+      if (!this.down) {
+        this.down =
+          err instanceof UnauthorizedError
+            ? `the service refused the credentials (HTTP 401): check token (CASEBRIDGE_TOKEN) or user and password (CASEBRIDGE_USER, CASEBRIDGE_PASSWORD)`
+            : `${what}: ${message}`;
+        this.out(`casebridge: the service is not answering as it should (${this.down}); results are kept on disk`);
+      }
+      return 'later';
+    }
+    this.problems.push(`${what}: internal error: ${message}`);
+    return 'later';
+  }
+
+  private async replayJournal(): Promise<void> {
+    const journal = this.journal as Journal;
+    let listed: { entries: Array<{ id: string; kind: string; payload: WorkItem }>; corrupt: string[] };
+    try {
+      listed = await journal.list<WorkItem>();
+    } catch (err) {
+      this.problems.push(`journal ${journal.dir}: ${redact(String(err))}`);
+      return;
+    }
+    for (const path of listed.corrupt) this.problems.push(`journal entry ${path} is unreadable: moved aside`);
+    for (const entry of listed.entries) {
+      if (entry.kind !== 'result' || this.down) continue;
+      const item = entry.payload;
+      this.journalIds.set(item, entry.id);
+      this.items.push(item);
+      this.replayed += 1;
+      this.track(
+        this.limited(async () => {
+          await this.deliverOne(item, true);
+          if (item.progress.done) await journal.remove(entry.id);
+        }),
+      );
+    }
+  }
+
+  /** Waits for everything under way, at most until the deadline; true when all of it settled. */
+  private async settle(deadline: number): Promise<boolean> {
+    while (this.pending.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((r) => {
+        timer = setTimeout(() => r('timeout'), left);
+      });
+      const r = await Promise.race([Promise.allSettled([...this.pending]), timeout]);
+      clearTimeout(timer);
+      if (r === 'timeout') return false;
+    }
+    return true;
+  }
+
+  /**
+   * The run ended: sends what is left, waits at most `flushTimeoutMs`, writes the rest to the journal, completes the
+   * cycle when asked, prints the summary. Never rejects.
+   */
+  async end(): Promise<EndResult> {
+    if (!this.enabled || !this.config) {
+      return { failed: false, summary: this.summary() };
+    }
+    this.ended = true;
+    const c = this.config;
+    try {
+      this.flushBulk();
+      const deadline = Date.now() + c.flushTimeoutMs;
+      let settled = await this.settle(deadline);
+      // A bulk flush can queue work of its own; drain until nothing is left or the time is up.
+      if (settled && this.bulkBuffer.length > 0) {
+        this.flushBulk();
+        settled = await this.settle(deadline);
+      }
+      if (!settled) {
+        this.out(`casebridge: delivery did not finish within flushTimeoutMs (${c.flushTimeoutMs} ms)`);
+        this.abort.abort();
+        await this.settle(Date.now() + 2_000);
+      }
+      const undelivered = this.items.filter((i) => !i.progress.done);
+      const allDelivered = undelivered.length === 0 && !this.down;
+      if (allDelivered || this.delivery?.cycleSeen.some((cy) => cy.resumed)) {
+        try {
+          if (!this.abort.signal.aborted) await this.delivery?.completeCycles(c.completeCycle && allDelivered);
+        } catch (err) {
+          this.problems.push(`completing the cycle: ${redact(String(err))}`);
+        }
+      }
+      const journaled = await this.writeJournal(undelivered);
+      const summary = this.summary(journaled);
+      this.print(summary);
+      return { failed: c.failOnError && (journaled > 0 || this.problems.length > 0), summary };
+    } catch (err) {
+      this.out(`casebridge: internal error at the end of the run: ${redact(String(err))}`);
+      return { failed: c.failOnError, summary: this.summary() };
+    } finally {
+      await Promise.allSettled([this.tm?.close(), this.repo?.close()]);
+    }
+  }
+
+  private async writeJournal(items: WorkItem[]): Promise<number> {
+    if (items.length === 0 || this.api?.dryRun) return 0;
+    const journal = this.journal as Journal;
+    let n = 0;
+    for (const item of items) {
+      try {
+        const test: TestResult = {
+          ...item.test,
+          attempts: await Promise.all(
+            item.test.attempts.map(async (a) => ({
+              ...a,
+              attachments: await Promise.all(
+                a.attachments.map(async (f) =>
+                  f.body ? { name: f.name, contentType: f.contentType, path: await journal.putBlob(f.body) } : f,
+                ),
+              ),
+            })),
+          ),
+        };
+        const old = this.journalIds.get(item);
+        await journal.add('result', { ...item, test });
+        if (old) await journal.remove(old);
+        n += 1;
+      } catch (err) {
+        this.problems.push(`could not write ${item.key} to the journal: ${redact(String(err))}`);
+      }
+    }
+    return n;
+  }
+
+  private summary(journaled = 0): RunSummary {
+    const d = this.delivery;
+    const cycle = d?.cycleSeen[0];
+    return {
+      enabled: this.enabled,
+      mode: this.config?.mode ?? 'adhoc',
+      dryRun: this.api?.dryRun ?? false,
+      byStatus: { ...this.byStatus },
+      results: this.results,
+      delivered: this.items.filter((i) => i.progress.done).length,
+      ...(cycle ? { cycle: { name: cycle.name, id: cycle.id, plan: cycle.plan } } : {}),
+      defects: { created: [...(d?.defects.created ?? [])], linked: [...(d?.defects.linked ?? [])] },
+      attachments: {
+        uploaded: d?.files.uploaded ?? 0,
+        skipped: [...(d?.files.skipped ?? [])],
+        stored: [...(d?.files.stored ?? [])],
+      },
+      unmapped: [...this.unmapped],
+      createdCases: [],
+      problems: [...new Set(this.problems)],
+      journaled,
+      ...(this.journal ? { journalDir: this.journal.dir } : {}),
+      ...(this.api?.dryRun ? { calls: [...this.api.calls] } : {}),
+      ...(this.replayed ? { replayed: this.replayed } : {}),
+      ...(this.down ? { serviceDown: this.down } : {}),
+    };
+  }
+
+  private print(summary: RunSummary): void {
+    this.out(formatSummary(summary));
+    const env = this.ctx.env ?? process.env;
+    const stepSummary = env.GITHUB_STEP_SUMMARY;
+    if (stepSummary) {
+      try {
+        appendFileSync(stepSummary, `${markdownSummary(summary)}\n`);
+      } catch {
+        // The step summary is a convenience; the console summary above has the same content.
+      }
+    }
+    const c = this.config;
+    if (c && typeof c.dryRun === 'string' && summary.calls) {
+      try {
+        writeFileSync(resolve(this.ctx.cwd, c.dryRun), `${JSON.stringify({ calls: summary.calls }, null, 2)}\n`);
+      } catch (err) {
+        this.out(`casebridge: could not write the dry-run file: ${redact(String(err))}`);
+      }
+    }
+  }
+}

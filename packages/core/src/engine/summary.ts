@@ -1,0 +1,62 @@
+import type { RunSummary } from './types.js';
+
+/** Outcomes in the order a reader scans them. */
+const ORDER = ['passed', 'flaky', 'failed', 'skipped', 'interrupted'];
+
+function counts(s: RunSummary): string {
+  return ORDER.filter((k) => (s.byStatus[k] ?? 0) > 0)
+    .map((k) => `${s.byStatus[k]} ${k}`)
+    .join(', ');
+}
+
+function list(items: readonly string[], max = 10): string[] {
+  const shown = items.slice(0, max).map((i) => `    ${i}`);
+  if (items.length > max) shown.push(`    … and ${items.length - max} more`);
+  return shown;
+}
+
+/** The end-of-run summary for the console: a few lines, more only when something needs attention. */
+export function formatSummary(s: RunSummary): string {
+  const lines: string[] = [];
+  const head = s.dryRun ? 'casebridge (dry run: nothing was sent)' : 'casebridge';
+  lines.push(`${head}: ${s.results} test result(s)${s.results ? ` (${counts(s)})` : ''}, mode ${s.mode}`);
+  if (s.cycle) lines.push(`  cycle "${s.cycle.name}" (id ${s.cycle.id}) of test plan ${s.cycle.plan}`);
+  if (!s.dryRun) lines.push(`  delivered ${s.delivered} run result(s)`);
+  if (s.replayed) lines.push(`  ${s.replayed} result(s) of an earlier run taken from the journal`);
+  if (s.defects.created.length) lines.push(`  defects created: ${s.defects.created.join(', ')}`);
+  if (s.defects.linked.length) lines.push(`  defects linked: ${s.defects.linked.join(', ')}`);
+  if (s.attachments.uploaded) lines.push(`  attachments uploaded: ${s.attachments.uploaded}`);
+  if (s.attachments.stored.length) lines.push(`  stored in the content repository: ${s.attachments.stored.join(', ')}`);
+  if (s.attachments.skipped.length) lines.push(`  not uploaded (too large): ${s.attachments.skipped.join(', ')}`);
+  if (s.createdCases.length) lines.push(`  test cases created: ${s.createdCases.join(', ')}`);
+  if (s.unmapped.length) {
+    lines.push(`  ${s.unmapped.length} test(s) without a case key (add one to the title, or use autoCreate):`);
+    lines.push(...list(s.unmapped));
+  }
+  if (s.calls) lines.push(`  ${s.calls.length} call(s) would have been made (CASEBRIDGE_DEBUG=1 lists them)`);
+  if (s.serviceDown) lines.push(`  stopped delivering: ${s.serviceDown}`);
+  if (s.problems.length) {
+    lines.push(`  ${s.problems.length} problem(s):`);
+    lines.push(...list(s.problems, 20));
+  }
+  if (s.journaled) {
+    lines.push(
+      `  ${s.journaled} result(s) not delivered: kept in ${s.journalDir}; the next run delivers them, or run \`casebridge replay\``,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The same summary as markdown, for $GITHUB_STEP_SUMMARY. */
+export function markdownSummary(s: RunSummary): string {
+  const rows = ORDER.filter((k) => (s.byStatus[k] ?? 0) > 0).map((k) => `| ${k} | ${s.byStatus[k]} |`);
+  const out = [`### casebridge${s.dryRun ? ' (dry run)' : ''}`, ''];
+  if (s.cycle) out.push(`Cycle **${s.cycle.name}** (id ${s.cycle.id}) of test plan ${s.cycle.plan}`, '');
+  out.push('| outcome | tests |', '|---|---|', ...rows, '');
+  if (s.defects.created.length) out.push(`Defects created: ${s.defects.created.join(', ')}`, '');
+  if (s.defects.linked.length) out.push(`Defects linked: ${s.defects.linked.join(', ')}`, '');
+  if (s.unmapped.length) out.push(`${s.unmapped.length} test(s) without a case key`, '');
+  if (s.problems.length) out.push('Problems:', '', ...s.problems.map((p) => `- ${p}`), '');
+  if (s.journaled) out.push(`**${s.journaled} result(s) not delivered**: run \`casebridge replay\``, '');
+  return out.join('\n');
+}

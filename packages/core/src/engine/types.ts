@@ -1,0 +1,68 @@
+import type { Annotation, TestResult } from './model.js';
+
+/** Which runner an adapter serves; named in summaries, defect descriptions and the debug log. */
+export interface RunnerInfo {
+  name: 'playwright' | 'vitest' | 'jest' | 'junit';
+  version?: string;
+}
+
+/**
+ * A test known before it runs (Playwright's `onBegin` suite, a runner's list mode). Handing the planned tests to
+ * `begin` lets the engine map every key and prepare the cycle's runs in a few requests up front instead of a few per
+ * batch of results.
+ */
+export interface PlannedTest {
+  id: string;
+  file: string;
+  titlePath: string[];
+  project?: string;
+  tags: string[];
+  annotations: Annotation[];
+}
+
+/** Where the engine runs: the adapter fills this in; every field but `cwd` and `runner` is optional. */
+export interface EngineContext {
+  /** The project root: the mapping file, the config file and the journal are relative to it. */
+  cwd: string;
+  runner: RunnerInfo;
+  env?: NodeJS.ProcessEnv;
+  /** Where the summary and problems go (default: stderr). One call per block of text. */
+  out?: (text: string) => void;
+  /** The shard of this process (`--shard=current/total`), named in the summary. */
+  shard?: { current: number; total: number };
+}
+
+/** What `end()` resolves to. `failed` is true only when `failOnError` is set and something was not delivered. */
+export interface EndResult {
+  failed: boolean;
+  summary: RunSummary;
+}
+
+/** The end-of-run summary, as printed and as JSON (`casebridge replay --json`, the step summary). */
+export interface RunSummary {
+  enabled: boolean;
+  mode: 'adhoc' | 'cycle';
+  dryRun: boolean;
+  /** Results by final outcome (each mapped key counts once). */
+  byStatus: Record<string, number>;
+  results: number;
+  delivered: number;
+  cycle?: { name: string; id: number; plan: string };
+  defects: { created: string[]; linked: string[] };
+  attachments: { uploaded: number; skipped: string[]; stored: string[] };
+  unmapped: string[];
+  createdCases: string[];
+  /** Problems found at preflight or during delivery, one line each. */
+  problems: string[];
+  /** Results written to the journal for a later run or `casebridge replay`. */
+  journaled: number;
+  journalDir?: string;
+  /** What dry run would have sent, one line per call. */
+  calls?: string[];
+  /** Results of earlier runs taken from the journal and delivered (or tried) in this one. */
+  replayed?: number;
+  /** Why delivery stopped early (the service was down, refused the credentials...). */
+  serviceDown?: string;
+}
+
+export type { TestResult };

@@ -1,0 +1,119 @@
+import type { CasebridgeConfig } from './config.js';
+import type { Outcome, ResultAttachment, ResultStep, TestResult } from './model.js';
+import { lastAttempt, outcomeOf } from './model.js';
+
+/**
+ * A unit of delivery: one test result for one case key. It is what waits in memory, in the journal, and in a
+ * replay; `progress` records what already reached the service so that a retry or a replay never does it twice.
+ */
+export interface WorkItem {
+  /** Random id of this result for this key (journal entries and logs name it). */
+  id: string;
+  key: string;
+  test: TestResult;
+  target: Target;
+  progress: Progress;
+}
+
+/** Where a result goes: decided when it enters the engine, kept in the journal (a replay reports to the same cycle). */
+export interface Target {
+  mode: 'adhoc' | 'cycle';
+  projectKey: string;
+  plan?: string;
+  cycleName?: string;
+  environment?: string;
+  build?: string;
+}
+
+export interface Progress {
+  /** The run the result went to (ad hoc: created for it; cycle: the case's run in the cycle). */
+  runId?: number;
+  /** Steps were written. */
+  steps?: boolean;
+  /** File names uploaded to the run. */
+  uploaded?: string[];
+  /** Links to files stored in the content repository, by attachment name. */
+  stored?: Record<string, string>;
+  /** The defect created or linked for this failure. */
+  defect?: string;
+  defectCreated?: boolean;
+  /** The run's result, comment and bugs were written: the item is delivered. */
+  done?: boolean;
+}
+
+/** synapseRT run statuses for each final outcome. Skipped tests leave the run as it is. */
+export function runStatusOf(outcome: Outcome): string | undefined {
+  switch (outcome) {
+    case 'passed':
+    case 'flaky':
+      return 'Passed';
+    case 'failed':
+      return 'Failed';
+    case 'interrupted':
+      return 'Blocked';
+    case 'skipped':
+      return undefined;
+  }
+}
+
+/** Order of badness: when two tests report the same case, the worse status wins. */
+const RANK: Record<string, number> = { Passed: 1, 'Not Tested': 2, Blocked: 3, Failed: 4 };
+export function worseStatus(a: string | undefined, b: string | undefined): string | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return (RANK[b] ?? 0) > (RANK[a] ?? 0) ? b : a;
+}
+
+/** The user's steps of the last attempt, depth first (nested steps are part of their parent's text). */
+export function topSteps(t: TestResult): ResultStep[] {
+  return lastAttempt(t)?.steps ?? [];
+}
+
+export function kindOf(a: ResultAttachment): 'screenshot' | 'trace' | 'video' | 'other' {
+  if (a.contentType.startsWith('video/') || a.name === 'video') return 'video';
+  if (a.name === 'trace' || a.name.endsWith('.trace') || /trace/i.test(a.path ?? '')) return 'trace';
+  if (a.contentType.startsWith('image/')) return 'screenshot';
+  return 'other';
+}
+
+/** The attachments of the last attempt (and of its steps) that the config asks for, with the step they belong to. */
+export function selectedAttachments(
+  t: TestResult,
+  c: CasebridgeConfig['attachments'],
+): Array<{ attachment: ResultAttachment; step?: number }> {
+  const outcome = outcomeOf(t);
+  const failed = outcome === 'failed' || outcome === 'interrupted';
+  const wanted = (a: ResultAttachment) => {
+    if (!a.path && !a.body) return false;
+    switch (kindOf(a)) {
+      case 'screenshot':
+        return c.screenshots === 'all' || (c.screenshots === 'on-failure' && failed);
+      case 'trace':
+        return c.traces;
+      case 'video':
+        return c.videos;
+      case 'other':
+        return c.others;
+    }
+  };
+  const last = lastAttempt(t);
+  if (!last) return [];
+  const out: Array<{ attachment: ResultAttachment; step?: number }> = [];
+  for (const a of last.attachments) if (wanted(a)) out.push({ attachment: a });
+  last.steps.forEach((s, i) => {
+    const walk = (step: ResultStep) => {
+      for (const a of step.attachments) if (wanted(a)) out.push({ attachment: a, step: i + 1 });
+      step.steps.forEach(walk);
+    };
+    walk(s);
+  });
+  return out;
+}
+
+/** Whether a result needs calls of its own (comment, steps, files, defects) or only a status in a bulk update. */
+export function needsDetails(item: WorkItem, config: CasebridgeConfig): boolean {
+  const outcome = outcomeOf(item.test);
+  if (outcome === 'failed' || outcome === 'flaky' || outcome === 'interrupted') return true;
+  if (topSteps(item.test).length > 0) return true;
+  return selectedAttachments(item.test, config.attachments).length > 0;
+}
