@@ -177,6 +177,53 @@ describe('engine, ad hoc mode', () => {
   });
 });
 
+describe('engine, unmapped tests with autoCreate', () => {
+  it('creates each case once (also from two shards at once), files it in a suite, writes the mapping file', async () => {
+    await emu.reset();
+    const dir = project();
+    const stepped = (): TestResult => {
+      const t = result('guest browses the catalogue', 'passed', { file: 'tests/shop/catalogue.spec.ts' });
+      t.id = 'catalogue';
+      const a = t.attempts[0];
+      if (a) {
+        a.steps = [
+          { title: 'open the shop', status: 'passed', durationMs: 1, steps: [], attachments: [] },
+          { title: 'scroll the list', status: 'passed', durationMs: 1, steps: [], attachments: [] },
+        ];
+      }
+      return t;
+    };
+    const options = base(emu.url, { autoCreate: true });
+    const shards = [Engine.create(options, ctx(dir, [])), Engine.create(options, ctx(dir, []))];
+    for (const e of shards) {
+      e.begin();
+      e.add(stepped());
+    }
+    const ends = await Promise.all(shards.map((e) => e.end()));
+    const cases = emu.store.issues.filter((i) => i.summary === 'guest browses the catalogue');
+    expect(cases).toHaveLength(1);
+    const key = cases[0]?.key as string;
+    expect(ends.flatMap((e) => e.summary.createdCases)).toEqual([key, key]);
+    expect(emu.store.caseSteps.filter((s) => s.tcId === cases[0]?.id).map((s) => s.step)).toEqual([
+      'open the shop',
+      'scroll the list',
+    ]);
+    const suite = emu.store.testSuites.all().map((s) => s.name);
+    expect(suite).toEqual(expect.arrayContaining(['tests', 'shop', 'catalogue']));
+    const mapping = JSON.parse(readFileSync(join(dir, 'casebridge.keys.json'), 'utf8'));
+    expect(mapping).toEqual({ 'tests/shop/catalogue.spec.ts > guest browses the catalogue': key });
+
+    const again = Engine.create(options, ctx(dir, []));
+    again.begin();
+    again.add(stepped());
+    const end = await again.end();
+    expect(end.summary.createdCases).toEqual([]);
+    expect(emu.store.issues.filter((i) => i.summary === 'guest browses the catalogue')).toHaveLength(1);
+    const runs = emu.store.runs.filter((r) => r.tcId === cases[0]?.id);
+    expect(runs.map((r) => r.status)).toEqual(['Passed', 'Passed', 'Passed']);
+  });
+});
+
 describe('engine, nothing lost', () => {
   it('service down for the whole run: results wait in the journal (0600), the next run delivers them once', async () => {
     await emu.reset();

@@ -12,10 +12,11 @@ import {
 import { ContentRepositoryClient } from '../client/repo.js';
 import { redact } from '../client/secrets.js';
 import { TestManagementClient } from '../client/tm.js';
+import { createCaseFor, writeMapping } from './autocreate.js';
 import { type CasebridgeConfig, expandTemplate, loadConfig } from './config.js';
 import { type Caller, caller, Delivery, PermanentProblem } from './delivery.js';
 import { Journal } from './journal.js';
-import { keyPattern, type MappingFile, mappingProblems, resolveKeys } from './mapping.js';
+import { keyPattern, type MappingFile, mappingKey, mappingProblems, resolveKeys, titleWithoutKeys } from './mapping.js';
 import { displayName, outcomeOf, type TestResult } from './model.js';
 import { formatSummary, markdownSummary } from './summary.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
@@ -56,6 +57,7 @@ export class Engine {
   private ended = false;
   private readonly problems: string[] = [];
   private readonly unmapped: string[] = [];
+  private readonly createdCases = new Set<string>();
   private readonly byStatus: Record<string, number> = {};
   private results = 0;
   private replayed = 0;
@@ -195,16 +197,42 @@ export class Engine {
       this.byStatus[outcome] = (this.byStatus[outcome] ?? 0) + 1;
       const keys = resolveKeys(result, this.keyRe, this.mapping);
       if (keys.length === 0) {
-        this.unmapped.push(displayName(result));
+        if (this.config?.autoCreate) this.track(this.limited(() => this.autoCreate(result)));
+        else this.unmapped.push(displayName(result));
         return;
       }
-      for (const key of keys) {
-        const item: WorkItem = { id: randomUUID(), key, test: result, target: this.target, progress: {} };
-        this.items.push(item);
-        this.schedule(item);
-      }
+      for (const key of keys) this.enqueue(result, key);
     } catch (err) {
       this.problems.push(`internal error while adding a result: ${redact(String(err))}`);
+    }
+  }
+
+  private enqueue(result: TestResult, key: string): void {
+    const item: WorkItem = { id: randomUUID(), key, test: result, target: this.target as Target, progress: {} };
+    this.items.push(item);
+    this.schedule(item);
+  }
+
+  /** Creates the test case of an unmapped test, records it in the mapping file, then reports the result to it. */
+  private async autoCreate(result: TestResult): Promise<void> {
+    const c = this.config as CasebridgeConfig;
+    if (this.down) {
+      this.unmapped.push(displayName(result));
+      return;
+    }
+    try {
+      const key = await createCaseFor(this.tm as TestManagementClient, this.api as Caller, c.projectKey, result, (t) =>
+        titleWithoutKeys(t.titlePath[t.titlePath.length - 1] ?? displayName(t), this.keyRe),
+      );
+      this.createdCases.add(key);
+      if (!this.api?.dryRun) {
+        this.mapping[mappingKey(result)] = key;
+        writeMapping(resolve(this.ctx.cwd, c.mappingFile), { [mappingKey(result)]: key });
+      }
+      this.enqueue(result, key);
+    } catch (err) {
+      this.unmapped.push(displayName(result));
+      this.failed(err, `creating a test case for ${displayName(result)}`);
     }
   }
 
@@ -213,7 +241,7 @@ export class Engine {
     if (this.down) return;
     if (!replaying && item.target.mode === 'cycle' && !needsDetails(item, c)) {
       this.bulkBuffer.push(item);
-      if (this.bulkBuffer.length >= BULK_MAX) this.flushBulk();
+      if (this.bulkBuffer.length >= BULK_MAX || this.ended) this.flushBulk();
       else if (!this.bulkTimer) {
         this.bulkTimer = setTimeout(() => this.flushBulk(), BULK_WAIT_MS);
         this.bulkTimer.unref();
@@ -441,7 +469,7 @@ export class Engine {
         stored: [...(d?.files.stored ?? [])],
       },
       unmapped: [...this.unmapped],
-      createdCases: [],
+      createdCases: [...this.createdCases],
       problems: [...new Set(this.problems)],
       journaled,
       ...(this.journal ? { journalDir: this.journal.dir } : {}),
