@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { suitePathOf } from '../src/engine/autocreate.js';
+import { commentFor, matchSteps } from '../src/engine/delivery.js';
+import type { TestResult } from '../src/engine/model.js';
+import { formatSummary } from '../src/engine/summary.js';
+import type { RunSummary } from '../src/engine/types.js';
+import { needsDetails, selectedAttachments, worseStatus } from '../src/engine/work.js';
+import { configSchema } from '../src/index.js';
+
+const config = configSchema.parse({ url: 'https://jira.example.com', token: 't', projectKey: 'DEMO' });
+
+function test(status: 'passed' | 'failed' | 'flaky', extra: Partial<TestResult> = {}): TestResult {
+  const fail = {
+    retry: 0,
+    status: 'failed' as const,
+    durationMs: 1,
+    errors: [{ message: '\u001b[31mexpected 1 to be 2\u001b[39m' }],
+    steps: [],
+    attachments: [{ name: 'screenshot', contentType: 'image/png', path: '/tmp/s.png' }],
+  };
+  const pass = { retry: 1, status: 'passed' as const, durationMs: 1, errors: [], steps: [], attachments: [] };
+  return {
+    id: 'x',
+    file: 'a.spec.ts',
+    titlePath: ['suite', 'DEMO-2 works'],
+    tags: [],
+    annotations: [],
+    attempts: status === 'passed' ? [{ ...pass, retry: 0 }] : status === 'failed' ? [fail] : [fail, pass],
+    ...extra,
+  };
+}
+
+describe('step matching', () => {
+  const runSteps = [
+    { id: 1, step: 'Open the login page' },
+    { id: 2, step: 'Enter user name and password' },
+    { id: 3, step: 'Press "Log in"' },
+  ];
+  it('matches by text first, whatever the order, then by position among the rest', () => {
+    const pairs = matchSteps(
+      [{ title: 'press "log in"' }, { title: 'something else' }, { title: 'Open the  login page' }],
+      runSteps,
+    );
+    expect(pairs.map(([s, r]) => [s.title, r.id])).toEqual([
+      ['press "log in"', 3],
+      ['something else', 2],
+      ['Open the  login page', 1],
+    ]);
+  });
+  it('leaves extra test steps unmatched', () => {
+    const pairs = matchSteps([{ title: 'a' }, { title: 'b' }, { title: 'c' }, { title: 'd' }], runSteps);
+    expect(pairs.map(([, r]) => r.id)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('what a result needs', () => {
+  it('only passing results without steps or chosen files go in bulk', () => {
+    const item = (t: TestResult) => ({
+      id: '1',
+      key: 'DEMO-2',
+      test: t,
+      target: { mode: 'cycle' as const, projectKey: 'DEMO' },
+      progress: {},
+    });
+    expect(needsDetails(item(test('passed')), config)).toBe(false);
+    expect(needsDetails(item(test('failed')), config)).toBe(true);
+    expect(needsDetails(item(test('flaky')), config)).toBe(true);
+  });
+  it('screenshots on failure by default; a passing test sends none', () => {
+    expect(selectedAttachments(test('failed'), config.attachments).map((a) => a.attachment.name)).toEqual([
+      'screenshot',
+    ]);
+    expect(selectedAttachments(test('flaky'), config.attachments)).toEqual([]);
+  });
+  it('the worse status wins when two tests report one case', () => {
+    expect(worseStatus('Passed', 'Failed')).toBe('Failed');
+    expect(worseStatus('Failed', 'Passed')).toBe('Failed');
+    expect(worseStatus(undefined, 'Passed')).toBe('Passed');
+  });
+});
+
+describe('comments', () => {
+  const item = (t: TestResult) => ({
+    id: '1',
+    key: 'DEMO-2',
+    test: t,
+    target: { mode: 'adhoc' as const, projectKey: 'DEMO' },
+    progress: {},
+  });
+  it('a failure names the test and the error without colour codes', () => {
+    const c = commentFor(item(test('failed')), []);
+    expect(c).toContain('Failed: a.spec.ts > suite > DEMO-2 works');
+    expect(c).toContain('expected 1 to be 2');
+    expect(c).not.toContain('\u001b');
+  });
+  it('a flaky pass names the failed attempts', () => {
+    expect(commentFor(item(test('flaky')), [])).toMatch(
+      /^Flaky: passed on attempt 2 after 1 failed attempt\(s\) \(retry 0\)/,
+    );
+  });
+  it('a plain pass has no comment', () => {
+    expect(commentFor(item(test('passed')), [])).toBe('');
+  });
+});
+
+describe('suite paths of files', () => {
+  it('folders and the file name without its test suffix', () => {
+    expect(suitePathOf('tests/shop/cart.spec.ts')).toBe('tests/shop/cart');
+    expect(suitePathOf('src\\util.test.mjs')).toBe('src/util');
+    expect(suitePathOf('e2e/login.cy.js')).toBe('e2e/login');
+  });
+});
+
+describe('summary', () => {
+  it('names the cycle, the defects, what was not delivered and how to replay it', () => {
+    const s: RunSummary = {
+      enabled: true,
+      mode: 'cycle',
+      dryRun: false,
+      byStatus: { passed: 3, failed: 1 },
+      results: 4,
+      delivered: 3,
+      cycle: { name: 'CI 7', id: 12, plan: 'DEMO-1' },
+      defects: { created: ['DEMO-20'], linked: [] },
+      attachments: { uploaded: 1, skipped: [], stored: [] },
+      unmapped: ['a.spec.ts > x'],
+      createdCases: [],
+      problems: [],
+      journaled: 1,
+      journalDir: '/p/.casebridge/journal',
+    };
+    const text = formatSummary(s);
+    expect(text).toContain('4 test result(s) (3 passed, 1 failed), mode cycle');
+    expect(text).toContain('cycle "CI 7" (id 12) of test plan DEMO-1');
+    expect(text).toContain('defects created: DEMO-20');
+    expect(text).toContain('1 result(s) not delivered: kept in /p/.casebridge/journal');
+    expect(text).toContain('casebridge replay');
+  });
+});
