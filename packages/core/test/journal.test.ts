@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -62,5 +62,22 @@ describe('journal', () => {
     await j.add('result', { attachment: kept });
     await j.pruneBlobs();
     expect(readdirSync(join(d, 'blobs'))).toEqual([kept.split(/[\\/]/).pop()]);
+  });
+});
+
+describe('journal claims', () => {
+  it('one process takes an entry; a dead claimer gives it back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-claim-'));
+    const j = new Journal(dir);
+    const e = await j.add('result', { n: 1 });
+    expect(await j.claim(e.id)).toBe(true);
+    expect(await j.claim(e.id)).toBe(false);
+    expect((await j.list()).entries).toEqual([]);
+    // A claim by a process that no longer exists (pid 2^22 + 1 is above Linux's pid_max default).
+    renameSync(join(dir, `${e.id}.json.claimed-${process.pid}`), join(dir, `${e.id}.json.claimed-4194305`));
+    expect((await j.list()).entries.map((x) => x.id)).toEqual([e.id]);
+    expect(await j.claim(e.id)).toBe(true);
+    await j.remove(e.id);
+    expect(readdirSync(dir).filter((f) => f.includes(e.id))).toEqual([]);
   });
 });

@@ -347,6 +347,7 @@ export class Engine {
     for (const path of listed.corrupt) this.problems.push(`journal entry ${path} is unreadable: moved aside`);
     for (const entry of listed.entries) {
       if (entry.kind !== 'result' || this.down) continue;
+      if (!(await journal.claim(entry.id))) continue;
       const item = entry.payload;
       this.journalIds.set(item, entry.id);
       this.items.push(item);

@@ -87,6 +87,8 @@ export class Journal {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], corrupt: [] };
       throw err;
     }
+    await this.releaseStaleClaims(names);
+    names = await readdir(this.dir);
     const entries: JournalEntry<T>[] = [];
     const corrupt: string[] = [];
     for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
@@ -105,9 +107,36 @@ export class Journal {
     return { entries, corrupt };
   }
 
-  /** Removes a delivered entry. */
+  /**
+   * Takes an entry for delivery: renamed to `<id>.json.claimed-<pid>`, so a second process replaying the same
+   * folder (shards on one machine) skips it. False when someone else took it first. A claim of a process that is no
+   * longer alive is given back by `list`.
+   */
+  async claim(id: string): Promise<boolean> {
+    try {
+      await rename(join(this.dir, `${id}.json`), join(this.dir, `${id}.json.claimed-${process.pid}`));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
+  /** Removes a delivered entry (claimed or not). */
   async remove(id: string): Promise<void> {
     await rm(join(this.dir, `${id}.json`), { force: true });
+    await rm(join(this.dir, `${id}.json.claimed-${process.pid}`), { force: true });
+  }
+
+  /** Gives back the claims of processes that died while delivering. */
+  private async releaseStaleClaims(names: string[]): Promise<void> {
+    for (const name of names) {
+      const m = /^(.*\.json)\.claimed-(\d+)$/.exec(name);
+      if (!m?.[1]) continue;
+      if (Number(m[2]) !== process.pid && alive(Number(m[2]))) continue;
+      if (Number(m[2]) === process.pid) continue;
+      await rename(join(this.dir, name), join(this.dir, m[1])).catch(() => undefined);
+    }
   }
 
   /** Removes blobs no entry refers to any more. */
@@ -123,5 +152,14 @@ export class Journal {
       return;
     }
     for (const b of blobs) if (!used.has(b)) await rm(join(this.dir, 'blobs', b), { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
