@@ -5,6 +5,7 @@ import type { ClientOptions } from '../src/client/base.js';
 import {
   AmbiguousError,
   type AuthOptions,
+  type CasebridgeError,
   ConfigError,
   ContentRepositoryClient,
   ForbiddenError,
@@ -13,6 +14,8 @@ import {
   NetworkError,
   NotFoundError,
   ResponseShapeError,
+  redact,
+  registerSecret,
   TestManagementClient,
   TimeoutError,
   UnauthorizedError,
@@ -397,5 +400,95 @@ describe('the scan', () => {
       for (const [what, secret] of secrets) if (text.includes(secret)) leaks.push(`${what} in ${source}`);
     }
     expect(leaks).toEqual([]);
+  });
+});
+
+describe('short secrets are redacted as whole tokens, long ones anywhere', () => {
+  /** The error `p` rejects with (not recorded for the scan: these texts are checked here). */
+  async function rejection(p: Promise<unknown>): Promise<CasebridgeError> {
+    try {
+      await p;
+    } catch (err) {
+      return err as CasebridgeError;
+    }
+    throw new Error('expected a failure');
+  }
+
+  it('over HTTP: the password `admin` leaves "administrator" readable and is removed where it stands alone', async () => {
+    // The demo administrator's password is `admin`; a client using it registers it (and its Basic value).
+    const admin = repo('admin', { type: 'basic', username: 'admin', password: 'admin' });
+    const tester = repo('tester', { type: 'basic', username: 'tester', password: 'tester' });
+    const refusal = await rejection(tester.repo.appAuth({ userId: 'admin' }));
+    expect(refusal).toBeInstanceOf(ForbiddenError);
+    // The service's own words. The user name `tester` is that user's password too: a whole token, so it goes; the
+    // request path ends in the user id `admin`, which is the administrator's password, so it goes as well.
+    expect(refusal.message).toMatch(/User \*\*\* may not issue tickets: .* needs an administrator/);
+    expect(refusal.bodyExcerpt).toMatch(/User \*\*\* may not issue tickets: .* needs an administrator/);
+    expect(refusal.path).toBe('/edu-sharing/rest/authentication/v1/appauth/***');
+
+    const inAdmin = await rejection(
+      admin.storeFile({ data: 'x', fileName: 'x.txt' }, { parentNodeId: 'admin', renameIfExists: false }),
+    );
+    expect(inAdmin).toBeInstanceOf(NotFoundError);
+    expect(inAdmin.path).toBe('/edu-sharing/rest/node/v1/nodes/-home-/***/children');
+    const inAdministrator = await rejection(
+      admin.storeFile({ data: 'x', fileName: 'x.txt' }, { parentNodeId: 'administrator' }),
+    );
+    expect(inAdministrator.path).toBe('/edu-sharing/rest/node/v1/nodes/-home-/administrator/children');
+    expect(inAdministrator.message).toContain('/administrator/');
+  });
+
+  it('a short secret is removed between delimiters and kept inside other words', () => {
+    registerSecret('admin');
+    for (const text of [
+      'admin',
+      'password=admin&next=1',
+      'user:admin@host',
+      '"password": "admin"',
+      "password 'admin'",
+      'a,admin,b',
+      '/nodes/admin/children',
+      'tab\tadmin\nnext line',
+      'admin.',
+      '(admin)',
+    ]) {
+      expect(redact(text), text).not.toMatch(/(^|[^\p{L}\p{N}_])admin($|[^\p{L}\p{N}_])/u);
+      expect(redact(text), text).toContain('***');
+    }
+    for (const text of ['administrator', 'badminton', 'sysadmin', 'admin2', 'admin_user', 'Admin', 'ädmin', 'adminé']) {
+      expect(redact(text), text).toBe(text);
+    }
+    expect(redact('admin administrator admin')).toBe('*** administrator ***');
+  });
+
+  it('a short secret that begins or ends with punctuation needs a delimiter only on its word side', () => {
+    registerSecret('!pw7');
+    expect(redact('key=x!pw7 next')).toBe('key=x*** next');
+    expect(redact('x!pw7y')).toBe('x!pw7y');
+  });
+
+  it('the percent-encoded form of a short secret is redacted too', () => {
+    registerSecret('p@s');
+    expect(redact('q=p%40s&r=1 and p@s')).toBe('q=***&r=1 and ***');
+    expect(redact('up%40side')).toBe('up%40side');
+  });
+
+  it('a secret of 8 characters or more is redacted anywhere, glued to other text too', () => {
+    registerSecret('Gl8edSecret');
+    expect(redact('xxGl8edSecretyy')).toBe('xx***yy');
+  });
+
+  it('Basic values are still redacted: long ones anywhere, short ones as tokens', () => {
+    // A client registers the Base64 of `user:password`.
+    repo('long basic', { type: 'basic', username: 'admin', password: 'admin' });
+    const long = b64('admin:admin');
+    expect(redact(`cred=${long}`)).toBe('cred=***');
+    expect(redact(`x${long}y`)).toBe('x***y');
+    repo('short basic', { type: 'basic', username: 'u', password: 'p' });
+    const short = b64('u:p');
+    expect(short).toHaveLength(4);
+    expect(redact(`credentials ${short} sent`)).toBe('credentials *** sent');
+    expect(redact(`Authorization: Basic ${short}`)).toBe('Authorization: ***');
+    expect(redact(`"${short}"`)).toBe('"***"');
   });
 });

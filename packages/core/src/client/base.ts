@@ -119,6 +119,11 @@ export type OutputOf<Op> =
 /** Per-call options. */
 export interface CallOptions {
   signal?: AbortSignal;
+  /**
+   * Whether a 429/502/503/504 answer may be sent again (default: always, within the client's retry options). A
+   * refused answer fails the call at once with its typed error, not retryable.
+   */
+  retryAnswer?: (answer: { status: number; headers: Record<string, string | string[] | undefined> }) => boolean;
 }
 
 /** A method of a client group. Input is optional when the operation needs none. */
@@ -233,6 +238,7 @@ export class ServiceClient {
         body,
         creates: op.creates === true,
         signal: options.signal,
+        retryAnswer: options.retryAnswer,
       });
       if (res.status === 401 && authenticate && !renewed && this.authenticator.renewable) {
         await this.authenticator.renew(auth.generation);

@@ -21,6 +21,15 @@ const REPO = {
 } as const;
 const REPO_UPLOADS = { uploadContent: repoUploadContent } as const;
 
+/**
+ * The repository refuses an upload over the owner's storage quota with 503 and no Retry-After: sending the file
+ * again cannot help (and would send all of it again), so such an answer is final. A 503 with Retry-After is an
+ * overloaded server or a proxy, and is retried as usual.
+ */
+function notQuotaRefusal(answer: { status: number; headers: Record<string, unknown> }): boolean {
+  return !(answer.status === 503 && answer.headers['retry-after'] === undefined);
+}
+
 export interface StoreFileOptions {
   /** Name of the node; defaults to the file's base name. */
   name?: string;
@@ -52,12 +61,31 @@ export class ContentRepositoryClient extends ServiceClient {
       async (self) => (self as ContentRepositoryClient).login(),
       'EDU-TICKET',
     );
-    this.repo = { ...bindGroup(this, REPO), ...bindUploads(this, REPO_UPLOADS) };
+    const uploads = bindUploads(this, REPO_UPLOADS);
+    this.repo = {
+      ...bindGroup(this, REPO),
+      uploadContent: (input, options) =>
+        uploads.uploadContent(input, { ...options, retryAnswer: options?.retryAnswer ?? notQuotaRefusal }),
+    };
   }
 
-  /** Checks the credentials: resolves with the session information, or throws UnauthorizedError. */
+  /**
+   * Checks the credentials: resolves with the session information, or throws UnauthorizedError.
+   *
+   * The service answers this call with 200 even for a session or ticket it has dropped (`isValidLogin: false`), so
+   * the renewal after a 401 that other calls get never happens here. When the client can renew (session mode, or a
+   * ticket obtained with user name and password), an invalid answer leads to one renewal and one more check, and
+   * that second answer decides; Basic, Bearer and a given ticket are checked once.
+   */
   async validateSession(options?: CallOptions) {
-    const info = await this.repo.validateSession(undefined, options);
+    const renewable = this.authenticator.renewable;
+    // The credential the check is about to use: a renewal made meanwhile by another call is not repeated.
+    const generation = renewable ? (await this.authenticator.headers()).generation : 0;
+    let info = await this.repo.validateSession(undefined, options);
+    if (!info.isValidLogin && renewable) {
+      await this.authenticator.renew(generation);
+      info = await this.repo.validateSession(undefined, options);
+    }
     if (!info.isValidLogin) {
       throw new UnauthorizedError(`The content repository refused the credentials (${info.statusCode})`, {
         operation: repoValidateSession.id,
@@ -70,7 +98,8 @@ export class ContentRepositoryClient extends ServiceClient {
 
   /**
    * Stores a file in two steps (create the node, then upload its content) and returns the node with its downloadUrl.
-   * The file is streamed from disk.
+   * The file is streamed from disk. An upload over the owner's storage quota fails at once (HttpError 503, not
+   * retryable) instead of sending the file again.
    */
   async storeFile(file: FileInput, options: StoreFileOptions = {}) {
     const fileName =

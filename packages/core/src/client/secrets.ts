@@ -11,8 +11,50 @@ const secrets = new Set<string>();
 export const REDACTED = '***';
 
 /**
- * Registers a secret. Values shorter than 4 characters are registered too (a 3-letter password is still a
- * password), but empty strings are ignored. The Basic-auth encoding of `user:secret` is registered by the auth code.
+ * Secrets shorter than this many characters are replaced only where they stand as a whole token. A short password
+ * such as `admin` also occurs inside unrelated words, and replacing it there ("administrator" → "***istrator")
+ * makes messages unreadable without hiding anything; a longer value hardly occurs by chance, so it is replaced
+ * wherever it occurs, even glued to other text.
+ */
+export const WHOLE_TOKEN_BELOW = 8;
+
+/** A character that continues a word: a letter, a digit or `_` (any script). */
+const WORD_START = /^[\p{L}\p{N}_]/u;
+const WORD_END = /[\p{L}\p{N}_]$/u;
+
+/**
+ * `text` with every whole-token occurrence of `secret` replaced. An occurrence is a whole token when it is not
+ * continued by a word character on either side: the start or end of the text, whitespace, quotes and punctuation
+ * (`:`, `=`, `&`, `,`, `/`, `@`, `;`, `.`, `-`, ...) all delimit. A secret that begins or ends with punctuation
+ * needs no delimiter on that side, as with a regular expression's `\b`.
+ */
+function replaceWholeTokens(text: string, secret: string): string {
+  const guardStart = WORD_START.test(secret);
+  const guardEnd = WORD_END.test(secret);
+  let out = '';
+  let from = 0;
+  let at = text.indexOf(secret);
+  while (at !== -1) {
+    const end = at + secret.length;
+    // Two code units each side, so that a letter outside the BMP is seen whole.
+    const whole =
+      (!guardStart || !WORD_END.test(text.slice(Math.max(0, at - 2), at))) &&
+      (!guardEnd || !WORD_START.test(text.slice(end, end + 2)));
+    if (whole) {
+      out += text.slice(from, at) + REDACTED;
+      from = end;
+      at = text.indexOf(secret, end);
+    } else {
+      at = text.indexOf(secret, at + 1);
+    }
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/**
+ * Registers a secret. Short values are registered too (a 3-letter password is still a password) and replaced as
+ * whole tokens (see WHOLE_TOKEN_BELOW); empty strings are ignored. The Basic-auth encoding of `user:secret` is
+ * registered by the auth code.
  */
 export function registerSecret(value: string | undefined | null): void {
   if (!value) return;
@@ -22,14 +64,18 @@ export function registerSecret(value: string | undefined | null): void {
   if (encoded !== value) secrets.add(encoded);
 }
 
-/** Replaces every registered secret, every `Authorization` value and URL credentials in `text`. */
+/**
+ * Replaces every registered secret (short ones as whole tokens only), every `Authorization` value and URL
+ * credentials in `text`.
+ */
 export function redact(text: string): string {
   if (!text) return text;
   let out = text;
   // Longest first, so a secret that contains another is replaced whole.
   const ordered = [...secrets].sort((a, b) => b.length - a.length);
   for (const s of ordered) {
-    if (out.includes(s)) out = out.split(s).join(REDACTED);
+    if (!out.includes(s)) continue;
+    out = [...s].length < WHOLE_TOKEN_BELOW ? replaceWholeTokens(out, s) : out.split(s).join(REDACTED);
   }
   return (
     out

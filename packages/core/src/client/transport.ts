@@ -85,6 +85,11 @@ export interface TransportRequest {
    */
   creates: boolean;
   signal?: AbortSignal;
+  /**
+   * Whether a 429/502/503/504 answer may be sent again; default yes. An answer it refuses is returned as it came,
+   * at once, for the client to turn into its typed error.
+   */
+  retryAnswer?: (res: TransportResponse) => boolean;
 }
 
 export interface TransportResponse {
@@ -364,7 +369,7 @@ export class Transport {
       }
       const res = outcome.res;
       res.retries = attempt;
-      if (!RETRY_STATUSES.has(res.status)) return res;
+      if (!RETRY_STATUSES.has(res.status) || req.retryAnswer?.(res) === false) return res;
       const delay = this.statusDelay(req, res, attempt, info);
       this.log('debug', `${req.method} ${info.path}: HTTP ${res.status}; retry in ${delay} ms`);
       this.stats.retries += 1;
