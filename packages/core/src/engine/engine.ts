@@ -17,7 +17,7 @@ import { type CasebridgeConfig, expandTemplate, loadConfig } from './config.js';
 import { type Caller, caller, Delivery, PermanentProblem } from './delivery.js';
 import { Journal } from './journal.js';
 import { keyPattern, type MappingFile, mappingKey, mappingProblems, resolveKeys, titleWithoutKeys } from './mapping.js';
-import { displayName, outcomeOf, type TestResult } from './model.js';
+import { displayName, outcomeOf, type ResultAttachment, type ResultStep, type TestResult } from './model.js';
 import { formatSummary, markdownSummary } from './summary.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
 import { needsDetails, type Target, type WorkItem } from './work.js';
@@ -428,16 +428,24 @@ export class Engine {
     let n = 0;
     for (const item of items) {
       try {
+        // In-memory files (of the attempts and of their steps) become blobs beside the entries: JSON has no bytes.
+        const toBlob = async (f: ResultAttachment): Promise<ResultAttachment> =>
+          f.body ? { name: f.name, contentType: f.contentType, path: await journal.putBlob(f.body) } : f;
+        const steps = (list: ResultStep[]): Promise<ResultStep[]> =>
+          Promise.all(
+            list.map(async (st) => ({
+              ...st,
+              attachments: await Promise.all(st.attachments.map(toBlob)),
+              steps: await steps(st.steps),
+            })),
+          );
         const test: TestResult = {
           ...item.test,
           attempts: await Promise.all(
             item.test.attempts.map(async (a) => ({
               ...a,
-              attachments: await Promise.all(
-                a.attachments.map(async (f) =>
-                  f.body ? { name: f.name, contentType: f.contentType, path: await journal.putBlob(f.body) } : f,
-                ),
-              ),
+              attachments: await Promise.all(a.attachments.map(toBlob)),
+              steps: await steps(a.steps),
             })),
           ),
         };
