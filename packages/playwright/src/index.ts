@@ -1,0 +1,120 @@
+import { dirname } from 'node:path';
+import { Engine } from '@casebridge/core';
+import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
+import { isFinal, type Paths, toPlanned, toTestResult } from './translate.js';
+
+/**
+ * The casebridge reporter for Playwright Test:
+ *
+ * ```ts
+ * reporter: [['list'], ['@casebridge/playwright', { url: 'https://jira.example.com', projectKey: 'PROJ' }]]
+ * ```
+ *
+ * The options are casebridge's (see `@casebridge/core`); they can also come from `CASEBRIDGE_*` variables and
+ * `casebridge.config.json` beside the Playwright config. The reporter only translates: each finished test (all its
+ * attempts) goes to the engine, which maps keys, delivers in the background and journals what it could not send.
+ *
+ * Nothing thrown here reaches Playwright (from 1.62 a reporter error fails the run): every hook catches and prints
+ * one line. The run fails because of casebridge only with `failOnError`.
+ */
+export default class CasebridgeReporter implements Reporter {
+  private readonly options: Record<string, unknown> = {};
+  private readonly configDir: string | undefined;
+  /** Playwright's private `_mode` option: `test`, `list` or `merge`. */
+  private readonly mode: unknown;
+  private engine: Engine | undefined;
+  private paths: Paths = { root: process.cwd() };
+  /** Tests with an attempt that were not handed over yet: a retry may follow. */
+  private readonly waiting = new Set<TestCase>();
+  private readonly printed = new Set<string>();
+
+  constructor(options: Record<string, unknown> = {}) {
+    let configDir: unknown;
+    try {
+      const { configDir: dir, _mode, ...rest } = options ?? {};
+      configDir = dir;
+      this.mode = _mode;
+      // Playwright adds private keys (`_mode`, `_commandHash`) to every reporter's options: they are not ours.
+      this.options = Object.fromEntries(Object.entries(rest).filter(([key]) => !key.startsWith('_')));
+    } catch (err) {
+      this.problem('reading the options', err);
+    }
+    this.configDir = typeof configDir === 'string' ? configDir : undefined;
+  }
+
+  printsToStdio(): boolean {
+    return false;
+  }
+
+  onBegin(config: FullConfig, suite: Suite): void {
+    try {
+      // `playwright test --list` runs nothing: nothing to report, and no reason to reach the service.
+      if (this.mode === 'list') return;
+      // The project root is the config's folder: the mapping file, casebridge.config.json and the journal live
+      // there, and test files are named relative to it (`tests/login.spec.ts`). Playwright's `config.rootDir` is
+      // the testDir.
+      const root =
+        this.configDir || (config.configFile ? dirname(config.configFile) : '') || config.rootDir || process.cwd();
+      this.paths = { root, testDir: config.rootDir || undefined };
+      this.engine = Engine.create(this.options, {
+        cwd: root,
+        runner: { name: 'playwright', version: config.version },
+        ...(config.shard ? { shard: { current: config.shard.current, total: config.shard.total } } : {}),
+      });
+      if (this.engine.enabled) this.engine.begin({ tests: suite.allTests().map((t) => toPlanned(t, this.paths)) });
+    } catch (err) {
+      this.problem('onBegin', err);
+    }
+  }
+
+  onTestEnd(test: TestCase, result: TestResult): void {
+    try {
+      if (!this.engine?.enabled) return;
+      this.waiting.add(test);
+      // A merged report replays every event at once: handing each test over at the end loses nothing and is right
+      // even for serial groups, whose mode a merged report does not carry.
+      if (this.mode !== 'merge' && isFinal(test, result)) this.handOver(test);
+    } catch (err) {
+      this.problem('onTestEnd', err);
+    }
+  }
+
+  async onEnd(_result: FullResult): Promise<{ status?: FullResult['status'] } | undefined> {
+    try {
+      const engine = this.engine;
+      if (!engine) return undefined;
+      // Tests whose retry never came: the run stopped (max failures, interruption) or Playwright did not retry.
+      for (const test of [...this.waiting]) {
+        try {
+          this.handOver(test);
+        } catch (err) {
+          this.problem('onEnd', err);
+        }
+      }
+      const r = await engine.end();
+      if (r.failed) return { status: 'failed' };
+    } catch (err) {
+      this.problem('onEnd', err);
+    }
+    return undefined;
+  }
+
+  private handOver(test: TestCase): void {
+    this.waiting.delete(test);
+    if (test.results.length > 0) this.engine?.add(toTestResult(test, test.results, this.paths));
+  }
+
+  /** One line per distinct problem on stderr; the test run goes on. */
+  private problem(where: string, err: unknown): void {
+    const line = `casebridge: the Playwright reporter failed in ${where} and goes on without it: ${
+      err instanceof Error ? err.message : String(err)
+    }`;
+    if (this.printed.has(line) || this.printed.size > 20) return;
+    this.printed.add(line);
+    try {
+      process.stderr.write(`${line}\n`);
+    } catch {
+      // Nothing left to tell it with.
+    }
+  }
+}
