@@ -1,0 +1,39 @@
+import { defineConfig } from '@playwright/test';
+import { chromiumPath, hasChromium, noChromium } from './tests/support';
+
+const port = Number(process.env.EXAMPLE_PORT ?? 3210);
+
+// Workers load this file too: say it once, from the main process.
+if (!hasChromium && process.env.TEST_WORKER_INDEX === undefined) console.warn(noChromium);
+
+export default defineConfig({
+  testDir: 'tests',
+  retries: 1,
+  timeout: 15_000,
+  expect: { timeout: 2_000 },
+  reporter: [
+    ['list'],
+    [
+      '@casebridge/playwright',
+      {
+        // Credentials come from CASEBRIDGE_TOKEN (or CASEBRIDGE_USER / CASEBRIDGE_PASSWORD), which the reporter reads
+        // itself; any other option can come from CASEBRIDGE_* as well (CASEBRIDGE_MODE=cycle, CASEBRIDGE_DRY_RUN=1).
+        url: process.env.CASEBRIDGE_URL ?? 'http://127.0.0.1:8990',
+        projectKey: process.env.CASEBRIDGE_PROJECT ?? 'DEMO',
+        testPlan: process.env.CASEBRIDGE_TEST_PLAN ?? 'DEMO-1',
+      },
+    ],
+  ],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    screenshot: 'only-on-failure',
+    launchOptions: { executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu'] },
+  },
+  projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
+  webServer: {
+    command: 'node app/server.mjs',
+    url: `http://127.0.0.1:${port}/api/health`,
+    env: { PORT: String(port) },
+    reuseExistingServer: !process.env.CI,
+  },
+});
