@@ -1,0 +1,102 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Engine, type TestResult } from '@casebridge/core';
+import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, ROOT, run } from './support/runner.js';
+import { cycleState } from './support/state.js';
+
+/** The `casebridge` command, built, as a user runs it. */
+
+const CLI = join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
+
+describe('casebridge demo', () => {
+  it('runs the Playwright example into the emulator and prints what arrived and where to look', async () => {
+    const out = await run(process.execPath, [CLI, 'demo', '--port', '0'], ROOT);
+    expect(out.code, out.stderr).toBe(0);
+    const text = out.stdout + out.stderr;
+    expect(text).toMatch(/emulator with demo data at http:\/\/127\.0\.0\.1:\d+/);
+    // The reporter's own summary, then the demo's table read back from the emulator.
+    expect(text).toMatch(/casebridge: 7 test result\(s\)/);
+    const row = text.split('\n').find((l) => l.startsWith('playwright  Demo playwright'));
+    expect(row, text).toBeDefined();
+    const cells = (row ?? '').split(/\s{2,}/);
+    // runner, cycle, id, runs, passed, failed, blocked, not tested, defects, files. Without Chromium the example's
+    // browser tests are skipped (it says so) and only its API tests report.
+    if (hasChromium) {
+      expect(cells.slice(3, 8)).toEqual(['6', '5', '1', '0', '0']);
+      expect(cells[8]).toMatch(/^DEMO-\d+$/);
+      expect(Number(cells[9])).toBeGreaterThanOrEqual(1);
+    } else {
+      expect(text).toMatch(/Chromium not found/);
+    }
+    expect(text).toContain('/swagger');
+  });
+
+  it('--help lists the commands with examples; an unknown command is a usage error', async () => {
+    const help = await run(process.execPath, [CLI, '--help'], ROOT);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/demo[\s\S]*replay[\s\S]*emulator[\s\S]*Examples:/);
+    const wrong = await run(process.execPath, [CLI, 'frobnicate'], ROOT);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('unknown command "frobnicate"');
+  });
+});
+
+describe('casebridge replay', () => {
+  let emu: RunningEmulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0 });
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+
+  it('delivers what a run left in the journal, once, and is safe to run twice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cb-replay-'));
+    const options = {
+      url: 'http://127.0.0.1:9',
+      token: 'casebridge-dev-token',
+      projectKey: 'DEMO',
+      mode: 'cycle',
+      testPlan: 'DEMO-1',
+      cycle: 'CI replayed',
+      flushTimeoutMs: 3000,
+    };
+    const engine = Engine.create(options, { cwd: dir, runner: { name: 'playwright' }, env: {}, out: () => undefined });
+    const test = (title: string, status: 'passed' | 'failed'): TestResult => ({
+      id: title,
+      file: 'a.spec.ts',
+      titlePath: [title],
+      tags: [],
+      annotations: [],
+      attempts: [
+        {
+          retry: 0,
+          status,
+          durationMs: 1,
+          errors: status === 'failed' ? [{ message: 'boom' }] : [],
+          steps: [],
+          attachments: [],
+        },
+      ],
+    });
+    engine.begin();
+    engine.add(test('DEMO-2 a', 'passed'));
+    engine.add(test('DEMO-5 b', 'failed'));
+    expect((await engine.end()).summary.journaled).toBe(2);
+
+    const env = { CASEBRIDGE_URL: emu.url, CASEBRIDGE_TOKEN: 'casebridge-dev-token', CASEBRIDGE_PROJECT: 'DEMO' };
+    for (let i = 0; i < 2; i++) {
+      const out = await run(process.execPath, [CLI, 'replay', dir], ROOT, env);
+      expect(out.code, out.stdout + out.stderr).toBe(0);
+      expect(out.stdout).not.toContain('casebridge-dev-token');
+    }
+    expect(cycleState(emu, 'CI replayed').map((r) => [r.key, r.status])).toEqual([
+      ['DEMO-2', 'Passed'],
+      ['DEMO-5', 'Failed'],
+    ]);
+    expect(readdirSync(join(dir, '.casebridge', 'journal')).filter((f) => f.endsWith('.json'))).toEqual([]);
+  });
+});
