@@ -355,6 +355,7 @@ export class Transport {
       info.retries = attempt;
       if (req.signal?.aborted) throw new AbortedError(info);
       let outcome: { res: TransportResponse } | { err: unknown };
+      const started = Date.now();
       try {
         outcome = { res: await this.queue.add(() => this.exchange(req), { signal: req.signal }) };
       } catch (err) {
@@ -369,6 +370,7 @@ export class Transport {
       }
       const res = outcome.res;
       res.retries = attempt;
+      this.log('debug', `${req.method} ${info.path} -> HTTP ${res.status} in ${Date.now() - started} ms`);
       if (!RETRY_STATUSES.has(res.status) || req.retryAnswer?.(res) === false) return res;
       const delay = this.statusDelay(req, res, attempt, info);
       this.log('debug', `${req.method} ${info.path}: HTTP ${res.status}; retry in ${delay} ms`);
