@@ -1,9 +1,9 @@
-import { AmbiguousError } from '../client/errors.js';
+import { AmbiguousError, NotFoundError } from '../client/errors.js';
 import type { TestManagementClient } from '../client/tm.js';
 import type { CasebridgeConfig } from './config.js';
 import { expandTemplate } from './config.js';
-import { fingerprintOf } from './fingerprint.js';
-import { displayName, lastAttempt } from './model.js';
+import { fingerprintOf, primaryError } from './fingerprint.js';
+import { displayName } from './model.js';
 import { ciBuildUrl, truncate } from './text.js';
 import type { RunnerInfo } from './types.js';
 import type { WorkItem } from './work.js';
@@ -17,6 +17,12 @@ import type { WorkItem } from './work.js';
  * sent again.
  */
 
+/**
+ * The search-and-create under way per fingerprint, process-wide (engines of one process queue behind each other);
+ * an entry goes when it settles. What was found or filed is remembered per run only (`DefectInput.known`): a later
+ * run in the same process (watch mode, a replay) searches again, because the defect may have been closed or
+ * deleted meanwhile.
+ */
 const inFlight = new Map<string, Promise<{ key: string; created: boolean }>>();
 
 export interface DefectInput {
@@ -26,6 +32,8 @@ export interface DefectInput {
   runId: number;
   /** The run step that failed, when the failure belongs to a step: the defect is filed from the step. */
   stepRunId?: number;
+  /** Defects this run found or filed, by fingerprint key: a second failure with the same fingerprint links it. */
+  known: Map<string, string>;
   runner: RunnerInfo;
   signal: AbortSignal;
 }
@@ -41,12 +49,19 @@ export function findOrFileDefect(input: DefectInput): Promise<{ key: string; cre
   const prev = inFlight.get(k);
   const next = (prev ?? Promise.resolve(undefined))
     .catch(() => undefined)
-    .then(async (earlier) => {
-      // A second failure with the same fingerprint in this process links the defect of the first.
-      if (earlier) return { key: earlier.key, created: false };
-      return fileOrLink(input, project, fp.hash);
+    .then(async () => {
+      // A second failure with the same fingerprint in this run links the defect of the first.
+      const earlier = input.known.get(k);
+      if (earlier) return { key: earlier, created: false };
+      const found = await fileOrLink(input, project, fp.hash);
+      input.known.set(k, found.key);
+      return found;
     });
   inFlight.set(k, next);
+  const forget = () => {
+    if (inFlight.get(k) === next) inFlight.delete(k);
+  };
+  next.then(forget, forget);
   return next;
 }
 
@@ -71,11 +86,18 @@ async function fileOrLink(
   const closed = found[found.length - 1];
   const fields = defectFields(input, project, hash, closed?.key);
   const create = async () => {
-    const answer =
-      input.stepRunId !== undefined
-        ? await tm.defects.createRunStepBug({ runStepId: input.stepRunId, fields }, { signal })
-        : await tm.defects.createRunBug({ runId: input.runId, fields }, { signal });
-    return answer.key;
+    try {
+      const answer =
+        input.stepRunId !== undefined
+          ? await tm.defects.createRunStepBug({ runStepId: input.stepRunId, fields }, { signal })
+          : await tm.defects.createRunBug({ runId: input.runId, fields }, { signal });
+      return answer.key;
+    } catch (err) {
+      // The older service variant cannot file a defect from a run (404 on the route): create the issue in Jira;
+      // the run update that follows links it to the run.
+      if (!(err instanceof NotFoundError)) throw err;
+      return (await tm.jira.createIssue({ fields }, { signal })).key;
+    }
   };
   try {
     return { key: await create(), created: true };
@@ -89,7 +111,7 @@ async function fileOrLink(
 
 function defectFields(input: DefectInput, project: string, hash: string, regressionOf: string | undefined) {
   const t = input.item.test;
-  const err = lastAttempt(t)?.errors[0];
+  const err = primaryError(t);
   const firstLine = (err?.message ?? 'failed').split('\n').find((l) => l.trim() !== '') ?? 'failed';
   const title = t.titlePath[t.titlePath.length - 1] ?? displayName(t);
   const tag = ` [${marker(hash)}]`;

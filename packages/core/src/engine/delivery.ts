@@ -71,10 +71,18 @@ export class Delivery {
   private runs = new Map<string, Map<string, number>>();
   private runSteps = new Map<number, Promise<RunStepInfo[]>>();
   private ensureChain = new Map<string, Promise<unknown>>();
+  /** Ad hoc run creation per case key, one after the other (see adhocRun). */
+  private adhocChain = new Map<string, Promise<unknown>>();
+  /** Ad hoc runs this process created or adopted: never adopted again. */
+  private readonly adhocClaimed = new Set<number>();
   private bulkUnsupported = false;
+  /** The older service variant has no attachment operations (404 on the route): files are named in the comment. */
+  private uploadsUnsupported = false;
   private sequenceNo = 0;
   readonly cycleSeen: CycleInfo[] = [];
   readonly defects = { created: new Set<string>(), linked: new Set<string>() };
+  /** Defects found or filed by this run, by fingerprint (see findOrFileDefect). */
+  private readonly knownDefects = new Map<string, string>();
   readonly files = { uploaded: 0, skipped: [] as string[], stored: [] as string[] };
   readonly badKeys = new Set<string>();
 
@@ -255,11 +263,13 @@ export class Delivery {
   private async addToCycle(cycle: CycleInfo, keys: string[]): Promise<void> {
     const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, addTestCaseKeys: keys };
     try {
-      await this.api.call(
-        'cycles.addMembersToTestCycle',
-        input,
-        () => this.tm.cycles.addMembersToTestCycle(input, this.o),
-        () => undefined,
+      await this.withCycleOpen(cycle, () =>
+        this.api.call(
+          'cycles.addMembersToTestCycle',
+          input,
+          () => this.tm.cycles.addMembersToTestCycle(input, this.o),
+          () => undefined,
+        ),
       );
     } catch (err) {
       // The answer was lost: the runs list read next shows what happened; a missing run is added on the next batch.
@@ -368,7 +378,23 @@ export class Delivery {
 
   // ---- ad hoc mode ----
 
-  private async adhocRun(item: WorkItem): Promise<number> {
+  /**
+   * The ad hoc run of a result: created, or adopted (after a lost answer, or in a replay the run a crashed process
+   * created). Creates for one case run one after the other, and a run this process created or adopted is never
+   * adopted again: the untouched run found after a lost answer is the one that create made, not the run of another
+   * result for the same case that is about to be written.
+   */
+  private adhocRun(item: WorkItem, replaying: boolean): Promise<number> {
+    const prev = this.adhocChain.get(item.key) ?? Promise.resolve();
+    const next = prev.catch(() => undefined).then(() => this.adhocRunNow(item, replaying));
+    this.adhocChain.set(item.key, next);
+    return next;
+  }
+
+  private async adhocRunNow(item: WorkItem, replaying: boolean): Promise<number> {
+    // A replay after a crash may find the run it created last time: adopt it instead of creating another.
+    const adopted = replaying && !this.api.dryRun ? await this.untouchedAdhocRun(item.key) : undefined;
+    if (adopted !== undefined) return adopted;
     const input = { testCaseIssueKey: item.key };
     try {
       const run = await this.api.call(
@@ -377,6 +403,7 @@ export class Delivery {
         () => this.tm.runs.adhocCreate(input, this.o),
         () => ({ id: ++this.sequenceNo }) as { id: number },
       );
+      this.adhocClaimed.add(run.id);
       return run.id;
     } catch (err) {
       if (err instanceof NotFoundError) {
@@ -385,17 +412,23 @@ export class Delivery {
       }
       if (!(err instanceof AmbiguousError)) throw err;
       // The create may have happened: adopt the newest untouched ad hoc run of the case, or create again.
-      const adopted = await this.untouchedAdhocRun(item.key);
-      if (adopted !== undefined) return adopted;
+      const found = await this.untouchedAdhocRun(item.key);
+      if (found !== undefined) return found;
       const run = await this.tm.runs.adhocCreate(input, this.o);
+      this.adhocClaimed.add(run.id);
       return run.id;
     }
   }
 
+  /** The newest untouched ad hoc run of the case that this process has not taken yet; taken by this call. */
   private async untouchedAdhocRun(key: string): Promise<number | undefined> {
     const runs = await this.tm.runs.adhocTestRuns({ testCaseIssueKey: key }, this.o);
-    const fresh = runs.filter((r) => r.status === 'Not Tested' && !r.executedBy && !r.comment);
-    return fresh.sort((a, b) => b.id - a.id)[0]?.id;
+    const fresh = runs.filter(
+      (r) => r.status === 'Not Tested' && !r.executedBy && !r.comment && !this.adhocClaimed.has(r.id),
+    );
+    const id = fresh.sort((a, b) => b.id - a.id)[0]?.id;
+    if (id !== undefined) this.adhocClaimed.add(id);
+    return id;
   }
 
   // ---- one result with details ----
@@ -417,9 +450,7 @@ export class Delivery {
         }
         p.runId = runId;
       } else {
-        // A replay after a crash may find the run it created last time: adopt it instead of creating another.
-        const adopted = replaying && !this.api.dryRun ? await this.untouchedAdhocRun(item.key) : undefined;
-        p.runId = adopted ?? (await this.adhocRun(item));
+        p.runId = await this.adhocRun(item, replaying);
       }
     } else if (t.mode === 'cycle') {
       cycle = await this.ensureCycle(t);
@@ -433,7 +464,7 @@ export class Delivery {
       failedStepId = await this.writeSteps(cycle, runId, topSteps(item.test));
       p.steps = true;
     }
-    const notes = await this.sendFiles(item, runId, replaying);
+    const notes = await this.sendFiles(cycle, item, runId, replaying);
 
     const bugs: string[] = [];
     const wantsDefect =
@@ -441,15 +472,19 @@ export class Delivery {
       (outcome === 'failed' || (outcome === 'flaky' && this.config.defects.onFlaky)) &&
       !this.api.dryRun;
     if (wantsDefect && !p.defect) {
-      const d = await findOrFileDefect({
-        tm: this.tm,
-        config: this.config,
-        item,
-        runId,
-        stepRunId: failedStepId,
-        runner: this.runner,
-        signal: this.signal,
-      });
+      // Filing from a run is a run write: refused (403) when someone completed the cycle meanwhile.
+      const d = await this.withCycleOpen(cycle, () =>
+        findOrFileDefect({
+          tm: this.tm,
+          config: this.config,
+          item,
+          runId,
+          stepRunId: failedStepId,
+          known: this.knownDefects,
+          runner: this.runner,
+          signal: this.signal,
+        }),
+      );
       p.defect = d.key;
       p.defectCreated = d.created;
     }
@@ -519,7 +554,12 @@ export class Delivery {
   }
 
   /** Uploads the selected files; large ones go to the content repository when configured. Returns comment lines. */
-  private async sendFiles(item: WorkItem, runId: number, replaying: boolean): Promise<string[]> {
+  private async sendFiles(
+    cycle: CycleInfo | undefined,
+    item: WorkItem,
+    runId: number,
+    replaying: boolean,
+  ): Promise<string[]> {
     const p: Progress = item.progress;
     p.uploaded ??= [];
     p.stored ??= {};
@@ -527,9 +567,14 @@ export class Delivery {
     const chosen = selectedAttachments(item.test, this.config.attachments);
     if (chosen.length === 0) return notes;
     let existing: Set<string> | undefined;
-    if (replaying && !this.api.dryRun) {
-      const list = await this.tm.attachments.getAttachmentDetails({ runId }, this.o);
-      existing = new Set(list.map((f) => f.fileName));
+    if (replaying && !this.api.dryRun && !this.uploadsUnsupported) {
+      try {
+        const list = await this.tm.attachments.getAttachmentDetails({ runId }, this.o);
+        existing = new Set(list.map((f) => f.fileName));
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err;
+        this.uploadsUnsupported = true;
+      }
     }
     const names = new Set<string>();
     for (const { attachment, step } of chosen) {
@@ -568,27 +613,41 @@ export class Delivery {
         this.files.skipped.push(fileName);
         continue;
       }
+      if (this.uploadsUnsupported) {
+        notes.push(`${fileName} not uploaded: the service has no attachment upload`);
+        continue;
+      }
       const upload = () =>
         step === undefined
           ? this.tm.attachments.addToRun({ runId, file }, this.o)
           : this.tm.attachments.addToRunStep({ runId, stepno: step, file }, this.o);
       try {
-        await this.api.call(
-          step === undefined ? 'attachments.addToRun' : 'attachments.addToRunStep',
-          { runId, ...(step === undefined ? {} : { stepno: step }), fileName, bytes: size },
-          upload,
-          () => undefined,
-        );
-      } catch (err) {
-        if (!(err instanceof AmbiguousError)) {
-          // A step number the run does not have: attach to the run instead.
-          if (step !== undefined && err instanceof CasebridgeError && (err.status === 404 || err.status === 500)) {
-            await this.tm.attachments.addToRun({ runId, file }, this.o);
-          } else throw err;
-        } else {
-          const list = await this.tm.attachments.getAttachmentDetails({ runId }, this.o);
-          if (!list.some((f) => f.fileName === fileName)) await upload();
+        try {
+          await this.withCycleOpen(cycle, () =>
+            this.api.call(
+              step === undefined ? 'attachments.addToRun' : 'attachments.addToRunStep',
+              { runId, ...(step === undefined ? {} : { stepno: step }), fileName, bytes: size },
+              upload,
+              () => undefined,
+            ),
+          );
+        } catch (err) {
+          if (!(err instanceof AmbiguousError)) {
+            // A step number the run does not have: attach to the run instead.
+            if (step !== undefined && err instanceof CasebridgeError && (err.status === 404 || err.status === 500)) {
+              await this.tm.attachments.addToRun({ runId, file }, this.o);
+            } else throw err;
+          } else {
+            const list = await this.tm.attachments.getAttachmentDetails({ runId }, this.o);
+            if (!list.some((f) => f.fileName === fileName)) await upload();
+          }
         }
+      } catch (err) {
+        // Even uploading to the run is not found: the older service variant (a missing run fails the update next).
+        if (!(err instanceof NotFoundError)) throw err;
+        this.uploadsUnsupported = true;
+        notes.push(`${fileName} not uploaded: the service has no attachment upload`);
+        continue;
       }
       p.uploaded.push(fileName);
       this.files.uploaded += 1;

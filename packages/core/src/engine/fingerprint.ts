@@ -48,9 +48,14 @@ export function firstFrameIn(stack: string | undefined, testFile: string): strin
   return undefined;
 }
 
-/** The error a fingerprint is computed from: the first error of the last attempt. */
+/**
+ * The error a fingerprint is computed from: the first error of the last attempt, or, when the last attempt passed
+ * (a flaky test), of the last attempt that has one: the failure is what a defect of a flaky test is about.
+ */
 export function primaryError(t: TestResult): ResultError | undefined {
-  return t.attempts[t.attempts.length - 1]?.errors[0];
+  const last = t.attempts[t.attempts.length - 1];
+  if (last?.status !== 'passed') return last?.errors[0];
+  return [...t.attempts].reverse().find((a) => a.errors.length > 0)?.errors[0];
 }
 
 export interface Fingerprint {
