@@ -187,6 +187,44 @@ describe('Playwright reporter, cycle mode', () => {
   });
 });
 
+describe('Playwright reporter, unmapped tests and preflight', () => {
+  beforeEach(async () => {
+    await emu.reset();
+  });
+
+  it('autoCreate makes a case for the unmapped test, writes the mapping file, and the next run reuses it', async () => {
+    const dir = project('pw-autocreate');
+    const first = await playwright(dir, ['test', '--grep', 'has no key'], env({ CASEBRIDGE_AUTO_CREATE: 'true' }));
+    expect(first.code).toBe(0);
+    const mapping = JSON.parse(readFileSync(join(dir, 'casebridge.keys.json'), 'utf8')) as Record<string, string>;
+    const key = mapping['tests/shop.spec.ts > has no key'];
+    expect(key).toMatch(/^DEMO-\d+$/);
+    expect(first.stderr + first.stdout).toContain(`test cases created: ${key}`);
+    const second = await playwright(dir, ['test', '--grep', 'has no key'], env({ CASEBRIDGE_AUTO_CREATE: 'true' }));
+    expect(second.code).toBe(0);
+    expect(second.stderr + second.stdout).not.toContain('test cases created');
+    expect(emu.store.issues.filter((i) => i.summary === 'has no key')).toHaveLength(1);
+    expect(
+      adhocState(emu)
+        .filter((r) => r.key === key)
+        .map((r) => r.status),
+    ).toEqual(['Passed', 'Passed']);
+  });
+
+  it('a test plan that does not exist: one clear problem, a handful of requests, the exit code untouched', async () => {
+    const dir = project('pw-badplan');
+    emu.clearRequests();
+    const out = await playwright(
+      dir,
+      ['test', '--grep', 'DEMO-4|DEMO-2'],
+      cycleEnv('CI bad plan', { CASEBRIDGE_TEST_PLAN: 'DEMO-404' }),
+    );
+    expect(out.code).toBe(0);
+    expect(out.stderr + out.stdout).toMatch(/DEMO-404/);
+    expect(serviceRequests(emu).length).toBeLessThanOrEqual(3);
+  });
+});
+
 describe('Playwright reporter, ad hoc mode', () => {
   it('one ad hoc run per mapped test, with its result', async () => {
     await emu.reset();
