@@ -1,0 +1,356 @@
+/**
+ * `@casebridge/core/runtime`: what code running inside a test uses to talk to its reporter, for runners whose
+ * workers cannot reach the reporter (Jest, Vitest). Node built-ins only, so importing it from a test file costs
+ * nothing.
+ *
+ * The channel is a folder of per-test files: the reporter creates a folder before the workers start and names it in
+ * `CASEBRIDGE_RUNTIME_DIR` (workers inherit the variable); a test appends one JSON line per record to the file of its
+ * test (a hash of the test's file and full name); the reporter reads that file when the test ends. Appends are
+ * synchronous, so the file is complete before the runner reports the test. Without the variable (no reporter, or
+ * reporting is off) every function is a no-op: `step` still runs its body.
+ */
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, extname, join } from 'node:path';
+import type { ResultAttachment, ResultStep, TestResult } from '../engine/model.js';
+
+/** The environment variable that names the channel folder. */
+export const RUNTIME_DIR_ENV = 'CASEBRIDGE_RUNTIME_DIR';
+
+/** Which test a call belongs to: the adapter's runtime works it out from the runner's own state. */
+export interface RuntimeTestIdentity {
+  /** Absolute path of the test file. */
+  file: string;
+  /** The runner's full name of the test (each adapter chooses a form it can rebuild in the reporter). */
+  name: string;
+  /** 0 for the first try, 1 for the first retry... when the runner tells; records of the last attempt win. */
+  attempt?: number;
+}
+
+export type RuntimeStepStatus = 'passed' | 'failed' | 'skipped';
+
+/** One line of a channel file. */
+export type RuntimeRecord =
+  | { v: 1; kind: 'keys'; attempt: number; keys: string[] }
+  | {
+      v: 1;
+      kind: 'step';
+      attempt: number;
+      /** Order of the step's start within its test (parents before children). */
+      seq: number;
+      parent?: number;
+      title: string;
+      status: RuntimeStepStatus;
+      durationMs: number;
+      error?: { message: string; stack?: string };
+    }
+  | { v: 1; kind: 'attachment'; attempt: number; step?: number; name: string; contentType: string; path: string };
+
+export interface RuntimeAttachment {
+  name: string;
+  contentType: string;
+  path: string;
+}
+
+export interface RuntimeStep {
+  title: string;
+  status: RuntimeStepStatus;
+  durationMs: number;
+  error?: { message: string; stack?: string };
+  steps: RuntimeStep[];
+  attachments: RuntimeAttachment[];
+}
+
+/** What one test recorded, read back by the reporter. */
+export interface RuntimeData {
+  /** Case keys declared with `caseKey`, in any attempt. */
+  keys: string[];
+  /** Steps and attachments by attempt number. */
+  attempts: Map<number, { steps: RuntimeStep[]; attachments: RuntimeAttachment[] }>;
+}
+
+/** The file of one test in the channel folder. */
+export function channelFile(dir: string, file: string, name: string): string {
+  const hash = createHash('sha1').update(file).update('\0').update(name).digest('hex').slice(0, 32);
+  return join(dir, `${hash}.jsonl`);
+}
+
+/** For reporters: creates a channel folder and names it in `process.env` so the workers started later inherit it. */
+export function openChannel(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'casebridge-runtime-'));
+  process.env[RUNTIME_DIR_ENV] = dir;
+  return dir;
+}
+
+/** For reporters: removes the folder (attachments were read or journalled by then). */
+export function closeChannel(dir: string): void {
+  if (process.env[RUNTIME_DIR_ENV] === dir) delete process.env[RUNTIME_DIR_ENV];
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // A leftover temp folder is harmless.
+  }
+}
+
+/** For reporters: what the test named by `file` and `name` recorded; `undefined` when it recorded nothing. */
+export function readChannel(dir: string, file: string, name: string): RuntimeData | undefined {
+  const path = channelFile(dir, file, name);
+  if (!existsSync(path)) return undefined;
+  const records: RuntimeRecord[] = [];
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const r = JSON.parse(line) as RuntimeRecord;
+      if (r && r.v === 1) records.push(r);
+    } catch {
+      // A torn line (the worker was killed mid-write): the rest still counts.
+    }
+  }
+  return fromRecords(records);
+}
+
+/** Builds the step trees and attachment lists from a test's records (exported for tests). */
+export function fromRecords(records: RuntimeRecord[]): RuntimeData {
+  const keys: string[] = [];
+  const attempts: RuntimeData['attempts'] = new Map();
+  const slot = (attempt: number) => {
+    let s = attempts.get(attempt);
+    if (!s) {
+      s = { steps: [], attachments: [] };
+      attempts.set(attempt, s);
+    }
+    return s;
+  };
+  const steps = new Map<string, { seq: number; parent?: number; step: RuntimeStep }>();
+  for (const r of records) {
+    if (r.kind === 'keys') {
+      for (const k of r.keys) if (!keys.includes(k)) keys.push(k);
+    } else if (r.kind === 'step') {
+      steps.set(`${r.attempt}:${r.seq}`, {
+        seq: r.seq,
+        ...(r.parent !== undefined ? { parent: r.parent } : {}),
+        step: {
+          title: r.title,
+          status: r.status,
+          durationMs: r.durationMs,
+          ...(r.error ? { error: r.error } : {}),
+          steps: [],
+          attachments: [],
+        },
+      });
+      slot(r.attempt);
+    }
+  }
+  // Steps end children first: put them in start order, then hang each under its parent.
+  const ordered = [...steps.entries()].sort((a, b) => a[1].seq - b[1].seq);
+  for (const [id, s] of ordered) {
+    const attempt = Number(id.split(':')[0]);
+    const parent = s.parent !== undefined ? steps.get(`${attempt}:${s.parent}`) : undefined;
+    (parent ? parent.step.steps : slot(attempt).steps).push(s.step);
+  }
+  for (const r of records) {
+    if (r.kind !== 'attachment') continue;
+    const a = { name: r.name, contentType: r.contentType, path: r.path };
+    const owner = r.step !== undefined ? steps.get(`${r.attempt}:${r.step}`) : undefined;
+    (owner ? owner.step.attachments : slot(r.attempt).attachments).push(a);
+  }
+  return { keys, attempts };
+}
+
+export interface RuntimeApi {
+  /** Declares the case keys of the running test (in addition to keys in its title). */
+  caseKey(...keys: string[]): void;
+  /** Runs `body` as a named step and records its status, duration and error; returns what `body` returns. */
+  step<T>(title: string, body: () => T | Promise<T>): Promise<T>;
+  /**
+   * Attaches a file (`{ path }`) or bytes (`{ body }`) to the running test (or to the step it runs in). Bytes are
+   * written to the channel folder, so they reach the reporter from any worker.
+   */
+  attach(
+    name: string,
+    content: { path: string; contentType?: string } | { body: string | Uint8Array; contentType?: string },
+  ): void;
+}
+
+const TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webm': 'video/webm',
+  '.mp4': 'video/mp4',
+  '.zip': 'application/zip',
+  '.json': 'application/json',
+  '.html': 'text/html',
+  '.txt': 'text/plain',
+  '.log': 'text/plain',
+  '.xml': 'application/xml',
+};
+
+function contentTypeOf(name: string): string {
+  return TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream';
+}
+
+/**
+ * Builds `caseKey`, `step` and `attach` for a runner. `identify` returns the running test (or `undefined` outside a
+ * test, where the calls are no-ops). Nothing here throws into the test because of casebridge: a channel that cannot
+ * be written to loses the record, never the test.
+ */
+export function createRuntime(identify: () => RuntimeTestIdentity | undefined): RuntimeApi {
+  // The open steps of the test running in this process (a worker runs one test at a time).
+  let stack: Array<{ seq: number; test: string }> = [];
+  const seqs = new Map<string, number>();
+  let files = 0;
+
+  const current = () => {
+    const dir = process.env[RUNTIME_DIR_ENV];
+    if (!dir) return undefined;
+    let id: RuntimeTestIdentity | undefined;
+    try {
+      id = identify();
+    } catch {
+      id = undefined;
+    }
+    if (!id) return undefined;
+    const test = `${id.file}\0${id.name}\0${id.attempt ?? 0}`;
+    if (stack.length > 0 && stack[0]?.test !== test) stack = [];
+    return { dir, id, test, attempt: id.attempt ?? 0, path: channelFile(dir, id.file, id.name) };
+  };
+  const write = (path: string, record: RuntimeRecord) => {
+    try {
+      appendFileSync(path, `${JSON.stringify(record)}\n`);
+    } catch {
+      // The channel is gone (the reporter ended): the record is lost, the test is not.
+    }
+  };
+
+  return {
+    caseKey(...keys) {
+      const c = current();
+      const clean = keys.map((k) => String(k).trim()).filter(Boolean);
+      if (c && clean.length > 0) write(c.path, { v: 1, kind: 'keys', attempt: c.attempt, keys: clean });
+    },
+
+    async step(title, body) {
+      const c = current();
+      if (!c) return body();
+      const seq = seqs.get(c.test) ?? 0;
+      seqs.set(c.test, seq + 1);
+      const parent = stack[stack.length - 1]?.seq;
+      const entry = { seq, test: c.test };
+      stack.push(entry);
+      const started = performance.now();
+      const done = (status: RuntimeStepStatus, err?: unknown) => {
+        stack = stack.filter((s) => s !== entry);
+        write(c.path, {
+          v: 1,
+          kind: 'step',
+          attempt: c.attempt,
+          seq,
+          ...(parent !== undefined ? { parent } : {}),
+          title: String(title),
+          status,
+          durationMs: Math.round(performance.now() - started),
+          ...(err !== undefined
+            ? {
+                error:
+                  err instanceof Error
+                    ? { message: err.message, ...(err.stack ? { stack: err.stack } : {}) }
+                    : { message: String(err) },
+              }
+            : {}),
+        });
+      };
+      try {
+        const value = await body();
+        done('passed');
+        return value;
+      } catch (err) {
+        done('failed', err);
+        throw err;
+      }
+    },
+
+    attach(name, content) {
+      const c = current();
+      if (!c) return;
+      try {
+        let path: string;
+        if ('path' in content) {
+          path = content.path;
+        } else {
+          const dir = join(c.dir, 'files');
+          mkdirSync(dir, { recursive: true });
+          path = join(
+            dir,
+            `${process.pid}-${Date.now()}-${files++}-${basename(String(name)).replace(/[^\w.-]/g, '_')}`,
+          );
+          writeFileSync(path, content.body);
+        }
+        const open = stack[stack.length - 1];
+        write(c.path, {
+          v: 1,
+          kind: 'attachment',
+          attempt: c.attempt,
+          ...(open ? { step: open.seq } : {}),
+          name: String(name),
+          contentType: content.contentType ?? contentTypeOf('path' in content ? content.path : String(name)),
+          path,
+        });
+      } catch {
+        // As above: never fail the test because of casebridge.
+      }
+    },
+  };
+}
+
+/**
+ * For reporters: merges what a test recorded into its result. Keys become `testCase` annotations; steps and
+ * attachments go to the attempt they were recorded in (an unknown attempt number counts as the last attempt).
+ * Bytes attached in a worker live in the channel folder, which the reporter removes at the end: they are read into
+ * memory here, so the engine (and its journal, if delivery must wait) owns them.
+ */
+export function mergeRuntime(result: TestResult, data: RuntimeData | undefined, dir: string): TestResult {
+  if (!data) return result;
+  const own = join(dir, 'files');
+  const attachment = (a: RuntimeAttachment): ResultAttachment => {
+    if (a.path.startsWith(own)) {
+      try {
+        return { name: a.name, contentType: a.contentType, body: readFileSync(a.path) };
+      } catch {
+        // Gone already: hand over the path and let delivery say it is missing.
+      }
+    }
+    return { name: a.name, contentType: a.contentType, path: a.path };
+  };
+  const step = (s: RuntimeStep): ResultStep => ({
+    title: s.title,
+    status: s.status,
+    durationMs: s.durationMs,
+    ...(s.error ? { error: s.error } : {}),
+    steps: s.steps.map(step),
+    attachments: s.attachments.map(attachment),
+  });
+  const attempts = result.attempts.map((a, i) => {
+    const rec = data.attempts.get(a.retry) ?? (i === result.attempts.length - 1 ? lastRecorded(data) : undefined);
+    if (!rec) return a;
+    return {
+      ...a,
+      steps: [...a.steps, ...rec.steps.map(step)],
+      attachments: [...a.attachments, ...rec.attachments.map(attachment)],
+    };
+  });
+  const annotations = [...result.annotations];
+  for (const key of data.keys) {
+    if (!annotations.some((n) => n.type === 'testCase' && n.description === key)) {
+      annotations.push({ type: 'testCase', description: key });
+    }
+  }
+  return { ...result, annotations, attempts };
+}
+
+function lastRecorded(data: RuntimeData) {
+  const last = Math.max(-1, ...data.attempts.keys());
+  return last >= 0 ? data.attempts.get(last) : undefined;
+}
