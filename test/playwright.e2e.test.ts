@@ -220,7 +220,12 @@ describe('Playwright reporter, unmapped tests and preflight', () => {
       cycleEnv('CI bad plan', { CASEBRIDGE_TEST_PLAN: 'DEMO-404' }),
     );
     expect(out.code).toBe(0);
-    expect(out.stderr + out.stdout).toMatch(/DEMO-404/);
+    const text = out.stderr + out.stdout;
+    expect(text).toContain('1 problem(s):');
+    expect(text).toContain('test plan DEMO-404 was not found (HTTP 404): check testPlan (CASEBRIDGE_TEST_PLAN)');
+    expect(text).toContain('delivered 0 run result(s)');
+    // Nothing waits in the journal for a plan that will never exist.
+    expect(text).not.toContain('not delivered');
     expect(serviceRequests(emu).length).toBeLessThanOrEqual(3);
   });
 });

@@ -251,6 +251,30 @@ describe('attachments', () => {
     expect(ops('attachments.addToRunStep')).toHaveLength(1);
   });
 
+  it('a key that is not a test case: one problem line, not counted as delivered, the other results arrive', async () => {
+    const options = base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI bad key' });
+    const tests = [
+      result('DEMO-2 logs in', 'passed'),
+      result('DEMO-999 ghost', 'passed'),
+      result('DEMO-999 ghost again', 'passed'),
+      result('DEMO-3 logs out', 'failed'),
+    ];
+    const end = await report(options, tests);
+    expect(
+      runsOfCycle('CI bad key')
+        .map((r) => [r.key, r.status])
+        .sort(),
+    ).toEqual([
+      ['DEMO-2', 'Passed'],
+      ['DEMO-3', 'Failed'],
+    ]);
+    expect(end.summary.problems).toEqual([
+      "DEMO-999: not a test case that can be added to test plan DEMO-1: check the key in the test's title or the mapping file",
+    ]);
+    expect(end.summary.delivered).toBe(2);
+    expect(end.summary.journaled).toBe(0);
+  });
+
   it("screenshots: 'all' uploads screenshots of passing tests, which are then delivered one by one", async () => {
     const dir = project();
     const shot = result('DEMO-2 logs in', 'passed');
@@ -437,6 +461,12 @@ describe('secrets', () => {
       ['DEMO-5', 'Failed'],
     ]);
     expect(lines.some((l) => l.startsWith('casebridge debug:'))).toBe(true);
+    // What went to the service: the run comment and the defect filed for the failure.
+    const failedRun = runsOfCycle('CI secrets').find((r) => r.key === 'DEMO-5')?.run;
+    expect(failedRun?.comment).toContain('refused');
+    expectClean('the run comment', JSON.stringify(failedRun));
+    expect(bugs().length).toBeGreaterThan(0);
+    expectClean('the defect', JSON.stringify(bugs()));
 
     const down = `http://127.0.0.1:${await closedPort()}`;
     const downLines: string[] = [];

@@ -163,6 +163,7 @@ export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boo
   CASEBRIDGE_FLUSH_TIMEOUT_MS: { path: ['flushTimeoutMs'], type: 'number' },
   CASEBRIDGE_FAIL_ON_ERROR: { path: ['failOnError'], type: 'boolean' },
   CASEBRIDGE_DEBUG: { path: ['debug'], type: 'boolean' },
+  CASEBRIDGE_WATCH: { path: ['watch'], type: 'boolean' },
   CASEBRIDGE_REPOSITORY_URL: { path: ['repository', 'url'], type: 'string' },
   CASEBRIDGE_REPOSITORY_TOKEN: { path: ['repository', 'token'], type: 'string' },
 };

@@ -111,7 +111,10 @@ export class Delivery {
     let p = this.cycles.get(k);
     if (!p) {
       p = this.findOrCreateCycle(t);
-      p.catch(() => this.cycles.delete(k));
+      // A permanent answer (no such plan) is kept: every result of the run would get the same one.
+      p.catch((err) => {
+        if (!(err instanceof PermanentProblem)) this.cycles.delete(k);
+      });
       this.cycles.set(k, p);
     }
     return p;
@@ -132,7 +135,17 @@ export class Delivery {
   private async findOrCreateCycle(t: Target): Promise<CycleInfo> {
     const plan = t.plan as string;
     const name = t.cycleName as string;
-    let cycle = await this.listCycle(t);
+    let cycle: CycleInfo | undefined;
+    try {
+      cycle = await this.listCycle(t);
+    } catch (err) {
+      if (err instanceof NotFoundError) {
+        throw new PermanentProblem(
+          `test plan ${plan} was not found (HTTP 404): check testPlan (CASEBRIDGE_TEST_PLAN); no result of this run can go to a cycle`,
+        );
+      }
+      throw err;
+    }
     if (!cycle) {
       const input = {
         testPlanIssueKey: plan,
@@ -340,9 +353,10 @@ export class Delivery {
       for (const runId of runIds) await this.updateRun(cycle, runId, { result: status });
     }
     for (const item of items) {
-      // Delivered, or nothing to deliver: a skipped test, or a key the plan refused (named in the summary).
+      // Delivered, or nothing to deliver (a skipped test), or a key the plan refused (named in the summary).
       item.progress.runId = runs.get(item.key);
       item.progress.done = true;
+      if (item.progress.runId === undefined && this.badKeys.has(item.key)) item.progress.dropped = true;
     }
   }
 

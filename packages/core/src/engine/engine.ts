@@ -74,6 +74,11 @@ export class Engine {
     this.enabled = config?.enabled === true;
   }
 
+  /** Whether to report in watch mode (`watch`, from options, `CASEBRIDGE_WATCH` or the config file). */
+  get watch(): boolean {
+    return this.config?.watch === true;
+  }
+
   /** Reads and checks the configuration. Never throws: an invalid config prints its problems and disables the engine. */
   static create(options: unknown, ctx: EngineContext): Engine {
     try {
@@ -269,7 +274,12 @@ export class Engine {
           try {
             await (this.delivery as Delivery).bulk(items[0]?.target as Target, items);
           } catch (err) {
-            this.failed(err, `sending ${items.length} result(s) in bulk`);
+            if (this.failed(err, `sending ${items.length} result(s) in bulk`) === 'permanent') {
+              for (const item of items) {
+                item.progress.done = true;
+                item.progress.dropped = true;
+              }
+            }
           }
         }),
       );
@@ -294,7 +304,10 @@ export class Engine {
     try {
       await (this.delivery as Delivery).deliver(item, replaying);
     } catch (err) {
-      if (this.failed(err, `${item.key} (${displayName(item.test)})`) === 'permanent') item.progress.done = true;
+      if (this.failed(err, `${item.key} (${displayName(item.test)})`) === 'permanent') {
+        item.progress.done = true;
+        item.progress.dropped = true;
+      }
     }
   }
 
@@ -462,6 +475,14 @@ export class Engine {
 
   private summary(journaled = 0): RunSummary {
     const d = this.delivery;
+    // Keys the service refused in a bulk of status-only results: name each once, as a result with details would.
+    for (const key of d?.badKeys ?? []) {
+      if (this.problems.some((p) => p.startsWith(`${key}:`))) continue;
+      const plan = this.target?.plan;
+      this.problems.push(
+        `${key}: not a test case${plan ? ` that can be added to test plan ${plan}` : ''}: check the key in the test's title or the mapping file`,
+      );
+    }
     const cycle = d?.cycleSeen[0];
     return {
       enabled: this.enabled,
@@ -469,7 +490,7 @@ export class Engine {
       dryRun: this.api?.dryRun ?? false,
       byStatus: { ...this.byStatus },
       results: this.results,
-      delivered: this.items.filter((i) => i.progress.done).length,
+      delivered: this.items.filter((i) => i.progress.done && !i.progress.dropped).length,
       ...(cycle ? { cycle: { name: cycle.name, id: cycle.id, plan: cycle.plan } } : {}),
       defects: { created: [...(d?.defects.created ?? [])], linked: [...(d?.defects.linked ?? [])] },
       attachments: {

@@ -37,8 +37,10 @@ export interface Progress {
   /** The defect created or linked for this failure. */
   defect?: string;
   defectCreated?: boolean;
-  /** The run's result, comment and bugs were written: the item is delivered. */
+  /** The run's result, comment and bugs were written: the item is delivered (or dropped, see below). */
   done?: boolean;
+  /** A permanent problem (a bad key, a missing plan) stopped it: named in the summary, never journalled or counted. */
+  dropped?: boolean;
 }
 
 /** synapseRT run statuses for each final outcome. Skipped tests leave the run as it is. */
