@@ -7,6 +7,8 @@ export default defineConfig({
   clean: true,
   target: 'node20',
   sourcemap: true,
+  // import.meta.url in the CommonJS build (the runtime loads @playwright/test beside this package).
+  shims: true,
   // The core and the runner stay external: the core is our dependency, @playwright/test the peer the user has.
   external: ['@casebridge/core', '@playwright/test'],
 });

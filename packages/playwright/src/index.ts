@@ -118,3 +118,5 @@ export default class CasebridgeReporter implements Reporter {
     }
   }
 }
+
+export { attach, caseKey, step } from './runtime.js';
