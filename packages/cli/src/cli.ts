@@ -3,42 +3,161 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '@casebridge/core';
+import { CYCLE_ACTIONS, type CycleAction, CycleError, cycleCommand } from './cycle.js';
 import { demo } from './demo.js';
+import { doctor } from './doctor.js';
+import { type Io, paint, processIo } from './output.js';
 
 const HELP = `casebridge: push test results into a Jira test-management service (synapseRT)
 
-Usage: casebridge <command> [options]
+Usage: casebridge <command> [options]        casebridge <command> --help for one command
 
 Commands:
-  demo [--port N] [--keep]   start the emulator with demo data, run the example projects through their reporters,
-                             print what arrived and where to look
-  replay [dir]               deliver the results a run left in the journal (dir: the project root, default .);
-                             safe to run twice. Options and credentials as for the reporters (CASEBRIDGE_*,
-                             casebridge.config.json)
-  emulator [options]         start the emulator (casebridge-emulator --help lists the options)
+  demo [--port N] [--keep]   start the emulator with demo data, run the example projects (Playwright, Vitest,
+                             Jest) through their reporters, print what arrived and where to look
+  replay [dir]               deliver the results a run left in the journal; safe to run twice
+  doctor [dir]               check config, credentials, project, plan, cycle, proxy, TLS, clock; ✓/✗ and the fix
+  cycle <action> [options]   create | start | complete | abort | resume the run's cycle; prints its id
+  emulator [options]         start the emulator (casebridge emulator --help lists the options)
 
-Options:
-  -h, --help                 this text
+Options and credentials come from CASEBRIDGE_* variables and casebridge.config.json, as for the reporters.
+
+Global options:
+  -h, --help                 help
+  --json                     machine-readable output on stdout (replay, doctor, cycle)
 
 Examples:
   casebridge demo
-  CASEBRIDGE_URL=https://jira.example.com CASEBRIDGE_TOKEN=... casebridge replay
+  CASEBRIDGE_URL=https://jira.example.com CASEBRIDGE_TOKEN=... casebridge doctor
+  CYCLE_ID=$(casebridge cycle start --plan PROJ-1 --name "CI $GITHUB_RUN_ID")
+  casebridge replay
   casebridge emulator --port 8990 --data .casebridge/emulator
 
-Exit codes: 0 done; 1 something was not delivered or failed; 2 wrong usage.
+Exit codes: 0 done (doctor: every check passed); 1 something failed or was not delivered; 2 wrong usage or
+input. Colour only on a terminal, never with NO_COLOR set.
 `;
 
-const out = (line: string) => process.stdout.write(`${line}\n`);
+const COMMAND_HELP: Record<string, string> = {
+  demo: `Usage: casebridge demo [--port N] [--keep]
 
-async function replay(args: string[]): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-  const cwd = resolve(positionals[0] ?? '.');
-  const engine = Engine.create({}, { cwd, runner: { name: 'junit' }, out });
+Starts the emulator with its demo data (project DEMO, test plan DEMO-1), runs examples/playwright, examples/vitest
+and examples/jest through their reporters into one cycle each, then prints a table of what arrived (runs by
+status, defects, files) and where to look. Without Chromium the Playwright example's browser tests are skipped.
+
+  --port N    the emulator's port (default 8990, or a free one when taken; 0: any free port)
+  --keep      keep the emulator serving after the demo, until Ctrl+C
+
+Example:
+  casebridge demo --keep
+`,
+  replay: `Usage: casebridge replay [dir] [--json]
+
+Delivers what earlier runs left in the journal of the project in dir (default: the current folder;
+.casebridge/journal or journalDir). Each entry records what already reached the service, so running it twice, or
+after a run that delivered part of it, never creates a second run or defect.
+
+Examples:
+  casebridge replay
+  CASEBRIDGE_TOKEN=... casebridge replay ./e2e --json
+`,
+  doctor: `Usage: casebridge doctor [dir] [--json]
+
+Checks, with the configuration of the project in dir (default: the current folder): the config, the proxy and CA
+file, the credentials, the clock against the server's, the project, the test plan and the cycle (cycle mode), the
+content repository (when configured) and the mapping file. Prints ✓ or ✗ per check with the fix. Exit code 0 only
+when all pass.
+
+Example:
+  CASEBRIDGE_URL=https://jira.example.com CASEBRIDGE_TOKEN=... CASEBRIDGE_PROJECT=PROJ casebridge doctor
+`,
+  cycle: `Usage: casebridge cycle <create|start|complete|abort|resume> [--plan KEY] [--name NAME] [--json]
+
+Cycle control for pipelines that fan out into shards: start the cycle before the shards, complete it after them.
+The plan and the name come from --plan/--name or from testPlan and cycle (CASEBRIDGE_TEST_PLAN, CASEBRIDGE_CYCLE;
+the name template expands \${build}, \${environment}, \${date}, \${branch} and any \${ENV_VAR}). Prints the cycle id on
+stdout (with --json: id, name, plan, status, created). Safe to run from several jobs at once: an action that
+another job already did is not an error.
+
+  create     find or create the cycle (left in Draft)
+  start      find or create it, and start it when it is a Draft
+  complete   complete an Active cycle
+  abort      abort an Active cycle
+  resume     resume a Completed or Aborted cycle
+
+Examples:
+  CYCLE_ID=$(casebridge cycle start --plan PROJ-1 --name "CI $GITHUB_RUN_ID")
+  casebridge cycle complete --plan PROJ-1 --name "CI $GITHUB_RUN_ID"
+`,
+};
+
+async function replay(args: string[], io: Io): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false } },
+  });
+  const cwd = resolve(io.cwd, positionals[0] ?? '.');
+  // With --json the engine's summary goes to stderr and the machine-readable one to stdout.
+  const engine = Engine.create({}, { cwd, runner: { name: 'junit' }, env: io.env, out: values.json ? io.err : io.out });
   if (!engine.enabled) return 1;
   engine.begin();
   const end = await engine.end();
   const s = end.summary;
+  if (values.json) io.out(JSON.stringify(s, null, 2));
   return s.journaled > 0 || s.problems.length > 0 ? 1 : 0;
+}
+
+async function doctorCommand(args: string[], io: Io): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false } },
+  });
+  const checks = await doctor(resolve(io.cwd, positionals[0] ?? '.'), io.env);
+  const ok = checks.every((c) => c.ok);
+  if (values.json) {
+    io.out(JSON.stringify({ ok, checks }, null, 2));
+  } else {
+    const p = paint(io);
+    const width = Math.max(...checks.map((c) => c.name.length));
+    for (const c of checks) {
+      const mark = !c.ok ? p.red('✗') : c.warning ? p.yellow('!') : p.green('✓');
+      io.out(`${mark} ${c.name.padEnd(width)}  ${c.detail}`);
+      if (!c.ok && c.fix) io.out(`  ${' '.repeat(width)}  ${p.dim('fix:')} ${c.fix}`);
+    }
+    io.out(ok ? p.green('All checks passed.') : p.red(`${checks.filter((c) => !c.ok).length} check(s) failed.`));
+  }
+  return ok ? 0 : 1;
+}
+
+async function cycle(args: string[], io: Io): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      plan: { type: 'string' },
+      name: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const action = positionals[0] as CycleAction | undefined;
+  if (!action || !CYCLE_ACTIONS.includes(action) || positionals.length > 1) {
+    io.err(`casebridge cycle: expected one of ${CYCLE_ACTIONS.join(', ')}, got ${positionals.join(' ') || 'nothing'}`);
+    io.err(COMMAND_HELP.cycle ?? '');
+    return 2;
+  }
+  try {
+    const info = await cycleCommand(action, { name: values.name, plan: values.plan }, io.cwd, io.env);
+    if (values.json) io.out(JSON.stringify(info));
+    else io.out(String(info.id));
+    io.err(
+      `casebridge: cycle "${info.name}" (id ${info.id}) of test plan ${info.plan} is ${info.status}${info.created ? ' (created now)' : ''}`,
+    );
+    return 0;
+  } catch (err) {
+    io.err(`casebridge cycle ${action}: ${err instanceof Error ? err.message : String(err)}`);
+    return err instanceof CycleError ? err.exitCode : 1;
+  }
 }
 
 function emulator(args: string[]): Promise<number> {
@@ -51,44 +170,58 @@ function emulator(args: string[]): Promise<number> {
   });
 }
 
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '-h' || command === '--help' || command === 'help') {
-    out(HELP);
+    const topic = command === 'help' ? rest[0] : undefined;
+    io.out((topic && COMMAND_HELP[topic]) || HELP);
     return command ? 0 : 2;
   }
-  switch (command) {
-    case 'demo': {
-      const { values } = parseArgs({
-        args: rest,
-        options: {
-          port: { type: 'string' },
-          keep: { type: 'boolean', default: false },
-          help: { type: 'boolean', short: 'h' },
-        },
-      });
-      if (values.help) {
-        out(HELP);
-        return 0;
-      }
-      const port = values.port === undefined ? undefined : Number(values.port);
-      if (port !== undefined && !Number.isInteger(port)) {
-        process.stderr.write(`casebridge demo: --port expects a number, got "${values.port}"\n`);
-        return 2;
-      }
-      return demo({ port, keep: values.keep ?? false, out });
+  // `casebridge <command> --help` (the emulator has its own).
+  if (command !== 'emulator' && (rest.includes('--help') || rest.includes('-h'))) {
+    const text = COMMAND_HELP[command];
+    if (text) {
+      io.out(text);
+      return 0;
     }
-    case 'replay':
-      return replay(rest);
-    case 'emulator':
-      return emulator(rest);
-    default:
-      process.stderr.write(`casebridge: unknown command "${command}"; try casebridge --help\n`);
+  }
+  try {
+    switch (command) {
+      case 'demo': {
+        const { values } = parseArgs({
+          args: rest,
+          options: { port: { type: 'string' }, keep: { type: 'boolean', default: false } },
+        });
+        const port = values.port === undefined ? undefined : Number(values.port);
+        if (port !== undefined && !Number.isInteger(port)) {
+          io.err(`casebridge demo: --port expects a number, got "${values.port}"`);
+          return 2;
+        }
+        return demo({ port, keep: values.keep ?? false, out: io.out });
+      }
+      case 'replay':
+        return await replay(rest, io);
+      case 'doctor':
+        return await doctorCommand(rest, io);
+      case 'cycle':
+        return await cycle(rest, io);
+      case 'emulator':
+        return emulator(rest);
+      default:
+        io.err(`casebridge: unknown command "${command}"; try casebridge --help`);
+        return 2;
+    }
+  } catch (err) {
+    // parseArgs refuses unknown options with a clear message: a usage error.
+    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
+      io.err(`casebridge ${command}: ${err.message}; try casebridge ${command} --help`);
       return 2;
+    }
+    throw err;
   }
 }
 
-main(process.argv.slice(2)).then(
+main(process.argv.slice(2), processIo()).then(
   (code) => {
     process.exitCode = code;
   },

@@ -30,19 +30,24 @@ function repoRoot(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 }
 
+/** The runner's command-line entry, resolved from the example (its own installed version), run with our Node. */
+function bin(pkg: string, file: string, args: string[]): Example['command'] {
+  return (dir) => {
+    try {
+      // Through package.json: the runners' `exports` do not all list their command-line file.
+      const cli = join(dirname(createRequire(join(dir, 'package.json')).resolve(`${pkg}/package.json`)), file);
+      if (!existsSync(cli)) return undefined;
+      return { file: process.execPath, args: [cli, ...args] };
+    } catch {
+      return undefined;
+    }
+  };
+}
+
 const EXAMPLES: Example[] = [
-  {
-    runner: 'playwright',
-    dir: 'examples/playwright',
-    command: (dir) => {
-      try {
-        const cli = createRequire(join(dir, 'package.json')).resolve('@playwright/test/cli');
-        return { file: process.execPath, args: [cli, 'test'] };
-      } catch {
-        return undefined;
-      }
-    },
-  },
+  { runner: 'playwright', dir: 'examples/playwright', command: bin('@playwright/test', 'cli.js', ['test']) },
+  { runner: 'vitest', dir: 'examples/vitest', command: bin('vitest', 'vitest.mjs', ['run']) },
+  { runner: 'jest', dir: 'examples/jest', command: bin('jest', 'bin/jest.js', []) },
 ];
 
 async function freePortOr(port: number): Promise<number> {

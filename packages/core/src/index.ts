@@ -4,6 +4,7 @@
  */
 export * from './client/index.js';
 export * as contract from './contract/index.js';
+export { clientsFor, cycleNameFor } from './engine/clients.js';
 export * from './engine/config.js';
 export { Engine } from './engine/engine.js';
 export * from './engine/fingerprint.js';

@@ -164,6 +164,8 @@ export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boo
   CASEBRIDGE_FAIL_ON_ERROR: { path: ['failOnError'], type: 'boolean' },
   CASEBRIDGE_DEBUG: { path: ['debug'], type: 'boolean' },
   CASEBRIDGE_WATCH: { path: ['watch'], type: 'boolean' },
+  CASEBRIDGE_PROXY: { path: ['proxy'], type: 'string' },
+  CASEBRIDGE_CA_FILE: { path: ['caFile'], type: 'string' },
   CASEBRIDGE_REPOSITORY_URL: { path: ['repository', 'url'], type: 'string' },
   CASEBRIDGE_REPOSITORY_TOKEN: { path: ['repository', 'token'], type: 'string' },
 };

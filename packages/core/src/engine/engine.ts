@@ -9,11 +9,12 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../client/errors.js';
-import { ContentRepositoryClient } from '../client/repo.js';
+import type { ContentRepositoryClient } from '../client/repo.js';
 import { redact } from '../client/secrets.js';
-import { TestManagementClient } from '../client/tm.js';
+import type { TestManagementClient } from '../client/tm.js';
 import { createCaseFor, writeMapping } from './autocreate.js';
-import { type CasebridgeConfig, expandTemplate, loadConfig } from './config.js';
+import { clientsFor, cycleNameFor } from './clients.js';
+import { type CasebridgeConfig, loadConfig } from './config.js';
 import { type Caller, caller, Delivery, PermanentProblem } from './delivery.js';
 import { Journal } from './journal.js';
 import { keyPattern, type MappingFile, mappingKey, mappingProblems, resolveKeys, titleWithoutKeys } from './mapping.js';
@@ -108,28 +109,9 @@ export class Engine {
     const env = this.ctx.env ?? process.env;
     const debug = c.debug || env.CASEBRIDGE_DEBUG === '1' || env.CASEBRIDGE_DEBUG === 'true';
     const logger = debug ? (level: string, message: string) => this.out(`casebridge ${level}: ${message}`) : undefined;
-    const auth = c.token
-      ? ({ type: 'bearer', token: c.token } as const)
-      : ({ type: c.authType, username: c.user as string, password: c.password as string } as const);
-    this.tm = new TestManagementClient({
-      baseUrl: c.url,
-      auth,
-      ...(c.apiPrefix ? { prefix: c.apiPrefix } : {}),
-      concurrency: c.concurrency,
-      ...(c.requestsPerSecond ? { requestsPerSecond: c.requestsPerSecond } : {}),
-      ...(c.proxy ? { proxy: c.proxy } : {}),
-      ...(c.caFile ? { caFile: c.caFile } : {}),
-      ...(logger ? { logger } : {}),
-    });
-    if (c.repository) {
-      const r = c.repository;
-      const repoAuth = r.ticket
-        ? ({ type: 'ticket', ticket: r.ticket } as const)
-        : r.token
-          ? ({ type: 'bearer', token: r.token } as const)
-          : ({ type: 'basic', username: r.user ?? c.user ?? '', password: r.password ?? c.password ?? '' } as const);
-      this.repo = new ContentRepositoryClient({ baseUrl: r.url, auth: repoAuth, ...(logger ? { logger } : {}) });
-    }
+    const clients = clientsFor(c, logger);
+    this.tm = clients.tm;
+    this.repo = clients.repo;
     this.api = caller(c.dryRun !== false, (line) => {
       if (debug) this.out(`casebridge: ${line}`);
     });
@@ -137,19 +119,10 @@ export class Engine {
     this.journal = new Journal(resolve(this.ctx.cwd, c.journalDir));
     this.keyRe = keyPattern(c.keyPattern ? { pattern: c.keyPattern } : { projectKeys: [c.projectKey] });
     this.mapping = this.loadMapping(c);
-    const now = new Date();
-    const vars = {
-      build: c.build,
-      environment: c.environment,
-      date: now.toISOString().slice(0, 10),
-      branch: env.GITHUB_REF_NAME ?? env.CI_COMMIT_REF_NAME ?? env.BRANCH_NAME,
-    };
     this.target = {
       mode: c.mode,
       projectKey: c.projectKey,
-      ...(c.mode === 'cycle'
-        ? { plan: c.testPlan as string, cycleName: expandTemplate(c.cycle, vars, env) || `CI ${vars.date}` }
-        : {}),
+      ...(c.mode === 'cycle' ? { plan: c.testPlan as string, cycleName: cycleNameFor(c, env) } : {}),
       ...(c.environment ? { environment: c.environment } : {}),
       ...(c.build ? { build: c.build } : {}),
     };
