@@ -7,6 +7,7 @@ import { CYCLE_ACTIONS, type CycleAction, CycleError, cycleCommand } from './cyc
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { type Io, paint, processIo } from './output.js';
+import { syncCommand } from './sync/index.js';
 
 const HELP = `casebridge: push test results into a Jira test-management service (synapseRT)
 
@@ -18,18 +19,21 @@ Commands:
   replay [dir]               deliver the results a run left in the journal; safe to run twice
   doctor [dir]               check config, credentials, project, plan, cycle, proxy, TLS, clock; ✓/✗ and the fix
   cycle <action> [options]   create | start | complete | abort | resume the run's cycle; prints its id
+  sync [dir] [--write-keys]  list the project's tests (Playwright, Vitest, Jest), create the missing test cases and
+                             write their keys to the mapping file (or, --write-keys, into the test titles)
   emulator [options]         start the emulator (casebridge emulator --help lists the options)
 
 Options and credentials come from CASEBRIDGE_* variables and casebridge.config.json, as for the reporters.
 
 Global options:
   -h, --help                 help
-  --json                     machine-readable output on stdout (replay, doctor, cycle)
+  --json                     machine-readable output on stdout (replay, doctor, cycle, sync)
 
 Examples:
   casebridge demo
   CASEBRIDGE_URL=https://jira.example.com CASEBRIDGE_TOKEN=... casebridge doctor
   CYCLE_ID=$(casebridge cycle start --plan PROJ-1 --name "CI $GITHUB_RUN_ID")
+  casebridge sync --dry-run
   casebridge replay
   casebridge emulator --port 8990 --data .casebridge/emulator
 
@@ -87,6 +91,22 @@ another job already did is not an error.
 Examples:
   CYCLE_ID=$(casebridge cycle start --plan PROJ-1 --name "CI $GITHUB_RUN_ID")
   casebridge cycle complete --plan PROJ-1 --name "CI $GITHUB_RUN_ID"
+`,
+  sync: `Usage: casebridge sync [dir] [--runner playwright|vitest|jest] [--write-keys] [--dry-run] [--json]
+
+Lists the tests of the project in dir (default: the current folder) through the runner's own list mode (the
+runner is found from its config file), creates a test case for each test that has no key (steps from the
+\`step('...')\` / \`test.step('...')\` titles in its source, filed in the test suite of its file path), and writes the
+new keys into the mapping file (casebridge.keys.json). Running it again changes nothing.
+
+  --write-keys   put the keys into the test titles in the source instead ("logs in" -> "PROJ-12 logs in"),
+                 for tests created now and tests keyed only by the mapping file; review the diff and commit it
+  --dry-run      create and write nothing; show what would be done
+  --runner R     when the project has no runner config file in dir
+
+Examples:
+  casebridge sync --dry-run
+  casebridge sync e2e --write-keys && git diff e2e
 `,
 };
 
@@ -205,6 +225,8 @@ async function main(argv: string[], io: Io): Promise<number> {
         return await doctorCommand(rest, io);
       case 'cycle':
         return await cycle(rest, io);
+      case 'sync':
+        return await syncCommand(rest, io);
       case 'emulator':
         return emulator(rest);
       default:

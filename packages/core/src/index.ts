@@ -4,8 +4,10 @@
  */
 export * from './client/index.js';
 export * as contract from './contract/index.js';
+export { createCaseFor, suitePathOf, writeMapping } from './engine/autocreate.js';
 export { clientsFor, cycleNameFor } from './engine/clients.js';
 export * from './engine/config.js';
+export { type Caller, caller } from './engine/delivery.js';
 export { Engine } from './engine/engine.js';
 export * from './engine/fingerprint.js';
 export { Journal, type JournalEntry } from './engine/journal.js';

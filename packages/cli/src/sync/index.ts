@@ -1,0 +1,193 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  caller,
+  clientsFor,
+  createCaseFor,
+  keyPattern,
+  loadConfig,
+  type MappingFile,
+  mappingKey,
+  mappingProblems,
+  redact,
+  resolveKeys,
+  type TestResult,
+  titleWithoutKeys,
+  writeMapping,
+} from '@casebridge/core';
+import type { Io } from '../output.js';
+import { detectRunner, ListError, type ListedTest, listTests, type Runner } from './list.js';
+import { type KeyEdit, stepsInSource, writeKeys } from './source.js';
+
+/**
+ * `casebridge sync [dir]`: lists the project's tests through its runner, creates a test case for each test without
+ * a key (its steps from the `step(...)` titles in its source, filed in the suite of its file path), and writes the
+ * keys into the mapping file — or, with `--write-keys`, into the test titles in the source. Running it again
+ * changes nothing: every test has a key by then, and a case the service already holds for a test is found by the
+ * `casebridge-test:` mark in its description instead of being created again.
+ */
+
+const RUNNERS: readonly Runner[] = ['playwright', 'vitest', 'jest'];
+
+function asResult(t: ListedTest, steps: string[] = []): TestResult {
+  return {
+    id: mappingKey(t),
+    file: t.file,
+    titlePath: t.titlePath,
+    ...(t.line ? { line: t.line } : {}),
+    tags: t.tags,
+    annotations: t.annotations,
+    attempts: [
+      {
+        retry: 0,
+        status: 'passed',
+        durationMs: 0,
+        errors: [],
+        steps: steps.map((title) => ({ title, status: 'passed', durationMs: 0, steps: [], attachments: [] })),
+        attachments: [],
+      },
+    ],
+  };
+}
+
+export async function syncCommand(args: string[], io: Io): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      runner: { type: 'string' },
+      'write-keys': { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const dir = resolve(io.cwd, positionals[0] ?? '.');
+  const runner = (values.runner as Runner | undefined) ?? detectRunner(dir);
+  if (!runner || !RUNNERS.includes(runner)) {
+    io.err(
+      values.runner
+        ? `casebridge sync: --runner expects playwright, vitest or jest, got "${values.runner}"`
+        : `casebridge sync: no Playwright, Vitest or Jest config in ${dir}; name the runner with --runner`,
+    );
+    return 2;
+  }
+  const dryRun = values['dry-run'] === true;
+  const loaded = loadConfig(dryRun ? { dryRun: true } : {}, { env: io.env, cwd: dir });
+  if (!loaded.ok) {
+    io.err(`casebridge sync: the configuration has problems:\n${loaded.problems.map((p) => `  - ${p}`).join('\n')}`);
+    return 2;
+  }
+  const c = loaded.config;
+  const re = keyPattern(c.keyPattern ? { pattern: c.keyPattern } : { projectKeys: [c.projectKey] });
+  const mappingPath = resolve(dir, c.mappingFile);
+  let mapping: MappingFile = {};
+  if (existsSync(mappingPath)) {
+    try {
+      const value: unknown = JSON.parse(readFileSync(mappingPath, 'utf8'));
+      const problems = mappingProblems(value, re);
+      if (problems.length) throw new Error(problems.join('; '));
+      mapping = value as MappingFile;
+    } catch (err) {
+      io.err(`casebridge sync: ${c.mappingFile}: ${(err as Error).message}`);
+      return 2;
+    }
+  }
+
+  let tests: ListedTest[];
+  try {
+    tests = await listTests(dir, runner, io.env);
+  } catch (err) {
+    io.err(`casebridge sync: ${err instanceof ListError ? err.message : redact(String(err))}`);
+    return 2;
+  }
+  const own = (t: ListedTest) => resolveKeys(asResult(t), re);
+  const unmapped = tests.filter((t) => resolveKeys(asResult(t), re, mapping).length === 0);
+  const api = caller(dryRun, () => undefined);
+  const { tm, repo } = clientsFor(c);
+  const created: Array<{ test: ListedTest; key: string }> = [];
+  const failed: string[] = [];
+  try {
+    // A few at a time: each creation is a search, a create and a search again.
+    const queue = [...unmapped];
+    const worker = async () => {
+      for (let t = queue.shift(); t; t = queue.shift()) {
+        const test = t;
+        try {
+          const key = await createCaseFor(tm, api, c.projectKey, asResult(test, stepsInSource(test, tests)), (r) =>
+            titleWithoutKeys(r.titlePath[r.titlePath.length - 1] ?? '', re),
+          );
+          created.push({ test, key });
+        } catch (err) {
+          failed.push(`${mappingKey(test)}: ${redact(err instanceof Error ? err.message : String(err))}`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(4, c.concurrency) }, worker));
+  } finally {
+    await tm.close();
+    await repo?.close();
+  }
+  created.sort((a, b) => mappingKey(a.test).localeCompare(mappingKey(b.test)));
+
+  let edits: KeyEdit[] = [];
+  if (values['write-keys']) {
+    // Every test whose own title, tags and annotations carry no key: new cases and those keyed only by the file.
+    const fromFile = tests
+      .filter((t) => own(t).length === 0 && !created.some((x) => x.test === t))
+      .flatMap((t) => {
+        const keys = mapping[mappingKey(t)];
+        const key = Array.isArray(keys) ? keys.join(' ') : keys;
+        return key ? [{ test: t, key }] : [];
+      });
+    edits = writeKeys([...created, ...fromFile], dryRun);
+    if (!dryRun) {
+      // The mapping names of retitled tests are stale now: drop them.
+      const rest = { ...mapping };
+      for (const e of edits) if (!e.skipped) delete rest[mappingKey(e.test)];
+      for (const e of edits) if (e.skipped) rest[mappingKey(e.test)] = e.key;
+      if (existsSync(mappingPath) || Object.keys(rest).length > 0) {
+        writeFileSync(mappingPath, `${JSON.stringify(rest, null, 2)}\n`);
+      }
+    }
+  } else if (!dryRun && created.length > 0) {
+    writeMapping(mappingPath, Object.fromEntries(created.map((x) => [mappingKey(x.test), x.key])));
+  }
+
+  const report = {
+    runner,
+    tests: tests.length,
+    withKeys: tests.length - unmapped.length,
+    created: created.map((x) => ({ test: mappingKey(x.test), key: x.key })),
+    mappingFile: values['write-keys'] ? undefined : c.mappingFile,
+    edits: edits.map((e) => ({
+      file: e.test.file,
+      line: e.line,
+      before: e.before,
+      after: e.after,
+      key: e.key,
+      ...(e.skipped ? { skipped: e.skipped } : {}),
+    })),
+    failed,
+    dryRun,
+  };
+  if (values.json) io.out(JSON.stringify(report, null, 2));
+  else {
+    const head = dryRun ? 'casebridge sync (dry run: nothing created or written)' : 'casebridge sync';
+    io.out(`${head}: ${tests.length} test(s) found by ${runner}, ${report.withKeys} with a key`);
+    for (const x of created) io.out(`  ${x.key}  ${mappingKey(x.test)}`);
+    if (created.length && !values['write-keys']) {
+      io.out(`  ${created.length} key(s) ${dryRun ? 'would be written' : 'written'} to ${c.mappingFile}`);
+    }
+    for (const e of edits) {
+      io.out(
+        e.skipped
+          ? `  not changed: ${e.test.file} > ${e.test.titlePath.join(' > ')} (${e.key}): ${e.skipped}`
+          : `  ${e.test.file}:${e.line}: "${e.before}" -> "${e.after}"`,
+      );
+    }
+    for (const f of failed) io.err(`  could not create a case for ${f}`);
+    if (!created.length && !edits.some((e) => !e.skipped)) io.out('  nothing to do: every test has a key');
+  }
+  return failed.length > 0 ? 1 : 0;
+}

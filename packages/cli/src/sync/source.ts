@@ -1,0 +1,129 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { ListedTest } from './list.js';
+
+/**
+ * What the source of a test file tells beyond the runner's list: the titles of its steps (to give a new test case
+ * its steps) and where its title is written (to put a key into it). Plain text search, no parser: a title is found
+ * as a string literal equal to it; when the same literal appears more than once, the one nearest the test's line
+ * wins, and without a line the test is left alone (and named).
+ */
+
+interface Literal {
+  /** Offset of the opening quote. */
+  at: number;
+  line: number;
+  quote: string;
+  text: string;
+}
+
+const LITERAL = /(['"`])((?:\\.|(?!\1)[^\\\n])*)\1/g;
+
+function unescape(body: string): string {
+  return body.replace(/\\(.)/g, '$1');
+}
+
+function literals(source: string): Literal[] {
+  const lines: number[] = [0];
+  for (let i = 0; i < source.length; i++) if (source[i] === '\n') lines.push(i + 1);
+  const lineOf = (offset: number) => {
+    let lo = 0;
+    let hi = lines.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((lines[mid] ?? 0) <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+  const out: Literal[] = [];
+  for (const m of source.matchAll(LITERAL)) {
+    const body = m[2] ?? '';
+    if (m[1] === '`' && body.includes('${')) continue;
+    out.push({ at: m.index ?? 0, line: lineOf(m.index ?? 0), quote: m[1] ?? "'", text: unescape(body) });
+  }
+  return out;
+}
+
+function titleLiteral(source: string, t: ListedTest): Literal | undefined {
+  const title = t.titlePath[t.titlePath.length - 1] ?? '';
+  const all = literals(source).filter((l) => l.text === title);
+  if (all.length === 1) return all[0];
+  if (all.length === 0 || t.line === undefined) return undefined;
+  const line = t.line;
+  return [...all].sort((a, b) => Math.abs(a.line - line) - Math.abs(b.line - line))[0];
+}
+
+/**
+ * The step titles written in a test's body: `test.step('…'` and the runtime API's `step('…'`, between the test's
+ * title and the next test of the file. Empty when the test cannot be found.
+ */
+export function stepsInSource(t: ListedTest, siblings: readonly ListedTest[]): string[] {
+  let source: string;
+  try {
+    source = readFileSync(t.absFile, 'utf8');
+  } catch {
+    return [];
+  }
+  const own = titleLiteral(source, t);
+  if (!own) return [];
+  const next = siblings
+    .filter((s) => s !== t && s.absFile === t.absFile)
+    .map((s) => titleLiteral(source, s)?.at)
+    .filter((at): at is number => at !== undefined && at > own.at)
+    .sort((a, b) => a - b)[0];
+  const body = source.slice(own.at, next ?? source.length);
+  const steps: string[] = [];
+  for (const m of body.matchAll(/\bstep\(\s*(['"`])((?:\\.|(?!\1)[^\\\n])*)\1/g)) {
+    if (m[1] === '`' && (m[2] ?? '').includes('${')) continue;
+    steps.push(unescape(m[2] ?? ''));
+  }
+  return steps;
+}
+
+export interface KeyEdit {
+  test: ListedTest;
+  key: string;
+  line?: number;
+  before?: string;
+  after?: string;
+  /** Why the title was not changed. */
+  skipped?: string;
+}
+
+/**
+ * Puts `KEY ` in front of each test's title in its source. One pass per file, edits from the end so offsets hold.
+ * Idempotent: a title that already holds the key is left as it is.
+ */
+export function writeKeys(edits: Array<{ test: ListedTest; key: string }>, dryRun: boolean): KeyEdit[] {
+  const byFile = new Map<string, Array<{ test: ListedTest; key: string }>>();
+  for (const e of edits) byFile.set(e.test.absFile, [...(byFile.get(e.test.absFile) ?? []), e]);
+  const out: KeyEdit[] = [];
+  for (const [file, list] of byFile) {
+    let source = readFileSync(file, 'utf8');
+    const planned: Array<{ lit: Literal; edit: KeyEdit; text: string }> = [];
+    for (const { test, key } of list) {
+      const title = test.titlePath[test.titlePath.length - 1] ?? '';
+      if (title.includes(key)) {
+        out.push({ test, key, skipped: 'the title already holds the key' });
+        continue;
+      }
+      const lit = titleLiteral(source, test);
+      if (!lit) {
+        out.push({ test, key, skipped: 'the title was not found as a plain string literal in the source' });
+        continue;
+      }
+      const text = `${key} ${title}`.replace(/\\/g, '\\\\').replaceAll(lit.quote, `\\${lit.quote}`);
+      planned.push({ lit, text, edit: { test, key, line: lit.line, before: title, after: `${key} ${title}` } });
+    }
+    planned.sort((a, b) => b.lit.at - a.lit.at);
+    for (const { lit, edit, text } of planned) {
+      const length = source.slice(lit.at).match(LITERAL_AT)?.[0].length ?? 0;
+      source = `${source.slice(0, lit.at)}${lit.quote}${text}${lit.quote}${source.slice(lit.at + length)}`;
+      out.push(edit);
+    }
+    if (!dryRun && planned.length > 0) writeFileSync(file, source);
+  }
+  return out;
+}
+
+const LITERAL_AT = /^(['"`])((?:\\.|(?!\1)[^\\\n])*)\1/;
