@@ -92,6 +92,9 @@ describe('casebridge replay', () => {
       const out = await run(process.execPath, [CLI, 'replay', dir], ROOT, env);
       expect(out.code, out.stdout + out.stderr).toBe(0);
       expect(out.stdout).not.toContain('casebridge-dev-token');
+      // Off a terminal, progress is plain lines: the first replay has two results to deliver, the second none.
+      if (i === 0) expect(out.stderr).toContain('casebridge replay: 2/2 result(s)');
+      else expect(out.stderr).not.toContain('casebridge replay:');
     }
     expect(cycleState(emu, 'CI replayed').map((r) => [r.key, r.status])).toEqual([
       ['DEMO-2', 'Passed'],

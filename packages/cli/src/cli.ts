@@ -117,8 +117,29 @@ async function replay(args: string[], io: Io): Promise<number> {
     options: { json: { type: 'boolean', default: false } },
   });
   const cwd = resolve(io.cwd, positionals[0] ?? '.');
-  // With --json the engine's summary goes to stderr and the machine-readable one to stdout.
-  const engine = Engine.create({}, { cwd, runner: { name: 'junit' }, env: io.env, out: values.json ? io.err : io.out });
+  // With --json the engine's summary goes to stderr and the machine-readable one to stdout. Progress: a bar that
+  // redraws itself on a terminal, a plain line per tenth in CI logs.
+  const p = paint(io);
+  let lastTenth = -1;
+  const onReplay = ({ done, total, key, ok }: { done: number; total: number; key: string; ok: boolean }) => {
+    if (io.errTty) {
+      const width = 30;
+      const filled = Math.round((done / total) * width);
+      process.stderr.write(
+        `\r${p.green('█'.repeat(filled))}${p.dim('░'.repeat(width - filled))} ${done}/${total} ${ok ? '' : p.red(`${key} not delivered`)}\u001b[K${done === total ? '\n' : ''}`,
+      );
+      return;
+    }
+    const tenth = Math.floor((done / total) * 10);
+    if (tenth !== lastTenth || !ok || done === total) {
+      lastTenth = tenth;
+      io.err(`casebridge replay: ${done}/${total} result(s)${ok ? '' : ` (${key} not delivered)`}`);
+    }
+  };
+  const engine = Engine.create(
+    {},
+    { cwd, runner: { name: 'junit' }, env: io.env, out: values.json ? io.err : io.out, onReplay },
+  );
   if (!engine.enabled) return 1;
   engine.begin();
   const end = await engine.end();

@@ -10,6 +10,8 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Whether stdout is a terminal. */
   tty: boolean;
+  /** Whether stderr is a terminal (progress bars go there). */
+  errTty: boolean;
 }
 
 export function processIo(): Io {
@@ -19,6 +21,7 @@ export function processIo(): Io {
     cwd: process.cwd(),
     env: process.env,
     tty: Boolean(process.stdout.isTTY),
+    errTty: Boolean(process.stderr.isTTY) && !process.env.CI,
   };
 }
 

@@ -331,6 +331,16 @@ export class Engine {
       return;
     }
     for (const path of listed.corrupt) this.problems.push(`journal entry ${path} is unreadable: moved aside`);
+    const total = listed.entries.filter((e) => e.kind === 'result').length;
+    let settled = 0;
+    const tick = (key: string, ok: boolean) => {
+      settled += 1;
+      try {
+        this.ctx.onReplay?.({ done: settled, total, key, ok });
+      } catch {
+        // A progress display must not stop the replay.
+      }
+    };
     for (const entry of listed.entries) {
       if (entry.kind !== 'result' || this.down) continue;
       if (!(await journal.claim(entry.id))) continue;
@@ -342,6 +352,7 @@ export class Engine {
         this.limited(async () => {
           await this.deliverOne(item, true);
           if (item.progress.done) await journal.remove(entry.id);
+          tick(item.key, item.progress.done === true && !item.progress.dropped);
         }),
       );
     }

@@ -28,6 +28,8 @@ export interface EngineContext {
   env?: NodeJS.ProcessEnv;
   /** Where the summary and problems go (default: stderr). One call per block of text. */
   out?: (text: string) => void;
+  /** Called as each journalled result of an earlier run settles (delivered or not): progress for `casebridge replay`. */
+  onReplay?: (p: { done: number; total: number; key: string; ok: boolean }) => void;
   /** The shard of this process (`--shard=current/total`), named in the summary. */
   shard?: { current: number; total: number };
 }
