@@ -159,7 +159,9 @@ export async function listTests(dir: string, runner: Runner, env: NodeJS.Process
       })
       .filter((t) => {
         const k = `${t.file}\u0000${t.titlePath.join('\u0000')}`;
-        return seen.has(k) ? false : (seen.add(k), true);
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
       });
   }
   const r = await exec(

@@ -18,7 +18,7 @@ interface Literal {
 
 const LITERAL = /(['"`])((?:\\.|(?!\1)[^\\\n])*)\1/g;
 
-function unescape(body: string): string {
+function unquote(body: string): string {
   return body.replace(/\\(.)/g, '$1');
 }
 
@@ -39,7 +39,7 @@ function literals(source: string): Literal[] {
   for (const m of source.matchAll(LITERAL)) {
     const body = m[2] ?? '';
     if (m[1] === '`' && body.includes('${')) continue;
-    out.push({ at: m.index ?? 0, line: lineOf(m.index ?? 0), quote: m[1] ?? "'", text: unescape(body) });
+    out.push({ at: m.index ?? 0, line: lineOf(m.index ?? 0), quote: m[1] ?? "'", text: unquote(body) });
   }
   return out;
 }
@@ -75,7 +75,7 @@ export function stepsInSource(t: ListedTest, siblings: readonly ListedTest[]): s
   const steps: string[] = [];
   for (const m of body.matchAll(/\bstep\(\s*(['"`])((?:\\.|(?!\1)[^\\\n])*)\1/g)) {
     if (m[1] === '`' && (m[2] ?? '').includes('${')) continue;
-    steps.push(unescape(m[2] ?? ''));
+    steps.push(unquote(m[2] ?? ''));
   }
   return steps;
 }
