@@ -14,7 +14,8 @@ export default defineConfig({
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-    testTimeout: 30_000,
+    // End-to-end tests spawn real runners; on a loaded 2-core machine one can take a minute.
+    testTimeout: 120_000,
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: process.env.CI ? ['default'] : ['default'],

@@ -1,10 +1,11 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Engine } from '@casebridge/core';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { fixture, hasChromium, playwright } from './support/runner.js';
+import { fixture, hasChromium, playwright, ROOT } from './support/runner.js';
 import { adhocState, cycleState, defects, type RunState, serviceRequests } from './support/state.js';
 
 /**
@@ -299,6 +300,55 @@ describe('Playwright reporter, faults', () => {
     }
     expect(cycleState(emu, 'CI 503').filter((r) => reference?.some((x) => x.key === r.key))).toEqual(reference);
     expect(defects(emu)).toHaveLength(1);
+  });
+
+  it('the reporter killed (SIGKILL) mid-delivery: the next replay delivers everything from the write-ahead log, once', async () => {
+    const dir = project('pw-kill');
+    // Slow answers keep delivery under way after the tests end; the process is killed during it.
+    await fetch(`${emu.url}/__emulator/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: [{ route: '/rest/**', latencyMs: 700 }] }),
+    });
+    const child = spawn(join(ROOT, 'node_modules', '.bin', 'playwright'), ['test'], {
+      cwd: dir,
+      env: { ...process.env, ...cycleEnv('CI killed'), FORCE_COLOR: '0' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((done) => child.on('exit', done));
+    // Every mapped test has ended (its result is in the write-ahead log) and delivery has begun: kill it then.
+    const deadline = Date.now() + 60_000;
+    const taken = () => {
+      const journal = join(dir, '.casebridge', 'journal');
+      const wal = existsSync(journal) ? readdirSync(journal).find((f) => f.startsWith('wal-')) : undefined;
+      return wal ? (readFileSync(join(journal, wal), 'utf8').match(/"item":/g) ?? []).length : 0;
+    };
+    const delivering = () => serviceRequests(emu).some((r) => /testRun\/update/.test(r.path));
+    while (Date.now() < deadline && !(taken() >= 4 && delivering())) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    await fetch(`${emu.url}/__emulator/faults`, { method: 'DELETE' });
+    const wal = readdirSync(join(dir, '.casebridge', 'journal')).filter((f) => f.startsWith('wal-'));
+    expect(wal, 'the killed run left its write-ahead log').toHaveLength(1);
+    expect(cycleState(emu, 'CI killed')).not.toEqual(reference);
+
+    const lines: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const replay = Engine.create(
+        { url: emu.url, token: 'casebridge-dev-token', projectKey: 'DEMO', mode: 'cycle', testPlan: 'DEMO-1' },
+        { cwd: dir, runner: { name: 'playwright' }, env: {}, out: (t) => lines.push(t) },
+      );
+      replay.begin();
+      expect((await replay.end()).summary.journaled).toBe(0);
+    }
+    expect(lines.join('\n')).toMatch(/result\(s\) of a run that was killed were recovered/);
+    expect(cycleState(emu, 'CI killed')).toEqual(reference);
+    expect(defects(emu)).toHaveLength(1);
+    expect(
+      readdirSync(join(dir, '.casebridge', 'journal')).filter((f) => f.endsWith('.json') || f.startsWith('wal-')),
+    ).toEqual([]);
   });
 
   it('a 429 storm with Retry-After is waited out within the run', async () => {

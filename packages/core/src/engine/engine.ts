@@ -16,7 +16,7 @@ import { createCaseFor, writeMapping } from './autocreate.js';
 import { clientsFor, cycleNameFor } from './clients.js';
 import { type CasebridgeConfig, loadConfig } from './config.js';
 import { type Caller, caller, Delivery, PermanentProblem } from './delivery.js';
-import { Journal } from './journal.js';
+import { Journal, type WriteAheadLog } from './journal.js';
 import { keyPattern, type MappingFile, mappingKey, mappingProblems, resolveKeys, titleWithoutKeys } from './mapping.js';
 import { displayName, outcomeOf, type ResultAttachment, type ResultStep, type TestResult } from './model.js';
 import { formatSummary, markdownSummary } from './summary.js';
@@ -43,6 +43,7 @@ export class Engine {
   private delivery?: Delivery;
   private api?: Caller;
   private journal?: Journal;
+  private wal?: WriteAheadLog;
   private keyRe = keyPattern();
   private mapping: MappingFile = {};
   private target?: Target;
@@ -117,6 +118,7 @@ export class Engine {
     });
     this.delivery = new Delivery(c, this.tm, this.repo, this.api, this.ctx.runner, this.abort.signal);
     this.journal = new Journal(resolve(this.ctx.cwd, c.journalDir));
+    if (!this.api.dryRun) this.wal = this.journal.openWal();
     this.keyRe = keyPattern(c.keyPattern ? { pattern: c.keyPattern } : { projectKeys: [c.projectKey] });
     this.mapping = this.loadMapping(c);
     this.target = {
@@ -155,7 +157,11 @@ export class Engine {
       for (const t of plan.tests ?? []) {
         for (const k of resolveKeys({ ...t, attempts: [] }, this.keyRe, this.mapping)) keys.add(k);
       }
-      this.track(delivery.ensureRuns(target, [...keys]).catch((err) => this.failed(err, 'preparing the cycle')));
+      // Without planned tests (a replay, Jest) the cycle is made when the first result needs it, not before: a
+      // replay must not leave an empty cycle of today's default name behind.
+      if (keys.size > 0) {
+        this.track(delivery.ensureRuns(target, [...keys]).catch((err) => this.failed(err, 'preparing the cycle')));
+      }
     } else if (!this.api?.dryRun) {
       this.track(
         (this.tm as TestManagementClient).jira
@@ -188,6 +194,7 @@ export class Engine {
   private enqueue(result: TestResult, key: string): void {
     const item: WorkItem = { id: randomUUID(), key, test: result, target: this.target as Target, progress: {} };
     this.items.push(item);
+    this.wal?.taken(item);
     this.schedule(item);
   }
 
@@ -246,6 +253,7 @@ export class Engine {
           if (this.down) return;
           try {
             await (this.delivery as Delivery).bulk(items[0]?.target as Target, items);
+            for (const item of items) if (item.progress.done) this.wal?.delivered(item.id);
           } catch (err) {
             if (this.failed(err, `sending ${items.length} result(s) in bulk`) === 'permanent') {
               for (const item of items) {
@@ -282,6 +290,7 @@ export class Engine {
         item.progress.dropped = true;
       }
     }
+    if (item.progress.done && !replaying) this.wal?.delivered(item.id);
   }
 
   private track(p: Promise<unknown>): void {
@@ -325,6 +334,9 @@ export class Engine {
     const journal = this.journal as Journal;
     let listed: { entries: Array<{ id: string; kind: string; payload: WorkItem }>; corrupt: string[] };
     try {
+      // Results of runs that were killed before their end wait in their write-ahead logs: journal them first.
+      const recovered = await journal.recoverWals();
+      if (recovered > 0) this.out(`casebridge: ${recovered} result(s) of a run that was killed were recovered`);
       listed = await journal.list<WorkItem>();
     } catch (err) {
       this.problems.push(`journal ${journal.dir}: ${redact(String(err))}`);
@@ -408,6 +420,8 @@ export class Engine {
         }
       }
       const journaled = await this.writeJournal(undelivered);
+      // Everything left is in the journal now: the write-ahead log (kept for a run that dies) is not needed.
+      if (journaled === undelivered.length) await this.wal?.discard().catch(() => undefined);
       const summary = this.summary(journaled);
       this.print(summary);
       return { failed: c.failOnError && (journaled > 0 || this.problems.length > 0), summary };

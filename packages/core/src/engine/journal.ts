@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream, mkdirSync, type WriteStream, writeFileSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { redact } from '../client/secrets.js';
 
@@ -139,6 +141,76 @@ export class Journal {
     }
   }
 
+  /** Stores bytes as a blob, synchronously (for the write-ahead log, which is written from a runner's hook). */
+  putBlobSync(bytes: Uint8Array): string {
+    mkdirSync(join(this.dir, 'blobs'), { recursive: true, mode: 0o700 });
+    const name = createHash('sha256').update(bytes).digest('hex');
+    const path = join(this.dir, 'blobs', name);
+    try {
+      writeFileSync(path, bytes, { flag: 'wx', mode: 0o600 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    return path;
+  }
+
+  /** The write-ahead log of this process (created on its first record). */
+  openWal(): WriteAheadLog {
+    return new WriteAheadLog(this);
+  }
+
+  /**
+   * Turns the write-ahead logs of runs that died (killed, out of memory, a CI job cancelled) into journal entries:
+   * every result they took in and did not mark delivered. A log belongs to a dead run when its process is gone (same
+   * machine) or, from another machine sharing the folder, when it has not been written to for an hour. Two
+   * processes recovering at once: the rename decides which one does it. Returns the number of results recovered.
+   */
+  async recoverWals(): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return 0;
+    }
+    let recovered = 0;
+    const host = safeHost();
+    for (const name of names) {
+      const m = /^wal-(.+)-(\d+)-[0-9a-f]{8}\.jsonl$/.exec(name);
+      if (!m) continue;
+      const path = join(this.dir, name);
+      if (m[1] === host) {
+        if (Number(m[2]) === process.pid || alive(Number(m[2]))) continue;
+      } else {
+        const age = Date.now() - (await stat(path).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+        if (age < 3_600_000) continue;
+      }
+      const mine = `${path}.recovering-${process.pid}`;
+      try {
+        await rename(path, mine);
+      } catch {
+        continue;
+      }
+      const items = new Map<string, unknown>();
+      for (const line of (await readFile(mine, 'utf8')).split('\n')) {
+        if (!line.trim()) continue;
+        try {
+          const r = JSON.parse(line) as { v?: number; item?: { id?: string }; done?: string };
+          if (r.v !== VERSION) continue;
+          if (r.item?.id) items.set(r.item.id, r.item);
+          else if (r.done) items.delete(r.done);
+        } catch {
+          // The last line of a killed process may be torn: the lines before it count.
+        }
+      }
+      for (const item of items.values()) {
+        await this.add('result', item);
+        recovered += 1;
+      }
+      await rm(mine, { force: true });
+    }
+    return recovered;
+  }
+
   /** Removes blobs no entry refers to any more. */
   async pruneBlobs(): Promise<void> {
     const { entries } = await this.list();
@@ -161,5 +233,85 @@ function alive(pid: number): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function safeHost(): string {
+  return hostname().replace(/[^A-Za-z0-9.]/g, '_') || 'host';
+}
+
+/**
+ * The write-ahead log of a run: each result the engine takes in is appended here at once (one JSON line), and marked
+ * when delivered, so a run killed before its end (SIGKILL, a cancelled CI job) loses nothing: the next run or
+ * `casebridge replay` finds the log of the dead process and journals what it had not delivered. A run that ends
+ * normally journals what is left and removes its log. Appends go through one buffered stream: a hook never waits
+ * on the disk, and the operating system has each line within milliseconds.
+ */
+export class WriteAheadLog {
+  private stream?: WriteStream;
+  private readonly path: string;
+  private failed = false;
+
+  constructor(private readonly journal: Journal) {
+    this.path = join(journal.dir, `wal-${safeHost()}-${process.pid}-${randomUUID().slice(0, 8)}.jsonl`);
+  }
+
+  private write(record: unknown): void {
+    if (this.failed) return;
+    try {
+      if (!this.stream) {
+        mkdirSync(this.journal.dir, { recursive: true, mode: 0o700 });
+        this.stream = createWriteStream(this.path, { flags: 'a', mode: 0o600 });
+        this.stream.on('error', () => {
+          this.failed = true;
+        });
+      }
+      this.stream.write(`${JSON.stringify(record)}\n`);
+    } catch {
+      // No log (read-only folder): the end-of-run journal still covers every ending but a kill.
+      this.failed = true;
+    }
+  }
+
+  /** Logs a result taken in. In-memory attachment bodies become blobs (JSON has no bytes). */
+  taken(item: {
+    id: string;
+    test: { attempts: Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }> };
+  }): void {
+    if (this.failed) return;
+    try {
+      const toPath = (a: { name?: string; contentType?: string; body?: Uint8Array; path?: string }) =>
+        a.body ? { name: a.name, contentType: a.contentType, path: this.journal.putBlobSync(a.body) } : a;
+      const steps = (list: unknown[]): unknown[] =>
+        (list as Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }>).map((st) => ({
+          ...st,
+          attachments: st.attachments.map(toPath),
+          steps: steps(st.steps),
+        }));
+      const test = {
+        ...item.test,
+        attempts: item.test.attempts.map((a) => ({
+          ...a,
+          attachments: a.attachments.map(toPath),
+          steps: steps(a.steps),
+        })),
+      };
+      this.write({ v: VERSION, item: redactDeep({ ...item, test }) });
+    } catch {
+      this.failed = true;
+    }
+  }
+
+  /** Logs that a result reached the service (or was dropped for good): recovery skips it. */
+  delivered(id: string): void {
+    this.write({ v: VERSION, done: id });
+  }
+
+  /** The run ended and journalled what was left: the log is not needed any more. */
+  async discard(): Promise<void> {
+    const s = this.stream;
+    this.stream = undefined;
+    if (s) await new Promise<void>((done) => s.end(() => done()));
+    await rm(this.path, { force: true });
   }
 }
