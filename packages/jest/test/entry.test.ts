@@ -1,0 +1,61 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The built package, as Jest loads it: `require` from the reporters list, and again from every test file that uses
+// the runtime API (Jest evaluates node_modules once per test file). Needs a build (`npx tsup` in packages/jest).
+
+const PKG = join(dirname(fileURLToPath(import.meta.url)), '..');
+const built = existsSync(join(PKG, 'dist', 'index.cjs'));
+
+function node(script: string) {
+  const out = spawnSync(process.execPath, ['-e', script], { cwd: PKG, encoding: 'utf8', env: { ...process.env } });
+  if (out.status !== 0) throw new Error(out.stderr);
+  return JSON.parse(out.stdout) as Record<string, unknown>;
+}
+
+describe.runIf(built)('the CommonJS entry', () => {
+  it('gives Jest the reporter class through `default` (with __esModule, as Jest 29 and 30 interop reads it)', () => {
+    const r = node(`
+      const m = require('./dist/index.cjs');
+      const Reporter = m.__esModule ? m.default : m;
+      const rep = new Reporter({ rootDir: process.cwd() }, {}, {});
+      console.log(JSON.stringify({
+        esModule: m.__esModule === true,
+        hooks: ['onRunStart', 'onTestCaseResult', 'onTestFileResult', 'onRunComplete', 'getLastError']
+          .filter((h) => typeof rep[h] === 'function'),
+        api: ['caseKey', 'step', 'attach'].filter((k) => typeof m[k] === 'function'),
+      }));`);
+    expect(r).toEqual({
+      esModule: true,
+      hooks: ['onRunStart', 'onTestCaseResult', 'onTestFileResult', 'onRunComplete', 'getLastError'],
+      api: ['caseKey', 'step', 'attach'],
+    });
+  });
+
+  it('loads only the runtime of the core, not the engine, its HTTP client or zod', () => {
+    const r = node(`
+      const before = new Set(Object.keys(require.cache));
+      const t = process.hrtime.bigint();
+      require('./dist/index.cjs');
+      const ms = Number(process.hrtime.bigint() - t) / 1e6;
+      console.log(JSON.stringify({ ms, loaded: Object.keys(require.cache).filter((f) => !before.has(f)) }));`);
+    const loaded = (r.loaded as string[]).map((f) => f.replace(/\\\\/g, '/'));
+    expect(loaded.filter((f) => !f.endsWith('/jest/dist/index.cjs') && !f.endsWith('/core/dist/runtime.cjs'))).toEqual(
+      [],
+    );
+    expect(r.ms).toBeLessThan(200);
+  });
+
+  it('without the reporter the runtime API is a no-op: step runs its body, the others do nothing', () => {
+    const r = node(`
+      delete process.env.CASEBRIDGE_RUNTIME_DIR;
+      const { caseKey, step, attach } = require('./dist/index.cjs');
+      caseKey('DEMO-1');
+      attach('x.txt', { body: 'x' });
+      step('a step', () => 42).then((v) => console.log(JSON.stringify({ v })));`);
+    expect(r).toEqual({ v: 42 });
+  });
+});
