@@ -167,6 +167,9 @@ describe('Jest reporter, cycle mode', () => {
       jest(dir, ['--shard=2/2'], cycleEnv('CI jest shards')),
     ]);
     expect(outs.map((o) => o.code).sort()).toEqual([0, 1]);
+    // Each shard's summary names its shard.
+    expect(outs[0]?.stderr).toMatch(/mode cycle, shard 1\/2/);
+    expect(outs[1]?.stderr).toMatch(/mode cycle, shard 2\/2/);
     expect(expected(cycleState(emu, 'CI jest shards'))).toEqual(reference);
     expect(defects(emu)).toHaveLength(1);
   });

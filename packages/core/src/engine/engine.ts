@@ -486,6 +486,7 @@ export class Engine {
       enabled: this.enabled,
       mode: this.config?.mode ?? 'adhoc',
       dryRun: this.api?.dryRun ?? false,
+      ...(this.ctx.shard ? { shard: this.ctx.shard } : {}),
       byStatus: { ...this.byStatus },
       results: this.results,
       delivered: this.items.filter((i) => i.progress.done && !i.progress.dropped).length,

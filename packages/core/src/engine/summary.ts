@@ -19,7 +19,8 @@ function list(items: readonly string[], max = 10): string[] {
 export function formatSummary(s: RunSummary): string {
   const lines: string[] = [];
   const head = s.dryRun ? 'casebridge (dry run: nothing was sent)' : 'casebridge';
-  lines.push(`${head}: ${s.results} test result(s)${s.results ? ` (${counts(s)})` : ''}, mode ${s.mode}`);
+  const shard = s.shard ? `, shard ${s.shard.current}/${s.shard.total}` : '';
+  lines.push(`${head}: ${s.results} test result(s)${s.results ? ` (${counts(s)})` : ''}, mode ${s.mode}${shard}`);
   if (s.cycle) lines.push(`  cycle "${s.cycle.name}" (id ${s.cycle.id}) of test plan ${s.cycle.plan}`);
   if (!s.dryRun) lines.push(`  delivered ${s.delivered} run result(s)`);
   if (s.replayed) lines.push(`  ${s.replayed} result(s) of an earlier run taken from the journal`);

@@ -45,6 +45,8 @@ export interface RunSummary {
   enabled: boolean;
   mode: 'adhoc' | 'cycle';
   dryRun: boolean;
+  /** The shard this process ran, when the runner was sharded. */
+  shard?: { current: number; total: number };
   /** Results by final outcome (each mapped key counts once). */
   byStatus: Record<string, number>;
   results: number;
