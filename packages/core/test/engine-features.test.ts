@@ -351,6 +351,28 @@ describe('attachments', () => {
     expect(res.status).toBe(200);
     expect(Buffer.from(await res.arrayBuffer()).equals(video)).toBe(true);
   });
+  it('a content repository that refuses uploads (503 quota): the file goes to the run, one problem line, nothing journalled', async () => {
+    const dir = project();
+    writeFileSync(join(dir, 'video.webm'), Buffer.alloc(4096, 7));
+    const t = result('DEMO-6 shows the profile', 'failed');
+    last(t).attachments = [{ name: 'video', contentType: 'video/webm', path: join(dir, 'video.webm') }];
+    await setFaults(emu, [{ route: '/edu-sharing/rest/**', errors: { '503': 1 }, retryAfterSeconds: 0 }]);
+    const options = base(emu.url, {
+      defects: { enabled: false },
+      repository: { url: emu.url, user: 'admin', password: 'admin' },
+      attachments: { videos: true, repositoryMinBytes: 1024 },
+    });
+    const end = await report(options, [t], ctx(dir, []));
+    expect(end.summary.journaled).toBe(0);
+    expect(end.summary.attachments.stored).toEqual([]);
+    expect(end.summary.problems).toHaveLength(1);
+    expect(end.summary.problems[0]).toMatch(
+      /^the content repository refused files \(.*503.*\): they went to the runs$/,
+    );
+    const [run] = adhocRuns('DEMO-6');
+    expect(run?.status).toBe('Failed');
+    expect(emu.store.attachments.filter((a) => a.runId === run?.id).map((a) => a.fileName)).toEqual(['video.webm']);
+  });
 });
 
 describe('summary and dry run', () => {

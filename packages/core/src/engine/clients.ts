@@ -20,6 +20,7 @@ export function clientsFor(
     ? ({ type: 'bearer', token: c.token } as const)
     : ({ type: c.authType, username: c.user as string, password: c.password as string } as const);
   const network = {
+    ...(c.timeouts ? { timeouts: c.timeouts } : {}),
     ...(c.proxy ? { proxy: c.proxy } : {}),
     ...(c.caFile ? { caFile: c.caFile } : {}),
     ...(logger ? { logger } : {}),

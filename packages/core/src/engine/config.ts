@@ -103,6 +103,14 @@ export const configSchema = z
     requestsPerSecond: z.number().positive().optional(),
     proxy: z.string().optional(),
     caFile: z.string().optional(),
+    /** Client timeouts per request, ms (defaults: connect 10 s, headers 30 s, body 60 s). */
+    timeouts: z
+      .strictObject({
+        connectMs: z.number().int().positive().optional(),
+        headersMs: z.number().int().positive().optional(),
+        bodyMs: z.number().int().positive().optional(),
+      })
+      .optional(),
     /** Log every request (redacted) to stderr; also CASEBRIDGE_DEBUG=1. */
     debug: z.boolean().default(false),
     /** Report in watch mode (Vitest): each rerun once. */
@@ -166,6 +174,7 @@ export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boo
   CASEBRIDGE_WATCH: { path: ['watch'], type: 'boolean' },
   CASEBRIDGE_PROXY: { path: ['proxy'], type: 'string' },
   CASEBRIDGE_CA_FILE: { path: ['caFile'], type: 'string' },
+  CASEBRIDGE_TIMEOUT_MS: { path: ['timeouts', 'headersMs'], type: 'number' },
   CASEBRIDGE_REPOSITORY_URL: { path: ['repository', 'url'], type: 'string' },
   CASEBRIDGE_REPOSITORY_TOKEN: { path: ['repository', 'token'], type: 'string' },
 };

@@ -1,8 +1,16 @@
 import { stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { AmbiguousError, CasebridgeError, ForbiddenError, NotFoundError, ValidationError } from '../client/errors.js';
+import {
+  AbortedError,
+  AmbiguousError,
+  CasebridgeError,
+  ForbiddenError,
+  NotFoundError,
+  ValidationError,
+} from '../client/errors.js';
 import type { FileInput } from '../client/multipart.js';
 import type { ContentRepositoryClient } from '../client/repo.js';
+import { redact } from '../client/secrets.js';
 import type { TestManagementClient } from '../client/tm.js';
 import type { CasebridgeConfig } from './config.js';
 import { findOrFileDefect } from './defects.js';
@@ -78,6 +86,10 @@ export class Delivery {
   private bulkUnsupported = false;
   /** The older service variant has no attachment operations (404 on the route): files are named in the comment. */
   private uploadsUnsupported = false;
+  /** Why the content repository is not used any more in this run (it refused a file). */
+  private repoUnavailable?: string;
+  /** Problems with the content repository, for the summary (it is optional: results still arrive). */
+  readonly repoProblems = new Set<string>();
   private sequenceNo = 0;
   readonly cycleSeen: CycleInfo[] = [];
   readonly defects = { created: new Set<string>(), linked: new Set<string>() };
@@ -607,18 +619,28 @@ export class Delivery {
       const file: FileInput = attachment.body
         ? { data: Buffer.from(attachment.body), fileName, contentType: attachment.contentType }
         : { path: attachment.path as string, fileName, contentType: attachment.contentType };
-      if (this.repo && size >= this.config.attachments.repositoryMinBytes && attachment.path) {
-        const node = await this.api.call(
-          'repository.storeFile',
-          { path: attachment.path, name: fileName },
-          () => (this.repo as ContentRepositoryClient).storeFile(file, { name: fileName }),
-          () => ({ downloadUrl: `(dry run) ${fileName}` }) as never,
-        );
-        const link = String((node as { downloadUrl?: string }).downloadUrl ?? '');
-        p.stored[fileName] = link;
-        this.files.stored.push(fileName);
-        notes.push(`${fileName}: ${link}`);
-        continue;
+      if (this.repo && !this.repoUnavailable && size >= this.config.attachments.repositoryMinBytes && attachment.path) {
+        try {
+          const node = await this.api.call(
+            'repository.storeFile',
+            { path: attachment.path, name: fileName },
+            () => (this.repo as ContentRepositoryClient).storeFile(file, { name: fileName }),
+            () => ({ downloadUrl: `(dry run) ${fileName}` }) as never,
+          );
+          const link = String((node as { downloadUrl?: string }).downloadUrl ?? '');
+          p.stored[fileName] = link;
+          this.files.stored.push(fileName);
+          notes.push(`${fileName}: ${link}`);
+          continue;
+        } catch (err) {
+          if (err instanceof AbortedError) throw err;
+          // The content repository is optional: when it refuses (quota 503, rights, down), the file goes to the run
+          // like any other (below), and the repository is not asked again in this run.
+          this.repoUnavailable = redact(err instanceof Error ? err.message : String(err));
+          this.repoProblems.add(
+            `the content repository refused files (${this.repoUnavailable}): they went to the runs`,
+          );
+        }
       }
       if (size > this.config.attachments.maxBytes) {
         notes.push(

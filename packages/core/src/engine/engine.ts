@@ -481,6 +481,7 @@ export class Engine {
         `${key}: not a test case${plan ? ` that can be added to test plan ${plan}` : ''}: check the key in the test's title or the mapping file`,
       );
     }
+    for (const p of d?.repoProblems ?? []) if (!this.problems.includes(p)) this.problems.push(p);
     const cycle = d?.cycleSeen[0];
     return {
       enabled: this.enabled,
