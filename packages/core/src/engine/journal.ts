@@ -211,19 +211,34 @@ export class Journal {
     return recovered;
   }
 
-  /** Removes blobs no entry refers to any more. */
-  async pruneBlobs(): Promise<void> {
-    const { entries } = await this.list();
+  /**
+   * Removes blobs nothing refers to any more: no entry (claimed or not) and no write-ahead log of a run still going.
+   * `only` limits it to the given blob paths (a run cleaning up after itself leaves other runs' blobs alone).
+   */
+  async pruneBlobs(only?: ReadonlySet<string>): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return;
+    }
     const used = new Set<string>();
-    const text = JSON.stringify(entries.map((e) => e.payload));
-    for (const m of text.matchAll(/blobs[\\/]+([0-9a-f]{64})/g)) if (m[1]) used.add(m[1]);
+    for (const name of names) {
+      if (!/\.json(\.claimed-\d+)?$|^wal-.*\.jsonl/.test(name)) continue;
+      const text = await readFile(join(this.dir, name), 'utf8').catch(() => '');
+      for (const m of text.matchAll(/blobs[\\/]+([0-9a-f]{64})/g)) if (m[1]) used.add(m[1]);
+    }
     let blobs: string[] = [];
     try {
       blobs = await readdir(join(this.dir, 'blobs'));
     } catch {
       return;
     }
-    for (const b of blobs) if (!used.has(b)) await rm(join(this.dir, 'blobs', b), { force: true });
+    for (const b of blobs) {
+      const path = join(this.dir, 'blobs', b);
+      if (used.has(b) || (only && !only.has(path))) continue;
+      await rm(path, { force: true });
+    }
   }
 }
 
@@ -251,6 +266,8 @@ export class WriteAheadLog {
   private stream?: WriteStream;
   private readonly path: string;
   private failed = false;
+  /** Blobs this log wrote: removed with the log unless a journal entry needs them. */
+  private readonly blobs = new Set<string>();
 
   constructor(private readonly journal: Journal) {
     this.path = join(journal.dir, `wal-${safeHost()}-${process.pid}-${randomUUID().slice(0, 8)}.jsonl`);
@@ -280,8 +297,12 @@ export class WriteAheadLog {
   }): void {
     if (this.failed) return;
     try {
-      const toPath = (a: { name?: string; contentType?: string; body?: Uint8Array; path?: string }) =>
-        a.body ? { name: a.name, contentType: a.contentType, path: this.journal.putBlobSync(a.body) } : a;
+      const toPath = (a: { name?: string; contentType?: string; body?: Uint8Array; path?: string }) => {
+        if (!a.body) return a;
+        const path = this.journal.putBlobSync(a.body);
+        this.blobs.add(path);
+        return { name: a.name, contentType: a.contentType, path };
+      };
       const steps = (list: unknown[]): unknown[] =>
         (list as Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }>).map((st) => ({
           ...st,
@@ -313,5 +334,6 @@ export class WriteAheadLog {
     this.stream = undefined;
     if (s) await new Promise<void>((done) => s.end(() => done()));
     await rm(this.path, { force: true });
+    if (this.blobs.size > 0) await this.journal.pruneBlobs(this.blobs);
   }
 }
