@@ -141,7 +141,7 @@ describe('casebridge cycle', () => {
     const option = await cli(['doctor', '--frobnicate']);
     expect(option.code).toBe(2);
     expect(option.stderr).toContain("Unknown option '--frobnicate'");
-    for (const command of ['demo', 'replay', 'doctor', 'cycle', 'sync']) {
+    for (const command of ['demo', 'replay', 'doctor', 'cycle', 'sync', 'junit']) {
       const help = await cli([command, '--help']);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Usage: casebridge ${command}[\\s\\S]*Example`));

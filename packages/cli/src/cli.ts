@@ -6,6 +6,7 @@ import { Engine } from '@casebridge/core';
 import { CYCLE_ACTIONS, type CycleAction, CycleError, cycleCommand } from './cycle.js';
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
+import { JUNIT_HELP, JUNIT_USAGE, junitCommand } from './junit/index.js';
 import { type Io, paint, processIo } from './output.js';
 import { syncCommand } from './sync/index.js';
 
@@ -17,6 +18,7 @@ Commands:
   demo [--port N] [--keep]   start the emulator with demo data, run the example projects (Playwright, Vitest,
                              Jest) through their reporters, print what arrived and where to look
   replay [dir]               deliver the results a run left in the journal; safe to run twice
+${JUNIT_HELP}
   doctor [dir]               check config, credentials, project, plan, cycle, proxy, TLS, clock; ✓/✗ and the fix
   cycle <action> [options]   create | start | complete | abort | resume the run's cycle; prints its id
   sync [dir] [--write-keys]  list the project's tests (Playwright, Vitest, Jest), create the missing test cases and
@@ -27,13 +29,14 @@ Options and credentials come from CASEBRIDGE_* variables and casebridge.config.j
 
 Global options:
   -h, --help                 help
-  --json                     machine-readable output on stdout (replay, doctor, cycle, sync)
+  --json                     machine-readable output on stdout (replay, doctor, cycle, sync, junit)
 
 Examples:
   casebridge demo
   CASEBRIDGE_URL=https://jira.example.com CASEBRIDGE_TOKEN=... casebridge doctor
   CYCLE_ID=$(casebridge cycle start --plan PROJ-1 --name "CI $GITHUB_RUN_ID")
   casebridge sync --dry-run
+  casebridge junit 'build/test-results/**/*.xml'
   casebridge replay
   casebridge emulator --port 8990 --data .casebridge/emulator
 
@@ -42,6 +45,7 @@ input. Colour only on a terminal, never with NO_COLOR set.
 `;
 
 const COMMAND_HELP: Record<string, string> = {
+  junit: JUNIT_USAGE,
   demo: `Usage: casebridge demo [--port N] [--keep]
 
 Starts the emulator with its demo data (project DEMO, test plan DEMO-1), runs examples/playwright, examples/vitest
@@ -106,6 +110,7 @@ new keys into the mapping file (casebridge.keys.json). Running it again changes 
 
 Examples:
   casebridge sync --dry-run
+  casebridge junit 'build/test-results/**/*.xml'
   casebridge sync e2e --write-keys && git diff e2e
 `,
 };
@@ -248,6 +253,8 @@ async function main(argv: string[], io: Io): Promise<number> {
         return await cycle(rest, io);
       case 'sync':
         return await syncCommand(rest, io);
+      case 'junit':
+        return await junitCommand(rest, io);
       case 'emulator':
         return emulator(rest);
       default:
