@@ -1,0 +1,171 @@
+import { existsSync, rmSync } from 'node:fs';
+import type { CasebridgeOptions, Engine } from '@casebridge/core';
+import { channelFile, closeChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
+import { runtimeName, titlePathOf, toTestResult, type VtTestCase } from './translate.js';
+
+/** The part of Vitest's `Vitest` object (`onInit`) the reporter reads; 3.x, 4.x and 5.x all have it. */
+interface VitestLike {
+  version?: string;
+  config: {
+    root: string;
+    watch?: boolean;
+    shard?: { index: number; count: number };
+    mergeReports?: string;
+  };
+}
+
+interface TestModuleLike {
+  children?: { allTests(): Iterable<VtTestCase> };
+}
+
+type Core = typeof import('@casebridge/core');
+
+/**
+ * The casebridge reporter for Vitest (3.x, 4.x and 5.x), through the current reporter API only:
+ *
+ * ```ts
+ * reporters: ['default', ['@casebridge/vitest', { url: 'https://jira.example.com', projectKey: 'PROJ' }]]
+ * // or: reporters: ['default', new CasebridgeReporter({ ... })]
+ * ```
+ *
+ * Vitest awaits every hook and a rejected one fails the run, so the per-test hook only translates and enqueues
+ * (`engine.add`) and every hook catches what it throws; `onTestRunEnd` awaits delivery, bounded by `flushTimeoutMs`.
+ * The engine (zod, undici) is loaded in `onInit` with a dynamic import: test files that import the runtime API from
+ * this package's main entry do not pay for it. In watch mode nothing is reported unless `watch: true`; then each
+ * rerun gets its own engine and is reported once.
+ */
+export default class CasebridgeReporter {
+  private readonly options: Record<string, unknown>;
+  private core: Core | undefined;
+  private vitest: VitestLike | undefined;
+  private engine: Engine | undefined;
+  private channel: string | undefined;
+  /** Watch mode without `watch: true`: the reporter stays silent for the whole session. */
+  private off = false;
+  private watching = false;
+  /**
+   * Tests handed over in this run, by Vitest's run-local id: a test seen twice (its result event, then the sweep at
+   * the end) counts once. Not by our stable id: two tests of a file may share a title.
+   */
+  private readonly handed = new Set<unknown>();
+  private readonly printed = new Set<string>();
+
+  /** Options win over `CASEBRIDGE_*` variables and `casebridge.config.json`; credentials are best left to those. */
+  constructor(options: Partial<CasebridgeOptions> = {}) {
+    this.options = options && typeof options === 'object' ? { ...options } : {};
+  }
+
+  async onInit(vitest: VitestLike): Promise<void> {
+    try {
+      this.vitest = vitest;
+      this.watching = vitest.config.watch === true;
+      this.core = await import('@casebridge/core');
+      const loaded = this.core.loadConfig(this.options, { cwd: this.root });
+      if (this.watching && !(loaded.ok && loaded.config.watch)) {
+        this.off = true;
+        return;
+      }
+      // The channel is named in the environment now, before Vitest starts its workers. A merge runs no tests.
+      if (loaded.ok && loaded.config.enabled && !vitest.config.mergeReports) this.channel = openChannel();
+      if (this.channel && this.watching) {
+        const dir = this.channel;
+        process.once('exit', () => closeChannel(dir));
+      }
+    } catch (err) {
+      this.problem('onInit', err);
+    }
+  }
+
+  onTestRunStart(): void {
+    try {
+      this.handed.clear();
+      this.engine = undefined;
+      if (this.off || !this.core || !this.vitest) return;
+      const shard = this.vitest.config.shard;
+      this.engine = this.core.Engine.create(this.options, {
+        cwd: this.root,
+        runner: { name: 'vitest', ...(this.vitest.version ? { version: this.vitest.version } : {}) },
+        ...(shard ? { shard: { current: shard.index, total: shard.count } } : {}),
+      });
+      if (this.engine.enabled) this.engine.begin({});
+    } catch (err) {
+      this.problem('onTestRunStart', err);
+    }
+  }
+
+  onTestCaseResult(testCase: VtTestCase): void {
+    try {
+      this.handOver(testCase);
+    } catch (err) {
+      this.problem('onTestCaseResult', err);
+    }
+  }
+
+  async onTestRunEnd(testModules: readonly TestModuleLike[] = []): Promise<void> {
+    const engine = this.engine;
+    this.engine = undefined;
+    if (!engine) return;
+    let failed = false;
+    try {
+      // Tests that got no result event (replays, a module that failed late): their final state is known now.
+      for (const module of testModules) {
+        for (const tc of module.children?.allTests() ?? []) {
+          try {
+            this.handOver(tc, engine);
+          } catch (err) {
+            this.problem('onTestRunEnd', err);
+          }
+        }
+      }
+      failed = (await engine.end()).failed;
+    } catch (err) {
+      this.problem('onTestRunEnd', err);
+    } finally {
+      if (this.channel && !this.watching) {
+        closeChannel(this.channel);
+        this.channel = undefined;
+      }
+    }
+    // The opt-in `failOnError`: Vitest fails the run on a rejected reporter hook.
+    if (failed) throw new Error('casebridge: results were not delivered (failOnError is set)');
+  }
+
+  private get root(): string {
+    return this.vitest?.config.root || process.cwd();
+  }
+
+  private handOver(tc: VtTestCase, engine = this.engine): void {
+    if (!engine?.enabled) return;
+    // A skipped test leaves its run as it is; Vitest also marks every test left out by `-t`, `--project` or `.only`
+    // as skipped, and reporting those would list the whole suite as skipped (and unmapped) on every filtered run.
+    // A test still pending when the run ends never finished (cancelled, `--bail`): nothing to say about it either.
+    const state = tc.result().state;
+    if (state === 'skipped' || state === 'pending') return;
+    const seen = (tc as { id?: string }).id ?? tc;
+    if (this.handed.has(seen)) return;
+    this.handed.add(seen);
+    let result = toTestResult(tc, this.root);
+    if (this.channel) {
+      const name = runtimeName(tc.project.name, titlePathOf(tc));
+      result = mergeRuntime(result, readChannel(this.channel, tc.module.moduleId, name), this.channel);
+      // Consumed: in watch mode the next rerun of this test starts from an empty file.
+      const file = channelFile(this.channel, tc.module.moduleId, name);
+      if (existsSync(file)) rmSync(file, { force: true });
+    }
+    engine.add(result);
+  }
+
+  /** One line per distinct problem on stderr; the test run goes on. */
+  private problem(where: string, err: unknown): void {
+    const line = `casebridge: the Vitest reporter failed in ${where} and goes on without it: ${
+      err instanceof Error ? err.message : String(err)
+    }`;
+    if (this.printed.has(line) || this.printed.size > 20) return;
+    this.printed.add(line);
+    try {
+      process.stderr.write(`${line}\n`);
+    } catch {
+      // Nothing left to tell it with.
+    }
+  }
+}

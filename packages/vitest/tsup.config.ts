@@ -1,0 +1,12 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: { index: 'src/index.ts' },
+  format: ['esm', 'cjs'],
+  dts: true,
+  clean: true,
+  target: 'node20',
+  sourcemap: true,
+  // The core and the runner stay external: the core is our dependency, vitest the peer the user has.
+  external: ['@casebridge/core', 'vitest'],
+});
