@@ -251,6 +251,21 @@ describe('attachments', () => {
     expect(ops('attachments.addToRunStep')).toHaveLength(1);
   });
 
+  it('several tests of one case: the worse status stays, in whichever order their deliveries finish', async () => {
+    for (const order of ['failed first', 'passed first']) {
+      const cycle = `CI one case ${order}`;
+      const failed = result('DEMO-2 logs in with a wrong password', 'failed');
+      const passed = result('DEMO-2 logs in', 'passed');
+      const tests = order === 'failed first' ? [failed, passed] : [passed, failed];
+      const end = await report(
+        base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle, defects: { enabled: false } }),
+        tests,
+      );
+      expect(end.summary.problems).toEqual([]);
+      expect(runsOfCycle(cycle).map((r) => [r.key, r.status])).toEqual([['DEMO-2', 'Failed']]);
+    }
+  });
+
   it('a key that is not a test case: one problem line, not counted as delivered, the other results arrive', async () => {
     const options = base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI bad key' });
     const tests = [

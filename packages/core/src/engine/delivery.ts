@@ -86,6 +86,9 @@ export class Delivery {
   private bulkUnsupported = false;
   /** The older service variant has no attachment operations (404 on the route): files are named in the comment. */
   private uploadsUnsupported = false;
+  /** Status this process wrote to each run, and the status write under way per run (see inRunOrder). */
+  private readonly runStatus = new Map<number, string>();
+  private readonly runChain = new Map<number, Promise<unknown>>();
   /** Why the content repository is not used any more in this run (it refused a file). */
   private repoUnavailable?: string;
   /** Problems with the content repository, for the summary (it is optional: results still arrive). */
@@ -337,11 +340,47 @@ export class Delivery {
     }
     const runs = await this.ensureRuns(t, [...byKey.keys()]);
     const cycle = await this.ensureCycle(t);
-    const byStatus = new Map<string, number[]>();
+    const wanted = new Map<number, string>();
     for (const [key, status] of byKey) {
       const runId = runs.get(key);
-      if (runId === undefined || !status) continue;
-      byStatus.set(status, [...(byStatus.get(status) ?? []), runId]);
+      if (runId !== undefined && status) wanted.set(runId, status);
+    }
+    await this.inRunOrder([...wanted.keys()], () => this.sendBulk(cycle, wanted));
+    for (const item of items) {
+      // Delivered, or nothing to deliver (a skipped test), or a key the plan refused (named in the summary).
+      item.progress.runId = runs.get(item.key);
+      item.progress.done = true;
+      if (item.progress.runId === undefined && this.badKeys.has(item.key)) item.progress.dropped = true;
+    }
+  }
+
+  /**
+   * Status writes of one run, one after the other and never downgrading: when several tests report one case, the
+   * worse status stays (a Failed is not overwritten by a later bulk Passed), whatever order the deliveries finish in.
+   */
+  private inRunOrder<T>(runIds: readonly number[], fn: () => Promise<T>): Promise<T> {
+    const before = Promise.all(runIds.map((id) => this.runChain.get(id)?.catch(() => undefined)));
+    const p = before.then(fn);
+    for (const id of runIds) this.runChain.set(id, p);
+    const clean = () => {
+      for (const id of runIds) if (this.runChain.get(id) === p) this.runChain.delete(id);
+    };
+    p.then(clean, clean);
+    return p;
+  }
+
+  /** The status to write to a run: the worse of `status` and what this run wrote there; undefined when unchanged. */
+  private statusFor(runId: number, status: string | undefined): string | undefined {
+    const written = this.runStatus.get(runId);
+    const worse = worseStatus(written, status);
+    return worse === written ? undefined : worse;
+  }
+
+  private async sendBulk(cycle: CycleInfo, wanted: Map<number, string>): Promise<void> {
+    const byStatus = new Map<string, number[]>();
+    for (const [runId, status] of wanted) {
+      const s = this.statusFor(runId, status);
+      if (s) byStatus.set(s, [...(byStatus.get(s) ?? []), runId]);
     }
     for (const [status, runIds] of byStatus) {
       if (!this.bulkUnsupported) {
@@ -364,12 +403,7 @@ export class Delivery {
       }
       for (const runId of runIds) await this.updateRun(cycle, runId, { result: status });
     }
-    for (const item of items) {
-      // Delivered, or nothing to deliver (a skipped test), or a key the plan refused (named in the summary).
-      item.progress.runId = runs.get(item.key);
-      item.progress.done = true;
-      if (item.progress.runId === undefined && this.badKeys.has(item.key)) item.progress.dropped = true;
-    }
+    for (const [status, runIds] of byStatus) for (const runId of runIds) this.runStatus.set(runId, status);
   }
 
   /** Runs `fn`; when the cycle was completed by someone else meanwhile (403), resumes it once and runs `fn` again. */
@@ -519,10 +553,16 @@ export class Delivery {
       (p.defectCreated ? this.defects.created : this.defects.linked).add(p.defect);
     }
     const comment = commentFor(item, notes);
-    await this.updateRun(cycle, runId, {
-      ...(status ? { result: status } : {}),
-      ...(comment ? { comment } : {}),
-      ...(bugs.length ? { bugs } : {}),
+    await this.inRunOrder([runId], async () => {
+      // In a cycle, a case another test of this run already failed stays failed; an ad hoc run is this result's own.
+      const result = t.mode === 'cycle' ? this.statusFor(runId, status) : status;
+      if (!result && !comment && bugs.length === 0) return;
+      await this.updateRun(cycle, runId, {
+        ...(result ? { result } : {}),
+        ...(comment ? { comment } : {}),
+        ...(bugs.length ? { bugs } : {}),
+      });
+      if (result) this.runStatus.set(runId, result);
     });
     p.done = true;
   }
