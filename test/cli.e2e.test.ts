@@ -12,7 +12,7 @@ import { cycleState } from './support/state.js';
 const CLI = join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
 
 describe('casebridge demo', () => {
-  it('runs the Playwright example into the emulator and prints what arrived and where to look', async () => {
+  it('runs the Playwright, Vitest and Jest examples into the emulator and prints what arrived and where to look', async () => {
     const out = await run(process.execPath, [CLI, 'demo', '--port', '0'], ROOT);
     expect(out.code, out.stderr).toBe(0);
     const text = out.stdout + out.stderr;
@@ -30,6 +30,15 @@ describe('casebridge demo', () => {
       expect(Number(cells[9])).toBeGreaterThanOrEqual(1);
     } else {
       expect(text).toMatch(/Chromium not found/);
+    }
+    // Vitest and Jest need no browser: their rows are the same on every machine.
+    for (const runner of ['vitest', 'jest']) {
+      const line = text.split('\n').find((l) => l.startsWith(`${runner}  Demo ${runner}`));
+      expect(line, text).toBeDefined();
+      const c = (line ?? '').split(/\s{2,}/);
+      expect(c.slice(3, 8), line).toEqual(['6', '5', '1', '0', '0']);
+      expect(c[8]).toMatch(/^DEMO-\d+$/);
+      expect(Number(c[9])).toBe(2);
     }
     expect(text).toContain('/swagger');
   });
