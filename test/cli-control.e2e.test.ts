@@ -1,4 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -146,5 +147,45 @@ describe('casebridge cycle', () => {
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Usage: casebridge ${command}[\\s\\S]*Example`));
     }
+  });
+});
+
+describe('casebridge emulator', () => {
+  it('starts the emulator with the options given (--port, --seed, --variant, --data), and stops on SIGTERM', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'cb-emu-data-'));
+    const child = spawn(
+      process.execPath,
+      [CLI, 'emulator', '--port', '0', '--variant', 'ID', '--seed', 'demo', '--data', data],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const deadline = Date.now() + 30_000;
+    while (!/listening on (http:\/\/\S+)/.test(out) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+    expect(url, out).toBeDefined();
+    // The ID variant: identifiers spelled `ID` in answers.
+    const res = await fetch(`${url}/rest/synapse/latest/public/testPlan/DEMO-1/addCycle`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'from the CLI' }),
+    });
+    expect(res.status).toBeLessThan(300);
+    const cycles = (await (
+      await fetch(`${url}/rest/synapse/latest/public/testPlan/DEMO-1/cycles`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      })
+    ).json()) as Array<Record<string, unknown>>;
+    expect(cycles.map((c) => c.name)).toContain('from the CLI');
+    expect(cycles[0]).toHaveProperty('ID');
+    const exited = new Promise((done) => child.on('exit', done));
+    child.kill('SIGTERM');
+    await exited;
+    expect(readdirSync(data).length, 'state kept on disk with --data').toBeGreaterThan(0);
   });
 });
