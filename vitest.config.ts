@@ -14,6 +14,8 @@ export default defineConfig({
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    // Fixture projects (written by the tests, and the committed JUnit samples) hold test files of their own.
+    exclude: ['**/node_modules/**', 'test/.fixtures/**', 'test/fixtures/**'],
     // End-to-end tests spawn real runners; on a loaded 2-core machine one can take a minute.
     testTimeout: 120_000,
     hookTimeout: 60_000,
