@@ -659,11 +659,12 @@ export class Delivery {
       const file: FileInput = attachment.body
         ? { data: Buffer.from(attachment.body), fileName, contentType: attachment.contentType }
         : { path: attachment.path as string, fileName, contentType: attachment.contentType };
-      if (this.repo && !this.repoUnavailable && size >= this.config.attachments.repositoryMinBytes && attachment.path) {
+      // Large files go to the content repository when one is configured, from disk or from memory alike.
+      if (this.repo && !this.repoUnavailable && size >= this.config.attachments.repositoryMinBytes) {
         try {
           const node = await this.api.call(
             'repository.storeFile',
-            { path: attachment.path, name: fileName },
+            { path: attachment.path ?? '(in memory)', name: fileName },
             () => (this.repo as ContentRepositoryClient).storeFile(file, { name: fileName }),
             () => ({ downloadUrl: `(dry run) ${fileName}` }) as never,
           );
