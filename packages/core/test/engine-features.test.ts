@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -366,6 +366,51 @@ describe('attachments', () => {
     expect(res.status).toBe(200);
     expect(Buffer.from(await res.arrayBuffer()).equals(video)).toBe(true);
   });
+  it('files outside the project folder are named, not sent: a path elsewhere, a symlink out of the project', async () => {
+    const dir = project();
+    const outside = mkdtempSync(join(homedir(), '.cb-outside-'));
+    writeFileSync(join(outside, 'secret.txt'), 'not for the service');
+    symlinkSync(join(outside, 'secret.txt'), join(dir, 'link.txt'));
+    try {
+      const t = result('DEMO-6 shows the profile', 'failed');
+      last(t).attachments = [
+        { name: 'screenshot', contentType: 'image/png', path: join(dir, 'shot.png') },
+        { name: 'stolen', contentType: 'text/plain', path: join(outside, 'secret.txt') },
+        { name: 'linked', contentType: 'text/plain', path: join(dir, 'link.txt') },
+      ];
+      const end = await report(
+        base(emu.url, { defects: { enabled: false }, attachments: { others: true } }),
+        [t],
+        ctx(dir, []),
+      );
+      expect(end.summary.problems).toEqual([]);
+      const [run] = adhocRuns('DEMO-6');
+      expect(emu.store.attachments.filter((a) => a.runId === run?.id).map((a) => a.fileName)).toEqual([
+        'screenshot.png',
+      ]);
+      expect(run?.comment).toContain('stolen.txt not uploaded:');
+      expect(run?.comment).toContain('linked.txt not uploaded:');
+      expect(run?.comment).toContain('is outside the project folder (allow its folder with attachments.roots)');
+      // Allowed explicitly: sent.
+      emu.clearRequests();
+      await report(
+        base(emu.url, { defects: { enabled: false }, attachments: { others: true, roots: [outside] } }),
+        [t],
+        ctx(dir, []),
+      );
+      const runs = adhocRuns('DEMO-6');
+      const latest = runs[runs.length - 1];
+      expect(
+        emu.store.attachments
+          .filter((a) => a.runId === latest?.id)
+          .map((a) => a.fileName)
+          .sort(),
+      ).toEqual(['linked.txt', 'screenshot.png', 'stolen.txt']);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it('a content repository that refuses uploads (503 quota): the file goes to the run, one problem line, nothing journalled', async () => {
     const dir = project();
     writeFileSync(join(dir, 'video.webm'), Buffer.alloc(4096, 7));

@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine, type RunSummary } from '@casebridge/core';
 import { glob, isDynamicPattern } from 'tinyglobby';
@@ -143,7 +143,15 @@ export async function junitCommand(args: string[], io: JunitIo): Promise<number>
   const inline = values['dry-run'] ? { dryRun: true } : {};
   // With --json, stdout carries only the JSON document: the engine's summary and problems go to stderr.
   const say = json ? io.err : io.out;
-  const engine = Engine.create(inline, { cwd: io.cwd, runner: { name: 'junit' }, env: io.env, out: say });
+  // Files an XML names are resolved beside it: its folder may be uploaded from, like the project folder.
+  const roots = [...new Set(files.map((f) => dirname(resolve(io.cwd, f))))];
+  const engine = Engine.create(inline, {
+    cwd: io.cwd,
+    runner: { name: 'junit' },
+    env: io.env,
+    out: say,
+    attachmentRoots: roots,
+  });
   engine.begin();
   const read: JunitJsonSummary['files'] = [];
   let inputErrors = problems.length;

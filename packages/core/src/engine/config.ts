@@ -67,6 +67,11 @@ export const configSchema = z
         videos: z.boolean().default(false),
         /** Other attachments (logs, custom files). */
         others: z.boolean().default(false),
+        /**
+         * Folders files may be uploaded from besides the project folder, the system's temporary folder and the
+         * journal: a path elsewhere (`/etc/passwd`, a symlink out of test-results) is named in the comment, not sent.
+         */
+        roots: z.array(z.string().min(1)).default([]),
         /** Larger files are not uploaded; the run's comment names them. */
         maxBytes: z
           .number()

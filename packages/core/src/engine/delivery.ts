@@ -1,5 +1,6 @@
+import { realpathSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
+import { basename, extname, sep } from 'node:path';
 import {
   AbortedError,
   AmbiguousError,
@@ -108,7 +109,21 @@ export class Delivery {
     private readonly api: Caller,
     private readonly runner: RunnerInfo,
     private readonly signal: AbortSignal,
+    /** Folders files may be uploaded from (real paths); empty: any. */
+    private readonly roots: readonly string[] = [],
   ) {}
+
+  /** Whether a file lies in one of the allowed folders, symlinks resolved. */
+  private allowed(path: string): boolean {
+    if (this.roots.length === 0) return true;
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch {
+      return true; // missing: reported as "file not found" by the caller
+    }
+    return this.roots.some((root) => real === root || real.startsWith(root.endsWith(sep) ? root : `${root}${sep}`));
+  }
 
   private get o() {
     return { signal: this.signal };
@@ -648,6 +663,13 @@ export class Delivery {
       const size = attachment.body ? attachment.body.byteLength : await sizeOf(attachment.path);
       if (size === undefined) {
         notes.push(`${fileName}: file not found (${attachment.path})`);
+        continue;
+      }
+      if (attachment.path && !this.allowed(attachment.path)) {
+        notes.push(
+          `${fileName} not uploaded: ${attachment.path} is outside the project folder (allow its folder with attachments.roots)`,
+        );
+        this.files.skipped.push(fileName);
         continue;
       }
       const storedLink = p.stored[fileName];

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import {
   AbortedError,
@@ -116,7 +117,21 @@ export class Engine {
     this.api = caller(c.dryRun !== false, (line) => {
       if (debug) this.out(`casebridge: ${line}`);
     });
-    this.delivery = new Delivery(c, this.tm, this.repo, this.api, this.ctx.runner, this.abort.signal);
+    const real = (p: string) => {
+      try {
+        return realpathSync(p);
+      } catch {
+        return resolve(p);
+      }
+    };
+    const roots = [
+      this.ctx.cwd,
+      tmpdir(),
+      resolve(this.ctx.cwd, c.journalDir),
+      ...c.attachments.roots.map((r) => resolve(this.ctx.cwd, r)),
+      ...(this.ctx.attachmentRoots ?? []),
+    ];
+    this.delivery = new Delivery(c, this.tm, this.repo, this.api, this.ctx.runner, this.abort.signal, roots.map(real));
     this.journal = new Journal(resolve(this.ctx.cwd, c.journalDir));
     if (!this.api.dryRun) this.wal = this.journal.openWal();
     this.keyRe = keyPattern(c.keyPattern ? { pattern: c.keyPattern } : { projectKeys: [c.projectKey] });

@@ -28,7 +28,11 @@ export function formatSummary(s: RunSummary): string {
   if (s.defects.linked.length) lines.push(`  defects linked: ${s.defects.linked.join(', ')}`);
   if (s.attachments.uploaded) lines.push(`  attachments uploaded: ${s.attachments.uploaded}`);
   if (s.attachments.stored.length) lines.push(`  stored in the content repository: ${s.attachments.stored.join(', ')}`);
-  if (s.attachments.skipped.length) lines.push(`  not uploaded (too large): ${s.attachments.skipped.join(', ')}`);
+  if (s.attachments.skipped.length) {
+    lines.push(
+      `  not uploaded (too large, or outside the project; the run comments say which): ${s.attachments.skipped.join(', ')}`,
+    );
+  }
   if (s.createdCases.length) lines.push(`  test cases created: ${s.createdCases.join(', ')}`);
   if (s.unmapped.length) {
     lines.push(`  ${s.unmapped.length} test(s) without a case key (add one to the title, or use autoCreate):`);

@@ -30,6 +30,8 @@ export interface EngineContext {
   out?: (text: string) => void;
   /** Called as each journalled result of an earlier run settles (delivered or not): progress for `casebridge replay`. */
   onReplay?: (p: { done: number; total: number; key: string; ok: boolean }) => void;
+  /** Folders files may be uploaded from besides the project folder (e.g. the folders of JUnit XML files). */
+  attachmentRoots?: readonly string[];
   /** The shard of this process (`--shard=current/total`), named in the summary. */
   shard?: { current: number; total: number };
 }
