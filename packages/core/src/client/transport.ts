@@ -223,6 +223,12 @@ export function buildDispatcher(o: TransportOptions): Dispatcher {
     ca = [...rootCertificates, ...extraPem, pem];
   }
   const tls = { ...(ca ? { ca } : {}), rejectUnauthorized: o.rejectUnauthorized !== false };
+  if (o.rejectUnauthorized === false) {
+    // Only on explicit request, and never silently: anyone on the path could read the credentials.
+    const message = `casebridge: TLS certificate verification is OFF for ${safeUrl(o.baseUrl)} (rejectUnauthorized: false); give the CA with caFile instead`;
+    process.emitWarning(message, { code: 'CASEBRIDGE_TLS_UNVERIFIED' });
+    o.logger?.('warn', message);
+  }
   const agentOptions = {
     connections: Math.max(1, o.concurrency ?? 4) * 2,
     keepAliveTimeout: 30_000,
