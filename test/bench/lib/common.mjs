@@ -1,0 +1,104 @@
+/**
+ * Shared pieces of the reporter benchmark: paths, the generated emulator seed, the timing reporter's output format and
+ * small statistics. Plain Node ESM, no build step.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const FIXTURES = join(ROOT, 'test', '.fixtures');
+export const OUT = join(ROOT, 'bench-results');
+export const BIN = join(ROOT, 'node_modules', '.bin');
+
+/** Project of the generated cases; test i (0-based) is keyed to case BENCH-(i+2); the plan is BENCH-1. */
+export const PROJECT = 'BENCH';
+export const PLAN = `${PROJECT}-1`;
+export const TOKEN = 'bench-token';
+export const keyOf = (i) => `${PROJECT}-${i + 2}`;
+
+/** A 1×1 PNG: the "screenshot" of a failing test. */
+export const PNG_HEX =
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5b1d1a30000000049454e44ae426082';
+
+/** Every tenth test fails (tests 10, 20, ...), in the "10% failing with screenshots" variant. */
+export const fails = (variant, i) => variant === 'failing' && (i + 1) % 10 === 0;
+
+/**
+ * The emulator seed of a suite of `size` tests: one admin with a token, project BENCH, test plan BENCH-1 whose
+ * members are the `size` test cases BENCH-2..BENCH-(size+1). Cycle mode then has one run per test.
+ */
+export function seedFor(size) {
+  const cases = Array.from({ length: size }, (_, i) => ({ type: 'Test Case', summary: `Bench case ${i + 1}` }));
+  return {
+    users: [{ name: 'admin', displayName: 'Admin', password: 'admin', tokens: [TOKEN], admin: true }],
+    projects: [
+      {
+        key: PROJECT,
+        name: 'Reporter benchmark',
+        issues: [
+          { type: 'Test Plan', summary: `Bench plan of ${size} cases`, members: cases.map((_, i) => keyOf(i)) },
+          ...cases,
+        ],
+      },
+    ],
+  };
+}
+
+/** Creates (or empties) a fixture folder under test/.fixtures and writes its files. */
+export function writeFixture(name, files) {
+  const dir = join(FIXTURES, name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const [path, text] of Object.entries(files)) {
+    const file = join(dir, path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  }
+  return dir;
+}
+
+/**
+ * The timing probe every fixture loads (as a reporter of its runner). It appends JSON lines to BENCH_TIMING_FILE:
+ * `{probe, event: 'end', lastTestEnd, tests, at}` from the runner's end hook, and `{event: 'exit', maxRssKb, at}`
+ * from the process's `exit` event, the last moment the process runs JavaScript, with the CPU time the process used. Times are epoch milliseconds with
+ * fractions (`performance.timeOrigin + performance.now()`), comparable with the parent's.
+ */
+export function probeSource(format = 'esm') {
+  const esm = format === 'esm';
+  return `
+${esm ? "import { appendFileSync } from 'node:fs';" : "const { appendFileSync } = require('node:fs');"}
+const file = process.env.BENCH_TIMING_FILE;
+const now = () => performance.timeOrigin + performance.now();
+const write = (o) => { if (file) appendFileSync(file, JSON.stringify(o) + '\\n'); };
+let exitHooked = false;
+${esm ? 'export ' : ''}function probe(name) {
+  let lastTestEnd = 0;
+  let tests = 0;
+  if (name === 'post' && !exitHooked) {
+    exitHooked = true;
+    process.on('exit', () => {
+      const u = process.resourceUsage();
+      write({ probe: name, event: 'exit', maxRssKb: u.maxRSS, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, at: now() });
+    });
+  }
+  return {
+    testEnded() { lastTestEnd = now(); tests += 1; },
+    ended() { write({ probe: name, event: 'end', lastTestEnd, tests, at: now() }); },
+  };
+}
+${esm ? '' : 'module.exports = { probe };'}
+`;
+}
+
+/** The ESM probe module. */
+export const PROBE_CORE = probeSource('esm');
+
+export const median = (xs) => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+export const round = (n, d = 1) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : null);

@@ -1,0 +1,95 @@
+/**
+ * The Jest slot (1,000 tests): a CommonJS fixture run by the real `jest --ci`. Jest has no built-in JUnit reporter
+ * (and jest-junit is not a dependency), so the baseline is Jest's own `summary` reporter; casebridge is the one line
+ * `['@casebridge/jest', {}]`. Jest calls the reporters' end hooks one after the other, like Playwright.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, fails, keyOf, PNG_HEX, probeSource, ROOT, writeFixture } from './common.mjs';
+
+const PER_FILE = 100;
+
+const TIMING_REPORTER = `
+const { probe } = require('./probe.cjs');
+class Timing {
+  constructor(_globalConfig, options) { this.p = probe(options.probe); }
+  onTestCaseResult() { this.p.testEnded(); }
+  onRunComplete() { this.p.ended(); }
+  getLastError() { return undefined; }
+}
+module.exports = Timing;
+`;
+
+const CONFIG = `
+const casebridge = process.env.BENCH_CASEBRIDGE === '1';
+module.exports = {
+  testEnvironment: 'node',
+  cacheDirectory: '<rootDir>/.jest-cache',
+  testMatch: ['<rootDir>/tests/**/*.test.js'],
+  reporters: [
+    ['<rootDir>/timing-reporter.cjs', { probe: 'pre' }],
+    'summary',
+    ...(casebridge ? [['@casebridge/jest', JSON.parse(process.env.BENCH_CB_OPTIONS || '{}')]] : []),
+    ['<rootDir>/timing-reporter.cjs', { probe: 'post' }],
+  ],
+};
+`;
+
+function testFile(from, to, variant) {
+  const lines = [
+    "const { attach } = require('@casebridge/jest');",
+    '',
+    `const PNG = Buffer.from('${PNG_HEX}', 'hex');`,
+    '',
+  ];
+  for (let i = from; i < to; i++) {
+    const title = `${keyOf(i)} generated test ${i + 1}`;
+    if (fails(variant, i)) {
+      lines.push(
+        `test('${title}', () => {`,
+        "  attach('screenshot', { body: PNG, contentType: 'image/png' });",
+        `  expect(${i + 1}).toBe(0);`,
+        '});',
+      );
+    } else {
+      lines.push(`test('${title}', () => {});`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export const jest = {
+  name: 'jest',
+  label: 'Jest',
+  sizes: [1000],
+  overhead: false,
+  unavailable() {
+    if (!existsSync(join(BIN, 'jest'))) return 'node_modules/.bin/jest is missing (npm install)';
+    if (!existsSync(join(ROOT, 'packages', 'jest', 'dist', 'index.cjs')))
+      return 'packages/jest/dist is missing (npm run build)';
+    return null;
+  },
+  suite(size, variant) {
+    const files = {
+      'package.json': `${JSON.stringify({ name: 'casebridge-bench-jest', private: true, type: 'commonjs' })}\n`,
+      'jest.config.cjs': CONFIG,
+      'probe.cjs': probeSource('cjs'),
+      'timing-reporter.cjs': TIMING_REPORTER,
+    };
+    for (let from = 0, n = 1; from < size; from += PER_FILE, n++) {
+      files[`tests/part-${String(n).padStart(3, '0')}.test.js`] = testFile(
+        from,
+        Math.min(size, from + PER_FILE),
+        variant,
+      );
+    }
+    return writeFixture(`bench-jest-${size}-${variant}`, files);
+  },
+  command(_dir, casebridge) {
+    return {
+      command: join(BIN, 'jest'),
+      args: ['--ci', '--config', 'jest.config.cjs'],
+      env: { BENCH_CASEBRIDGE: casebridge ? '1' : '0' },
+    };
+  },
+};

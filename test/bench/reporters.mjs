@@ -1,0 +1,274 @@
+#!/usr/bin/env node
+/**
+ * Reporter benchmark (`npm run bench`, after the emulator's throughput benchmark): what casebridge costs a real test
+ * run. For each runner slot (Playwright; Vitest and Jest when their packages are built), suite size, injected
+ * round-trip latency, mode (adhoc, cycle) and variant (all passing, 10% failing with screenshots), the real runner
+ * runs a generated suite once with its built-in JUnit reporter only (baseline) and once with JUnit + casebridge,
+ * against the in-process emulator seeded with one test case per test. Plus an attachment scenario (50 failing tests
+ * with a file of 1 MB and of 20 MB each). Prints a markdown table and writes bench-results/reporters.md and .json.
+ *
+ * Environment: BENCH_QUICK=1 (100 and 1,000 tests, 20 ms, 3 interleaved runs), BENCH_SIZES=100,1000,
+ * BENCH_LATENCIES=0,20,100, BENCH_MODES=adhoc,cycle, BENCH_VARIANTS=passing,failing, BENCH_RUNNERS=playwright,vitest,
+ * BENCH_REPS=7 (runs of the overhead cell), BENCH_FILES=0 (skip the attachment scenario), BENCH_FILE_MB=1,20,
+ * BENCH_FULL_MATRIX=1 (every cell at 10,000 tests too), BENCH_OUT_NAME=reporters (output file stem). Builds nothing: `npm run build` first. See README.md here.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { startEmulator } from '@casebridge/emulator';
+import { median, OUT, ROOT, seedFor } from './lib/common.mjs';
+import { jest } from './lib/jest.mjs';
+import { measure, stopRunning } from './lib/measure.mjs';
+import { playwright } from './lib/playwright.mjs';
+import { render, summarizeCell, summarizeFiles, targets } from './lib/report.mjs';
+import { vitest } from './lib/vitest.mjs';
+
+const env = process.env;
+const QUICK = env.BENCH_QUICK === '1';
+const list = (name, fallback) =>
+  env[name]
+    ? env[name]
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : fallback;
+
+const settings = {
+  quick: QUICK,
+  sizes: list('BENCH_SIZES', QUICK ? ['100', '1000'] : ['100', '1000', '10000']).map(Number),
+  latencies: list('BENCH_LATENCIES', QUICK ? ['20'] : ['0', '20', '100']).map(Number),
+  modes: list('BENCH_MODES', ['adhoc', 'cycle']),
+  variants: list('BENCH_VARIANTS', ['passing', 'failing']),
+  runners: list('BENCH_RUNNERS', ['playwright', 'vitest', 'jest']),
+  /** Interleaved baseline/casebridge pairs of the overhead cell (1,000 passing tests, cycle mode, 20 ms). */
+  reps: Number(env.BENCH_REPS ?? (QUICK ? 3 : 7)),
+  overheadCell: { size: 1000, variant: 'passing', mode: 'cycle', latency: 20 },
+  files: env.BENCH_FILES !== '0',
+  fileMb: list('BENCH_FILE_MB', ['1', '20']).map(Number),
+  fileCount: 50,
+  fullMatrix: env.BENCH_FULL_MATRIX === '1',
+  /** From this size on, unless BENCH_FULL_MATRIX=1: cycle mode only, failing at one latency, one shared baseline. */
+  largeSize: 10_000,
+};
+
+const SLOTS = { playwright, vitest, jest };
+/** Output file stem in bench-results/ (BENCH_OUT_NAME), so a partial run can be kept beside a full one. */
+const NAME = env.BENCH_OUT_NAME || 'reporters';
+
+const log = (line) => process.stderr.write(`${line}\n`);
+const fmt = (r) =>
+  r.casebridge
+    ? `wall ${(r.wallMs / 1000).toFixed(1)} s, onEnd ${r.onEndMs?.toFixed(0)} ms, drain ${r.drainMs?.toFixed(0)} ms, ` +
+      `${r.requests} req, RSS ${r.maxRssMb?.toFixed(1)} MB, delivered ${r.delivered}`
+    : `wall ${(r.wallMs / 1000).toFixed(1)} s, onEnd ${r.onEndMs?.toFixed(0)} ms, drain ${r.drainMs?.toFixed(0)} ms, RSS ${r.maxRssMb?.toFixed(1)} MB`;
+
+/**
+ * The cells of one runner and size, in the order they run. Every size × latency × mode × variant with
+ * BENCH_FULL_MATRIX=1; otherwise the matrix is trimmed where a cell would cost minutes and tell nothing new, because
+ * Playwright restarts its worker after every failed test (about 1.5 s of CPU each here) and a 10,000-test run takes
+ * minutes on a loaded 2-core machine:
+ * - failing variant: at one latency (20 ms); both modes up to 100 tests, cycle mode above; none at 10,000 tests;
+ * - 10,000 tests: cycle mode, all passing, 20 ms, and one baseline run shared by its cells.
+ */
+function plan(slot, size) {
+  const full = settings.fullMatrix;
+  const large = size >= settings.largeSize && !full;
+  const oneLatency = settings.latencies.includes(20) ? 20 : settings.latencies[0];
+  const oc = settings.overheadCell;
+  const cells = [];
+  for (const variant of settings.variants) {
+    for (const mode of settings.modes) {
+      for (const latency of settings.latencies) {
+        if (!full && variant === 'failing') {
+          if (large || latency !== oneLatency) continue;
+          if (size > 100 && mode !== 'cycle') continue;
+          if (settings.quick && size > 100) continue;
+        }
+        if (large && (mode !== 'cycle' || latency !== oneLatency)) continue;
+        const overhead =
+          size === oc.size && variant === oc.variant && mode === oc.mode && latency === oc.latency && slot.overhead;
+        cells.push({ runner: slot.name, size, variant, mode, latency, reps: overhead ? settings.reps : 1, overhead });
+      }
+    }
+  }
+  return { cells, sharedBaseline: large };
+}
+
+/**
+ * What loading the reporter package costs a process by itself: RSS and heap after `import()` minus before, in a
+ * fresh Node process (median of 3). A fixed part of the main-process memory figure, whatever the suite size.
+ */
+function importCost(pkg) {
+  const code = `const a = process.memoryUsage(); import('${pkg}').then(() => { const b = process.memoryUsage(); console.log(JSON.stringify({ rss: (b.rss - a.rss) / 1048576, heap: (b.heapUsed - a.heapUsed) / 1048576 })); });`;
+  const runs = [];
+  for (let i = 0; i < 3; i++) {
+    try {
+      runs.push(JSON.parse(execFileSync(process.execPath, ['-e', code], { cwd: ROOT, encoding: 'utf8' }).trim()));
+    } catch {
+      return null;
+    }
+  }
+  const med = (k) => Math.round(median(runs.map((r) => r[k])) * 10) / 10;
+  return { package: pkg, rssMb: med('rss'), heapMb: med('heap') };
+}
+
+async function runSlot(slot, results) {
+  const why = slot.unavailable();
+  if (why) {
+    log(`bench: ${slot.label} skipped: ${why}`);
+    results.skipped.push({ runner: slot.name, reason: why });
+    return;
+  }
+  results.importCost[slot.name] = importCost(`@casebridge/${slot.name}`);
+  log(
+    `bench: ${slot.label}: importing @casebridge/${slot.name} costs ${JSON.stringify(results.importCost[slot.name])}`,
+  );
+  for (const size of slot.sizes.filter((s) => settings.sizes.includes(s))) {
+    const emu = await startEmulator({ port: 0, seed: seedFor(size) });
+    try {
+      const { cells, sharedBaseline } = plan(slot, size);
+      const baselines = {};
+      for (const cell of cells) {
+        const dir = slot.suite(size, cell.variant);
+        cell.baseline = [];
+        cell.casebridge = [];
+        log(`bench: ${slot.label} ${size} ${cell.variant} ${cell.mode} ${cell.latency} ms × ${cell.reps}`);
+        for (let i = 0; i < cell.reps; i++) {
+          const load = [loadavg()[0]];
+          if (sharedBaseline && baselines[cell.variant]) cell.baseline.push(baselines[cell.variant]);
+          else {
+            const b = await measure({ runner: slot, dir, casebridge: false, mode: cell.mode, latency: 0, emu });
+            log(`  baseline   ${fmt(b)}`);
+            cell.baseline.push(b);
+            baselines[cell.variant] = b;
+          }
+          const c = await measure({ runner: slot, dir, casebridge: true, mode: cell.mode, latency: cell.latency, emu });
+          log(`  casebridge ${fmt(c)}`);
+          cell.casebridge.push(c);
+          load.push(loadavg()[0]);
+          cell.load = [...(cell.load ?? []), ...load];
+        }
+        cell.sharedBaseline = sharedBaseline;
+        cell.summary = summarizeCell(cell);
+        results.cells.push(cell);
+        writeOut(results, false);
+      }
+    } finally {
+      await emu.close();
+    }
+  }
+  if (settings.files && slot.filesSuite) await runFiles(slot, results);
+}
+
+/**
+ * 50 tests each attaching a file of N MB, cycle mode, no added latency: upload MB/s and RSS growth. The tests pass
+ * and casebridge uploads every screenshot (`attachments.screenshots: 'all'`): the same upload path as a failing
+ * test's screenshot, without 50 Playwright worker restarts (one per failed test) that would dominate the timing.
+ */
+async function runFiles(slot, results) {
+  const emu = await startEmulator({ port: 0, seed: seedFor(settings.fileCount) });
+  try {
+    for (const mb of settings.fileMb) {
+      const dir = slot.filesSuite(settings.fileCount, mb);
+      log(`bench: ${slot.label} attachments: ${settings.fileCount} files of ${mb} MB`);
+      const opts = {
+        runner: slot,
+        dir,
+        mode: 'cycle',
+        latency: 0,
+        emu,
+        options: { attachments: { screenshots: 'all' } },
+      };
+      const b = await measure({ ...opts, casebridge: false });
+      log(`  baseline   ${fmt(b)}`);
+      const c = await measure({ ...opts, casebridge: true });
+      log(`  casebridge ${fmt(c)}, uploads ${c.uploads?.count} in ${c.uploads?.spanMs?.toFixed(0)} ms`);
+      const scenario = { runner: slot.name, files: settings.fileCount, mb, baseline: [b], casebridge: [c] };
+      scenario.summary = summarizeFiles(scenario);
+      results.files.push(scenario);
+      writeOut(results, false);
+    }
+  } finally {
+    await emu.close();
+  }
+}
+
+/**
+ * What was measured: the commit and the build times of the packages the runs load. Other people rebuild while a
+ * long run goes on; a build that changes mid-run is named in the output, since its cells measured two versions.
+ */
+function versions() {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    // Not a git checkout: the build times below still say which build ran.
+  }
+  const builds = {};
+  for (const pkg of ['core', 'emulator', 'playwright', 'vitest', 'jest']) {
+    try {
+      builds[pkg] = statSync(join(ROOT, 'packages', pkg, 'dist', 'index.js')).mtime.toISOString();
+    } catch {
+      builds[pkg] = null;
+    }
+  }
+  return { commit, builds };
+}
+
+function writeOut(results, final) {
+  const json = { ...results, targets: targets(results, settings) };
+  mkdirSync(OUT, { recursive: true });
+  // Runs carry their raw figures; the outputs of runs that went well are left out to keep the file readable.
+  writeFileSync(join(OUT, `${NAME}.json`), `${JSON.stringify(json, null, 2)}\n`);
+  const md = render(json, settings);
+  writeFileSync(join(OUT, `${NAME}.md`), md);
+  if (final) process.stdout.write(`${md}\nWritten: bench-results/${NAME}.md, bench-results/${NAME}.json\n`);
+}
+
+async function main() {
+  const results = {
+    at: new Date().toISOString(),
+    env: {
+      node: process.version,
+      platform: `${platform()} ${release()}`,
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      loadAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
+      root: ROOT,
+    },
+    versions: versions(),
+    settings,
+    importCost: {},
+    cells: [],
+    files: [],
+    skipped: [],
+  };
+  const started = Date.now();
+  for (const name of settings.runners) {
+    const slot = SLOTS[name];
+    if (!slot) throw new Error(`BENCH_RUNNERS: unknown runner "${name}": expected playwright, vitest or jest`);
+    await runSlot(slot, results);
+  }
+  results.env.loadAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
+  const after = versions();
+  const rebuilt = Object.keys(after.builds).filter((k) => after.builds[k] !== results.versions.builds[k]);
+  if (rebuilt.length > 0 || after.commit !== results.versions.commit) {
+    results.versions.changedDuringRun = { ...after, rebuilt };
+  }
+  results.durationSeconds = Math.round((Date.now() - started) / 1000);
+  writeOut(results, true);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    stopRunning();
+    process.exit(130);
+  });
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
