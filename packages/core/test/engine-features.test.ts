@@ -266,6 +266,26 @@ describe('attachments', () => {
     }
   });
 
+  it('status-only results go in one bulk update as soon as the last planned test reports, before the run ends', async () => {
+    const tests = [result('DEMO-2 a', 'passed'), result('DEMO-3 b', 'passed'), result('DEMO-4 c', 'passed')];
+    const engine = Engine.create(
+      base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI early bulk' }),
+      ctx(project(), []),
+    );
+    engine.begin({ tests });
+    for (const t of tests.slice(0, 2)) engine.add(t);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(ops('runs.bulkStatusUpdate'), 'not before the last planned test').toHaveLength(0);
+    engine.add(tests[2] as TestResult);
+    const deadline = Date.now() + 5_000;
+    while (ops('runs.bulkStatusUpdate').length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(ops('runs.bulkStatusUpdate'), 'sent before end()').toHaveLength(1);
+    await engine.end();
+    expect(ops('runs.bulkStatusUpdate')).toHaveLength(1);
+    expect(runsOfCycle('CI early bulk').map((r) => r.status)).toEqual(['Passed', 'Passed', 'Passed']);
+  });
+
   it('a key that is not a test case: one problem line, not counted as delivered, the other results arrive', async () => {
     const options = base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI bad key' });
     const tests = [

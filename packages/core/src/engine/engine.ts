@@ -24,9 +24,14 @@ import { formatSummary, markdownSummary } from './summary.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
 import { needsDetails, type Target, type WorkItem } from './work.js';
 
-/** Status-only results wait at most this long, or until this many have gathered, before a bulk update. */
-const BULK_WAIT_MS = 10_000;
-const BULK_MAX = 2_000;
+/**
+ * Status-only results wait at most this long, or until this many have gathered, or until every planned test has
+ * reported, before a bulk update. Waiting costs nothing in safety: each result is in the write-ahead log already.
+ * Long enough that a suite of thousands of tests costs a handful of updates; short enough that a long suite's
+ * results show up while it runs.
+ */
+const BULK_WAIT_MS = 30_000;
+const BULK_MAX = 10_000;
 
 /**
  * The reporting engine: what every adapter hands its results to. `add` only enqueues, so a runner's per-test hook
@@ -63,6 +68,8 @@ export class Engine {
   private readonly createdCases = new Set<string>();
   private readonly byStatus: Record<string, number> = {};
   private results = 0;
+  /** Tests named by `begin` (0: unknown). */
+  private planned = 0;
   private replayed = 0;
   private readonly journalIds = new Map<WorkItem, string>();
 
@@ -167,6 +174,7 @@ export class Engine {
     if (!this.enabled || !this.target || !this.delivery) return;
     const target = this.target;
     const delivery = this.delivery;
+    this.planned = plan.tests?.length ?? 0;
     if (target.mode === 'cycle') {
       const keys = new Set<string>();
       for (const t of plan.tests ?? []) {
@@ -198,9 +206,11 @@ export class Engine {
       if (keys.length === 0) {
         if (this.config?.autoCreate) this.track(this.limited(() => this.autoCreate(result)));
         else this.unmapped.push(displayName(result));
+        this.lastPlanned();
         return;
       }
       for (const key of keys) this.enqueue(result, key);
+      this.lastPlanned();
     } catch (err) {
       this.problems.push(`internal error while adding a result: ${redact(String(err))}`);
     }
@@ -293,6 +303,11 @@ export class Engine {
       this.running -= 1;
       this.waiting.shift()?.();
     }
+  }
+
+  /** After each result: when the last planned test has reported, the bulk goes now, while the runner winds down. */
+  private lastPlanned(): void {
+    if (this.planned > 0 && this.results >= this.planned && this.bulkBuffer.length > 0) this.flushBulk();
   }
 
   private async deliverOne(item: WorkItem, replaying: boolean): Promise<void> {

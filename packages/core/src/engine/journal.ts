@@ -266,6 +266,8 @@ export class WriteAheadLog {
   private stream?: WriteStream;
   private readonly path: string;
   private failed = false;
+  /** Lines of the current tick, written together. */
+  private pending: string[] = [];
   /** Blobs this log wrote: removed with the log unless a journal entry needs them. */
   private readonly blobs = new Set<string>();
 
@@ -283,7 +285,16 @@ export class WriteAheadLog {
           this.failed = true;
         });
       }
-      this.stream.write(`${JSON.stringify(record)}\n`);
+      // Lines gather for one tick and go out in one write: a thousand results in a burst cost one write, not a
+      // thousand. A kill loses at most the lines of the current tick, which the runner has not finished reporting.
+      this.pending.push(JSON.stringify(record));
+      if (this.pending.length === 1) {
+        setImmediate(() => {
+          const lines = this.pending;
+          this.pending = [];
+          if (lines.length) this.stream?.write(`${lines.join('\n')}\n`);
+        });
+      }
     } catch {
       // No log (read-only folder): the end-of-run journal still covers every ending but a kill.
       this.failed = true;
@@ -332,6 +343,7 @@ export class WriteAheadLog {
   async discard(): Promise<void> {
     const s = this.stream;
     this.stream = undefined;
+    this.pending = [];
     if (s) await new Promise<void>((done) => s.end(() => done()));
     await rm(this.path, { force: true });
     if (this.blobs.size > 0) await this.journal.pruneBlobs(this.blobs);
