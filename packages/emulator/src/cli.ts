@@ -188,13 +188,14 @@ async function main(): Promise<void> {
     );
   }
   lines.push('Press Ctrl+C to stop.');
-  process.stdout.write(`${lines.join('\n')}\n`);
   const stop = async () => {
     await emu.close();
     process.exit(0);
   };
+  // Before the URL is printed: whoever reads it may stop us at once.
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 main().catch((err: Error & { code?: string }) => {
