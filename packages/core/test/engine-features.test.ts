@@ -266,6 +266,26 @@ describe('attachments', () => {
     }
   });
 
+  it('a plan member the cycle refuses (not a test case) is named; the other results of the batch still arrive', async () => {
+    const plan = emu.store.issues.find((i) => i.key === 'DEMO-1');
+    const requirement = emu.store.issues.find((i) => i.key === 'DEMO-8');
+    // A plan that lists a non-case among its members (a data error in a real project).
+    emu.store.planMembers.insert({ tpId: plan?.id as number, tcId: requirement?.id as number, tester: null } as never);
+    const tests = [result('DEMO-2 a', 'passed'), result('DEMO-8 not a case', 'passed'), result('DEMO-4 c', 'passed')];
+    const end = await report(base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI refused member' }), tests);
+    expect(
+      runsOfCycle('CI refused member')
+        .map((r) => [r.key, r.status])
+        .sort(),
+    ).toEqual([
+      ['DEMO-2', 'Passed'],
+      ['DEMO-4', 'Passed'],
+    ]);
+    expect(end.summary.problems).toHaveLength(1);
+    expect(end.summary.problems[0]).toMatch(/^DEMO-8: not a test case/);
+    expect(end.summary.delivered).toBe(2);
+  });
+
   it('status-only results go in one bulk update as soon as the last planned test reports, before the run ends', async () => {
     const tests = [result('DEMO-2 a', 'passed'), result('DEMO-3 b', 'passed'), result('DEMO-4 c', 'passed')];
     const engine = Engine.create(

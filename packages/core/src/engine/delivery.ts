@@ -296,7 +296,21 @@ export class Delivery {
       const notMembers = missing.filter((key) => !members.has(key));
       if (notMembers.length > 0) await this.addPlanMembers(cycle.plan, notMembers, members);
       const add = missing.filter((key) => !this.badKeys.has(key));
-      if (add.length > 0) await this.addToCycle(cycle, add);
+      try {
+        if (add.length > 0) await this.addToCycle(cycle, add);
+      } catch (again) {
+        if (!(again instanceof ValidationError || again instanceof NotFoundError)) throw again;
+        // Still refused: a key the plan holds but the cycle will not take (not a test case). One by one, so the
+        // others still get their runs and the culprit is named.
+        for (const key of add) {
+          try {
+            await this.addToCycle(cycle, [key]);
+          } catch (e) {
+            if (!(e instanceof ValidationError || e instanceof NotFoundError)) throw e;
+            this.badKeys.add(key);
+          }
+        }
+      }
     }
     if (this.api.dryRun) for (const key of missing) runs.set(key, ++this.sequenceNo);
     else runs = await this.loadRuns(t, cycle);
