@@ -87,7 +87,8 @@ export default class CasebridgeReporter {
         runner: { name: 'vitest', ...(this.vitest.version ? { version: this.vitest.version } : {}) },
         ...(shard ? { shard: { current: shard.index, total: shard.count } } : {}),
       });
-      if (this.engine.enabled) this.engine.begin({});
+      // Vitest names no tests up front: an empty plan still lets the engine prepare the cycle while the tests run.
+      if (this.engine.enabled) this.engine.begin({ tests: [] });
     } catch (err) {
       this.problem('onTestRunStart', err);
     }

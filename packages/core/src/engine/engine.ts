@@ -180,10 +180,13 @@ export class Engine {
       for (const t of plan.tests ?? []) {
         for (const k of resolveKeys({ ...t, attempts: [] }, this.keyRe, this.mapping)) keys.add(k);
       }
-      // Without planned tests (a replay, Jest) the cycle is made when the first result needs it, not before: a
-      // replay must not leave an empty cycle of today's default name behind.
       if (keys.size > 0) {
         this.track(delivery.ensureRuns(target, [...keys]).catch((err) => this.failed(err, 'preparing the cycle')));
+      } else if (plan.tests) {
+        // A test run whose runner names no tests up front (Jest, Vitest): find or create and start the cycle now,
+        // while the tests run, not when the first results are already waiting. A replay (`begin()` with no plan)
+        // does not: it must not leave an empty cycle of today's default name behind.
+        this.track(delivery.ensureCycle(target).catch((err) => this.failed(err, 'preparing the cycle')));
       }
     } else if (!this.api?.dryRun) {
       this.track(
