@@ -24,10 +24,17 @@ export function keyPattern(options: { pattern?: string | RegExp; projectKeys?: r
   return /(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]+-[1-9][0-9]*(?![0-9A-Za-z_])/g;
 }
 
+/** A private global copy of each key pattern, made once (compiling it per test was a measurable cost at 10,000). */
+const globalCopies = new WeakMap<RegExp, RegExp>();
+
 function matches(text: string, re: RegExp): string[] {
-  return [...text.matchAll(new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`))].map(
-    (m) => m[1] ?? m[0],
-  );
+  let g = globalCopies.get(re);
+  if (!g) {
+    // Ours alone: matchAll clones it, so its lastIndex never moves, whatever callers do with `re`.
+    g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
+    globalCopies.set(re, g);
+  }
+  return [...text.matchAll(g)].map((m) => m[1] ?? m[0]);
 }
 
 /** Keys declared by the test itself, in order of appearance, each once. */
