@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ROOT, run } from './support/runner.js';
+import { closedPort, ROOT, run } from './support/runner.js';
 
 /** `casebridge doctor` and `casebridge cycle`, built, against the real emulator. */
 
@@ -33,15 +32,6 @@ const env = (extra: Record<string, string> = {}) => ({
 });
 const cli = (args: string[], extra: Record<string, string> = {}, cwd = ROOT) =>
   run(process.execPath, [CLI, ...args], cwd, env(extra));
-
-async function closedPort(): Promise<number> {
-  return new Promise((done) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => done(port));
-    });
-  });
-}
 
 describe('casebridge doctor', () => {
   it('all checks pass: ✓ per check, exit 0, no colour off a terminal', async () => {

@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Engine, TestManagementClient } from '@casebridge/core';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../support/runner.js';
+import { closedPort, ROOT } from '../support/runner.js';
 import { cycleState, defects, type RunState, serviceRequests } from '../support/state.js';
 import { type ChaosRunner, RUNNERS } from './runners.js';
 
@@ -26,15 +25,6 @@ afterAll(async () => {
   await emu?.close();
   writeTable();
 });
-
-async function closedPort(): Promise<number> {
-  return new Promise((done) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => done(port));
-    });
-  });
-}
 
 async function faults(rules: unknown[] | undefined, seed = 7): Promise<void> {
   await fetch(`${emu.url}/__emulator/faults`, {

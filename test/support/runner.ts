@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -76,4 +77,14 @@ export function run(
 /** `npx playwright test` in a fixture. */
 export function playwright(cwd: string, args: string[], env: Record<string, string | undefined> = {}) {
   return run(join(ROOT, 'node_modules', '.bin', 'playwright'), args, cwd, env);
+}
+
+/** A local port nothing listens on: a service that is down. */
+export function closedPort(): Promise<number> {
+  return new Promise((done) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => done(port));
+    });
+  });
 }

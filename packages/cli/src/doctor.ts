@@ -10,6 +10,7 @@ import {
   mappingProblems,
   NetworkError,
   NotFoundError,
+  type TestManagementClient,
   TimeoutError,
   UnauthorizedError,
 } from '@casebridge/core';
@@ -248,15 +249,7 @@ function mappingCheck(c: CasebridgeConfig, cwd: string): Check {
 }
 
 /** Clock skew: the server's Date header against this machine's clock. */
-async function clock(transport: {
-  send: (r: {
-    operation: string;
-    method: 'GET';
-    path: string;
-    headers: Record<string, string>;
-    creates: boolean;
-  }) => Promise<{ headers: Record<string, string | string[] | undefined> }>;
-}): Promise<Check> {
+async function clock(transport: TestManagementClient['transport']): Promise<Check> {
   try {
     const res = await transport.send({
       operation: 'doctor.clock',
