@@ -7,6 +7,8 @@ export default defineConfig({
   clean: true,
   target: 'node20',
   sourcemap: true,
+  // import.meta.url in the CommonJS build (undici is required on first use, for a proxy only).
+  shims: true,
   // p-queue (and its p-timeout) ship ESM only: bundle them so `require('@casebridge/core')` (Jest loads reporters
   // with require) does not depend on Node's require(esm).
   noExternal: ['p-queue', 'p-timeout'],

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import PQueue from 'p-queue';
-import { Agent, type Dispatcher, EnvHttpProxyAgent, Pool, ProxyAgent, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { backoffDelay, parseRetryAfter, sleep } from './backoff.js';
 import {
   AbortedError,
@@ -16,6 +18,7 @@ import {
   TimeoutError,
 } from './errors.js';
 import { redact, registerSecret, safeUrl } from './secrets.js';
+import { buildProxyDispatcher, proxyFromEnv, undiciExchange } from './undici.js';
 
 /**
  * The HTTP layer under both clients: one keep-alive pool per client, proxies and corporate CAs, timeouts, a
@@ -157,48 +160,18 @@ function proxyRefusal(err: unknown): number | undefined {
   return m ? Number(m[1] ?? m[2]) : undefined;
 }
 
-/** Percent-decoding that keeps a malformed sequence as it is, as the URL parser does. */
-function decoded(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
-
 function errorMessage(err: unknown): string {
   return redact(err instanceof Error ? err.message : String(err));
 }
 
-/**
- * The pool that talks to the proxy itself. undici 7 keeps a request queued forever, reconnecting in a tight loop,
- * when the proxy drops the connection while the CONNECT tunnel is being opened (nodejs/undici#3897, fixed upstream
- * by #5441), and waits 300 s for a proxy that never answers the CONNECT. Both happen before anything reached the
- * service: such failures get the code UND_ERR_PRX_CONN, which fails the request (and is retried as not sent).
- */
-function proxyPool(headersMs: number) {
-  return (origin: URL, options: object): Dispatcher => {
-    const pool = new Pool(origin, { ...options, headersTimeout: headersMs });
-    const connect = pool.connect.bind(pool) as (o: Dispatcher.ConnectOptions) => Promise<Dispatcher.ConnectData>;
-    (pool as { connect: unknown }).connect = async (o: Dispatcher.ConnectOptions) => {
-      try {
-        return await connect(o);
-      } catch (err) {
-        const code = (err as { code?: unknown })?.code;
-        if (code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR_HEADERS_TIMEOUT') throw err;
-        throw Object.assign(new Error(`The proxy failed while opening the tunnel: ${errorMessage(err)}`), {
-          code: 'UND_ERR_PRX_CONN',
-        });
-      }
-    };
-    return pool;
-  };
+/** What both connection paths verify the server with. */
+export interface TlsSettings {
+  ca?: string[];
+  rejectUnauthorized: boolean;
 }
 
-/** Builds the pool: direct, through an explicit proxy, or through the environment's proxy variables. */
-export function buildDispatcher(o: TransportOptions): Dispatcher {
-  if (o.dispatcher) return o.dispatcher;
-  const t = o.timeouts ?? {};
+/** The CA bundle (caFile added to Node's roots) and verification setting; warns when verification is off. */
+function tlsSettings(o: TransportOptions): TlsSettings {
   let ca: string[] | undefined;
   if (o.caFile) {
     let pem: string;
@@ -222,91 +195,114 @@ export function buildDispatcher(o: TransportOptions): Dispatcher {
     }
     ca = [...rootCertificates, ...extraPem, pem];
   }
-  const tls = { ...(ca ? { ca } : {}), rejectUnauthorized: o.rejectUnauthorized !== false };
   if (o.rejectUnauthorized === false) {
     // Only on explicit request, and never silently: anyone on the path could read the credentials.
     const message = `casebridge: TLS certificate verification is OFF for ${safeUrl(o.baseUrl)} (rejectUnauthorized: false); give the CA with caFile instead`;
     process.emitWarning(message, { code: 'CASEBRIDGE_TLS_UNVERIFIED' });
     o.logger?.('warn', message);
   }
-  const agentOptions = {
-    connections: Math.max(1, o.concurrency ?? 4) * 2,
-    keepAliveTimeout: 30_000,
-    headersTimeout: t.headersMs ?? 30_000,
-    bodyTimeout: t.bodyMs ?? 60_000,
-    connect: { timeout: t.connectMs ?? 10_000, ...tls },
-  };
-  if (o.proxy) {
-    let uri: URL;
-    try {
-      uri = new URL(o.proxy);
-    } catch {
-      throw new ConfigError(`proxy ${safeUrl(o.proxy)} is not a URL such as http://proxy.example.com:3128`);
-    }
-    // The password as typed (decoded) and as the URL spells it, and the Basic value built from it, are secrets.
-    const user = decoded(uri.username);
-    const password = decoded(uri.password);
-    registerSecret(uri.password);
-    registerSecret(password);
-    const credentials = user || password ? Buffer.from(`${user}:${password}`).toString('base64') : undefined;
-    registerSecret(credentials);
-    const token = credentials ? `Basic ${credentials}` : undefined;
-    uri.username = '';
-    uri.password = '';
-    return proxyAgent(
-      'the proxy option',
-      () =>
-        new ProxyAgent({
-          ...agentOptions,
-          uri: uri.toString(),
-          ...(token ? { token } : {}),
-          requestTls: tls,
-          proxyTls: tls,
-          clientFactory: proxyPool(agentOptions.headersTimeout),
-        }),
-    );
-  }
-  const env = process.env;
-  const fromEnv = [env.HTTPS_PROXY, env.https_proxy, env.HTTP_PROXY, env.http_proxy].filter((v) => v);
-  if (fromEnv.length > 0) {
-    for (const value of fromEnv) {
-      try {
-        registerSecret(decoded(new URL(value as string).password));
-      } catch {
-        // Not a URL: undici refuses it below, and the message does not echo it.
-      }
-    }
-    return proxyAgent(
-      'HTTPS_PROXY / HTTP_PROXY',
-      () =>
-        new EnvHttpProxyAgent({
-          ...agentOptions,
-          requestTls: tls,
-          proxyTls: tls,
-          clientFactory: proxyPool(agentOptions.headersTimeout),
-        }),
-    );
-  }
-  return new Agent(agentOptions);
+  return { ...(ca ? { ca } : {}), rejectUnauthorized: o.rejectUnauthorized !== false };
 }
 
-/** Builds a proxy agent; undici's refusal (a scheme other than http/https, ...) becomes a ConfigError. */
-function proxyAgent(where: string, build: () => Dispatcher): Dispatcher {
-  try {
-    return build();
-  } catch (err) {
-    // The value is not echoed: one that is not a URL may still hold credentials.
-    throw new ConfigError(
-      `${where} cannot be used: ${errorMessage(err)}. Expected a URL such as http://proxy.example.com:3128`,
-    );
-  }
+/** A response whose body is still to be read. */
+interface OpenResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: AsyncIterable<Buffer> & { destroy(): void };
+}
+
+type Exchange = (
+  url: URL,
+  init: { method: string; headers: Record<string, string>; body?: string | Buffer | Readable; signal?: AbortSignal },
+) => Promise<OpenResponse>;
+
+const failure = (code: string, message: string) => Object.assign(new Error(message), { code });
+
+/**
+ * A direct connection on `node:http` / `node:https` with a keep-alive agent, and undici's three timeouts with
+ * undici's error codes (the retry policy reads them): connect, headers (from the request's last byte to the answer's
+ * headers) and body (the longest silence while a body is sent or read).
+ */
+function nodeExchange(agents: { http: HttpAgent; https: HttpsAgent }, t: Required<TimeoutOptions>): Exchange {
+  return (url, init) =>
+    new Promise<OpenResponse>((resolve, reject) => {
+      const secure = url.protocol === 'https:';
+      let timer: NodeJS.Timeout | undefined;
+      let connected = false;
+      let sent = false;
+      let answered = false;
+      const stop = () => {
+        clearTimeout(timer);
+        timer = undefined;
+      };
+      const req = (secure ? httpsRequest : httpRequest)(url, {
+        method: init.method,
+        headers: init.headers,
+        agent: secure ? agents.https : agents.http,
+        ...(init.signal ? { signal: init.signal } : {}),
+      });
+      const waitForHeaders = () => {
+        if (!connected || !sent || answered) return;
+        req.setTimeout(0);
+        stop();
+        timer = setTimeout(
+          () => req.destroy(failure('UND_ERR_HEADERS_TIMEOUT', `No answer within ${t.headersMs} ms`)),
+          t.headersMs,
+        );
+      };
+      req.on('socket', (socket) => {
+        const ready = () => {
+          stop();
+          connected = true;
+          // While the body goes out: the longest silence allowed.
+          req.setTimeout(t.bodyMs);
+          waitForHeaders();
+        };
+        if (!socket.connecting) return ready();
+        timer = setTimeout(
+          () => req.destroy(failure('UND_ERR_CONNECT_TIMEOUT', `Could not connect within ${t.connectMs} ms`)),
+          t.connectMs,
+        );
+        socket.once(secure ? 'secureConnect' : 'connect', ready);
+      });
+      req.on('finish', () => {
+        sent = true;
+        waitForHeaders();
+      });
+      let response: IncomingMessage | undefined;
+      req.on('timeout', () => {
+        const err = failure('UND_ERR_BODY_TIMEOUT', `Nothing was sent or received for ${t.bodyMs} ms`);
+        // Once answered, the error must reach whoever reads the body.
+        if (response) response.destroy(err);
+        else req.destroy(err);
+      });
+      req.on('error', (err) => {
+        stop();
+        if (!answered) reject(err);
+      });
+      req.on('response', (res) => {
+        answered = true;
+        response = res;
+        stop();
+        req.setTimeout(t.bodyMs);
+        res.on('end', () => req.setTimeout(0));
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
+      });
+      const body = init.body;
+      if (body === undefined) req.end();
+      else if (typeof body === 'string' || Buffer.isBuffer(body)) req.end(body);
+      else {
+        body.once('error', (err) => req.destroy(err));
+        body.pipe(req);
+      }
+    });
 }
 
 export class Transport {
   readonly stats: TransportStats = { requests: 0, retries: 0, failures: 0 };
   private readonly base: URL;
-  private readonly dispatcher: Dispatcher;
-  private readonly ownsDispatcher: boolean;
+  private readonly exchangeWith: Exchange;
+  private readonly closeConnections: () => Promise<void>;
   private readonly queue: PQueue;
   private readonly retry: Required<RetryOptions>;
   private readonly maxBytes: number;
@@ -326,8 +322,34 @@ export class Transport {
       throw new ConfigError('baseUrl must not carry credentials; pass them as auth');
     }
     this.base = base;
-    this.dispatcher = buildDispatcher(options);
-    this.ownsDispatcher = !options.dispatcher;
+    const t = options.timeouts ?? {};
+    const timeouts = { connectMs: t.connectMs ?? 10_000, headersMs: t.headersMs ?? 30_000, bodyMs: t.bodyMs ?? 60_000 };
+    const tls = tlsSettings(options);
+    if (options.dispatcher || options.proxy || proxyFromEnv().length > 0) {
+      // Proxies (and a dispatcher given by the caller) go through undici, loaded only for them.
+      const own = !options.dispatcher;
+      const dispatcher =
+        options.dispatcher ??
+        buildProxyDispatcher({ proxy: options.proxy, concurrency: options.concurrency, timeouts, tls });
+      this.exchangeWith = (url, init) => undiciExchange(dispatcher, url.href, init);
+      this.closeConnections = async () => {
+        if (own) await dispatcher.close();
+      };
+    } else {
+      const sockets = {
+        keepAlive: true,
+        maxSockets: Math.max(1, options.concurrency ?? 4) * 2,
+        // How long an idle connection is kept; shorter when the server announces a shorter Keep-Alive timeout.
+        timeout: 30_000,
+        scheduling: 'lifo' as const,
+      };
+      const agents = { http: new HttpAgent(sockets), https: new HttpsAgent({ ...sockets, ...tls }) };
+      this.exchangeWith = nodeExchange(agents, timeouts);
+      this.closeConnections = async () => {
+        agents.http.destroy();
+        agents.https.destroy();
+      };
+    }
     const rps = options.requestsPerSecond;
     // A sliding window (`strict`): fixed windows let twice the cap start around a window's edge. The interval is
     // stretched so that a fractional rate (0.5, 2.5) is kept as given rather than rounded up to a whole one.
@@ -388,7 +410,7 @@ export class Transport {
   /** Closes the pool (waits for requests in flight). */
   async close(): Promise<void> {
     await this.queue.onIdle();
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    await this.closeConnections();
   }
 
   private async pause(ms: number, req: TransportRequest, info: RequestInfo): Promise<void> {
@@ -501,13 +523,12 @@ export class Transport {
       headers['content-type'] = body.contentType;
       if (body.length !== undefined) headers['content-length'] = String(body.length);
     }
-    const url = `${this.base.origin}${this.basePath}${req.path}${req.query ? `?${req.query}` : ''}`;
-    const res = await request(url, {
+    const url = new URL(`${this.base.origin}${this.basePath}${req.path}${req.query ? `?${req.query}` : ''}`);
+    const res = await this.exchangeWith(url, {
       method: req.method,
       headers,
-      body: body?.data,
-      dispatcher: this.dispatcher,
-      signal: req.signal,
+      ...(body ? { body: body.data } : {}),
+      ...(req.signal ? { signal: req.signal } : {}),
     });
     const chunks: Buffer[] = [];
     let size = 0;
@@ -517,14 +538,14 @@ export class Transport {
         res.body.destroy();
         throw new HttpError(
           `The response is larger than maxResponseBytes (${this.maxBytes})`,
-          { operation: req.operation, method: req.method, path: this.basePath + req.path, status: res.statusCode },
+          { operation: req.operation, method: req.method, path: this.basePath + req.path, status: res.status },
           false,
         );
       }
       chunks.push(chunk as Buffer);
     }
     return {
-      status: res.statusCode,
+      status: res.status,
       headers: res.headers,
       text: Buffer.concat(chunks).toString('utf8'),
       retries: 0,
