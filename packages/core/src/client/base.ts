@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isMultipart, type OperationDef } from '../contract/define.js';
 import { Authenticator, type AuthOptions, authSchema } from './auth.js';
 import {

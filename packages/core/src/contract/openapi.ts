@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isMultipart, type OperationDef, SERVICE_PREFIXES, type Service } from './define.js';
 // A cycle (index.ts re-exports this module): `operations` is only read when a document is built, never while the
 // modules load, so the cycle is harmless and the operation list stays written in one place.

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOperation, int, issueKey, obj, type SchemaMode } from '../define.js';
 import { createdIssue, issueRefs, testStep } from './schemas.js';
 

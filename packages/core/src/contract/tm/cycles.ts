@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOperation, entity, int, intString, issueKey, obj, type SchemaMode } from '../define.js';
 import { automationJob, issueRefs, testRun } from './schemas.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOperation, entity, int, intString, issueKey, obj, timestamp } from '../define.js';
 import { historyEntry, issueRefs, planMember, runStatusObject, testCycle } from './schemas.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOperation, int, issueKey, issueRef, obj, type SchemaMode } from '../define.js';
 import { issueRefs } from './schemas.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOperation, entity, int, intString, issueKey, obj, type SchemaMode, timestamp } from '../define.js';
 import { createdIssue, executionHistoryItem, issueRefs, testRunDetails } from './schemas.js';
 

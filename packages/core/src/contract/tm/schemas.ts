@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { attachmentRef, entity, int, issueRef, obj, type SchemaMode, timestamp } from '../define.js';
 
 /**
