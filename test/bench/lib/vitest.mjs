@@ -24,13 +24,17 @@ import { defineConfig } from 'vitest/config';
 import Timing from './timing-reporter.mjs';
 
 const casebridge = process.env.BENCH_CASEBRIDGE === '1';
+// The reporter as installed in this project (see writeFixture). Named '@casebridge/vitest', Vitest resolves it from
+// its own location, to the repository's workspace link, whose real path is outside node_modules: Vite would then
+// transform the reporter and the core instead of letting Node load them, as it does for a user.
+const reporter = new URL('./node_modules/@casebridge/vitest/dist/index.js', import.meta.url).pathname;
 export default defineConfig({
   test: {
     include: ['tests/**/*.spec.mjs'],
     reporters: [
       new Timing('pre'),
       ['junit', { outputFile: 'junit.xml' }],
-      ...(casebridge ? [['@casebridge/vitest', JSON.parse(process.env.BENCH_CB_OPTIONS || '{}')]] : []),
+      ...(casebridge ? [[reporter, JSON.parse(process.env.BENCH_CB_OPTIONS || '{}')]] : []),
       new Timing('post'),
     ],
   },
