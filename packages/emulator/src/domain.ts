@@ -117,11 +117,18 @@ export function createRun(
   ctx: Pick<Ctx, 'store' | 'user' | 'now'>,
   cycle: Cycle,
   tcId: number,
-  extra: { attributes?: Record<string, string> | null; tester?: string | null; urgency?: string | null } = {},
+  extra: {
+    attributes?: Record<string, string> | null;
+    tester?: string | null;
+    urgency?: string | null;
+    /** Position in the cycle; default after its last run (a caller adding many runs passes it, to not scan each time). */
+    order?: number;
+  } = {},
 ): Run {
   const { store } = ctx;
   const initial = defaultStatus(store).name;
-  const order = store.runs.filter((r) => r.cycleId === cycle.id).reduce((m, r) => Math.max(m, r.order), 0) + 1;
+  const order =
+    extra.order ?? store.runs.filter((r) => r.cycleId === cycle.id).reduce((m, r) => Math.max(m, r.order), 0) + 1;
   const run = store.runs.insert({
     cycleId: cycle.id,
     tcId,

@@ -374,7 +374,8 @@ export const cyclesHandlers: Record<string, Handler> = {
 
     const addKeys = unique(b.addTestCaseKeys ?? []);
     const removeKeys = unique(b.removeTestCaseKeys ?? []);
-    const both = addKeys.filter((k) => removeKeys.includes(k));
+    const removing = new Set(removeKeys);
+    const both = addKeys.filter((k) => removing.has(k));
     if (both.length) {
       throw invalid(
         `Test case(s) ${both.join(', ')} are both in addTestCaseKeys and removeTestCaseKeys`,
@@ -389,8 +390,9 @@ export const cyclesHandlers: Record<string, Handler> = {
         'addTestCaseKeys',
       );
     }
-    const members = store.planMembers.filter((m) => m.tpId === tp.id);
-    const outsiders = toAdd.filter((tc) => !members.some((m) => m.tcId === tc.id));
+    // Maps, not searches per key: a reporter adds thousands of cases in one call.
+    const members = new Map(store.planMembers.filter((m) => m.tpId === tp.id).map((m) => [m.tcId, m]));
+    const outsiders = toAdd.filter((tc) => !members.has(tc.id));
     if (outsiders.length) {
       throw invalid(
         `Test case(s) ${outsiders.map((tc) => tc.key).join(', ')} are not members of test plan ${tp.key}: add them to the plan first (addMembers)`,
@@ -400,10 +402,14 @@ export const cyclesHandlers: Record<string, Handler> = {
 
     const removeIds = new Set(toRemove.map((tc) => tc.id));
     for (const run of cycleRuns(store, cycle)) if (removeIds.has(run.tcId)) removeRun(ctx, run);
+    const runs = cycleRuns(store, cycle);
+    const present = new Set(runs.map((r) => r.tcId));
+    let order = runs.reduce((m, r) => Math.max(m, r.order), 0);
     for (const tc of toAdd) {
-      if (store.runs.find((r) => r.cycleId === cycle.id && r.tcId === tc.id)) continue;
-      const member = members.find((m) => m.tcId === tc.id);
-      createRun(ctx, cycle, tc.id, { tester: member?.tester ?? null });
+      if (present.has(tc.id)) continue;
+      present.add(tc.id);
+      order += 1;
+      createRun(ctx, cycle, tc.id, { tester: members.get(tc.id)?.tester ?? null, order });
     }
   },
 
