@@ -308,8 +308,9 @@ export class ServiceClient {
   }
 
   private answer(op: OperationDef, res: TransportResponse, info: RequestInfo): unknown {
-    const detail: RequestInfo = { ...info, status: res.status, bodyExcerpt: excerpt(res.text) };
     const status = res.status;
+    // Built for an error only: a successful answer of 1,000 runs is not flattened and redacted for nothing.
+    const detail = (): RequestInfo => ({ ...info, status, bodyExcerpt: excerpt(res.text) });
     if (status >= 200 && status < 300) {
       if (!op.response) return undefined;
       const type = String(res.headers['content-type'] ?? '');
@@ -317,7 +318,7 @@ export class ServiceClient {
         throw new ResponseShapeError(
           `${op.id}: expected a JSON body, got an empty answer (HTTP ${status})`,
           '$',
-          detail,
+          detail(),
         );
       }
       let json: unknown;
@@ -328,15 +329,15 @@ export class ServiceClient {
           /html/i.test(type) || /^\s*</.test(res.text)
             ? `an HTML page (${serverMessage(res.text)})`
             : 'text that is not JSON';
-        throw new ResponseShapeError(`${op.id}: expected JSON, got ${what}`, '$', detail);
+        throw new ResponseShapeError(`${op.id}: expected JSON, got ${what}`, '$', detail());
       }
-      const parsed = op.response('tolerant').safeParse(json);
+      const parsed = tolerant(op).safeParse(json);
       if (!parsed.success) {
         const { field, message } = firstIssue(parsed.error);
         throw new ResponseShapeError(
           `${op.id}: the answer does not have the documented shape at ${field}: ${message}`,
           field,
-          detail,
+          detail(),
         );
       }
       return parsed.data;
@@ -346,7 +347,7 @@ export class ServiceClient {
     if (status === 401) {
       throw new UnauthorizedError(
         `HTTP 401: the credentials were refused (check the user name and password or token)${said}`,
-        detail,
+        detail(),
       );
     }
     if (status === 403) {
@@ -354,14 +355,29 @@ export class ServiceClient {
         this.kind === 'tm'
           ? 'the user is not allowed to do this, has no valid synapseRT licence, or the cycle is not Active'
           : 'the user is not allowed to do this';
-      throw new ForbiddenError(`HTTP 403: ${hint}${said}`, detail);
+      throw new ForbiddenError(`HTTP 403: ${hint}${said}`, detail());
     }
-    if (status === 404) throw new NotFoundError(`HTTP 404: not found${said}`, detail);
+    if (status === 404) throw new NotFoundError(`HTTP 404: not found${said}`, detail());
     if ((this.kind === 'tm' && status === 500) || (this.kind !== 'tm' && status === 400)) {
-      throw new ValidationError(`HTTP ${status}: the service refused the input${said}`, msg, detail);
+      throw new ValidationError(`HTTP ${status}: the service refused the input${said}`, msg, detail());
     }
-    throw new HttpError(`HTTP ${status}${said}`, detail, false);
+    throw new HttpError(`HTTP ${status}${said}`, detail(), false);
   }
+}
+
+const tolerantSchemas = new WeakMap<OperationDef, z.ZodType>();
+
+/**
+ * The tolerant response schema of an operation, built once: a contract builds it per call, and a new schema is
+ * slower to parse with (zod compiles an object's parser on its first use).
+ */
+function tolerant(op: OperationDef): z.ZodType {
+  let schema = tolerantSchemas.get(op);
+  if (!schema) {
+    schema = (op.response as (mode: 'tolerant') => z.ZodType)('tolerant');
+    tolerantSchemas.set(op, schema);
+  }
+  return schema;
 }
 
 /** Binds a record of operations to a client as methods. */

@@ -38,8 +38,10 @@ const EXCERPT = 300;
 
 export function excerpt(body: string | undefined): string | undefined {
   if (body === undefined) return undefined;
-  const flat = body.replace(/\s+/g, ' ').trim();
-  return redact(flat.length > EXCERPT ? `${flat.slice(0, EXCERPT)}…` : flat);
+  // Only the head of a body of megabytes is read; secrets are removed before the cut, so none is shown in part.
+  const head = body.length > EXCERPT * 8 ? body.slice(0, EXCERPT * 8) : body;
+  const flat = redact(head).replace(/\s+/g, ' ').trim();
+  return flat.length > EXCERPT || head !== body ? `${flat.slice(0, EXCERPT)}…` : flat;
 }
 
 export class CasebridgeError extends Error {
