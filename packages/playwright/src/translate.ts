@@ -132,11 +132,19 @@ export function stableId(file: string, titlePath: string[], project: string | un
     .slice(0, 20);
 }
 
-function identity(test: PwTestCase, paths: Paths) {
+type Identity = { id: string; file: string; titlePath: string[]; project: string | undefined };
+/** Per test object: a test is planned at the start and handed over at its end; its identity is made once. */
+const identities = new WeakMap<PwTestCase, { paths: Paths; identity: Identity }>();
+
+function identity(test: PwTestCase, paths: Paths): Identity {
+  const known = identities.get(test);
+  if (known && known.paths === paths) return known.identity;
   const file = relativeFile(paths, test.location.file);
   const titlePath = titlePathOf(test);
   const project = projectOf(test);
-  return { id: stableId(file, titlePath, project), file, titlePath, project };
+  const made = { id: stableId(file, titlePath, project), file, titlePath, project };
+  identities.set(test, { paths, identity: made });
+  return made;
 }
 
 const tagsOf = (test: PwTestCase) => [...new Set((test.tags ?? []).map((t) => t.replace(/^@/, '')))];

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, mkdirSync, type WriteStream, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -259,11 +259,12 @@ function safeHost(): string {
  * The write-ahead log of a run: each result the engine takes in is appended here at once (one JSON line), and marked
  * when delivered, so a run killed before its end (SIGKILL, a cancelled CI job) loses nothing: the next run or
  * `casebridge replay` finds the log of the dead process and journals what it had not delivered. A run that ends
- * normally journals what is left and removes its log. Appends go through one buffered stream: a hook never waits
- * on the disk, and the operating system has each line within milliseconds.
+ * normally journals what is left and removes its log. The lines of one tick go out in one synchronous append at
+ * the end of the tick: a write to the page cache (microseconds), after which a kill of the process cannot lose them.
  */
 export class WriteAheadLog {
-  private stream?: WriteStream;
+  /** File descriptor of the log, opened on the first line. */
+  private fd: number | undefined;
   private readonly path: string;
   private failed = false;
   /** Lines of the current tick, written together. */
@@ -278,25 +279,28 @@ export class WriteAheadLog {
   private write(record: unknown): void {
     if (this.failed) return;
     try {
-      if (!this.stream) {
-        mkdirSync(this.journal.dir, { recursive: true, mode: 0o700 });
-        this.stream = createWriteStream(this.path, { flags: 'a', mode: 0o600 });
-        this.stream.on('error', () => {
-          this.failed = true;
-        });
-      }
       // Lines gather for one tick and go out in one write: a thousand results in a burst cost one write, not a
       // thousand. A kill loses at most the lines of the current tick, which the runner has not finished reporting.
       this.pending.push(JSON.stringify(record));
-      if (this.pending.length === 1) {
-        setImmediate(() => {
-          const lines = this.pending;
-          this.pending = [];
-          if (lines.length) this.stream?.write(`${lines.join('\n')}\n`);
-        });
-      }
+      if (this.pending.length === 1) setImmediate(() => this.flush());
     } catch {
-      // No log (read-only folder): the end-of-run journal still covers every ending but a kill.
+      this.failed = true;
+    }
+  }
+
+  /** Appends the lines waiting; on any failure the log stops (read-only folder, full disk). */
+  private flush(): void {
+    const lines = this.pending;
+    this.pending = [];
+    if (this.failed || lines.length === 0) return;
+    try {
+      if (this.fd === undefined) {
+        mkdirSync(this.journal.dir, { recursive: true, mode: 0o700 });
+        this.fd = openSync(this.path, 'a', 0o600);
+      }
+      writeSync(this.fd, `${lines.join('\n')}\n`);
+    } catch {
+      // No log: the end-of-run journal still covers every ending but a kill.
       this.failed = true;
     }
   }
@@ -341,10 +345,15 @@ export class WriteAheadLog {
 
   /** The run ended and journalled what was left: the log is not needed any more. */
   async discard(): Promise<void> {
-    const s = this.stream;
-    this.stream = undefined;
     this.pending = [];
-    if (s) await new Promise<void>((done) => s.end(() => done()));
+    if (this.fd !== undefined) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // Closed already.
+      }
+      this.fd = undefined;
+    }
     await rm(this.path, { force: true });
     if (this.blobs.size > 0) await this.journal.pruneBlobs(this.blobs);
   }
