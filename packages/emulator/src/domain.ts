@@ -25,8 +25,25 @@ export const ISSUE_TYPES = {
   bug: 'Bug',
 } as const;
 
+/**
+ * Issue ids by key, per store: a reporter names thousands of cases in one call, and a scan per key made that
+ * quadratic. The index is checked on every hit (the row must still exist with that key) and rebuilt on a miss or a
+ * stale hit, so issues created, removed or re-keyed since are found all the same.
+ */
+const keyIndexes = new WeakMap<Store, Map<string, number>>();
+
 export function issueByKey(store: Store, key: string): Issue | undefined {
-  return store.issues.find((i) => i.key === key);
+  const index = keyIndexes.get(store);
+  const hit = index?.get(key);
+  if (hit !== undefined) {
+    const issue = store.issues.get(hit);
+    if (issue?.key === key) return issue;
+  }
+  const fresh = new Map<string, number>();
+  for (const issue of store.issues.rows.values()) fresh.set(issue.key, issue.id);
+  keyIndexes.set(store, fresh);
+  const id = fresh.get(key);
+  return id === undefined ? undefined : store.issues.get(id);
 }
 
 /** The issue with this key (and type, when given); 404 naming what was looked for otherwise. */

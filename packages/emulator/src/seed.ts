@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { issueByKey } from './domain.js';
 import type { Store } from './store.js';
 
 /**
@@ -241,7 +242,7 @@ export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now(
     }
     store.projects.update(project);
     const key = (k: string, what: string) => {
-      const issue = store.issues.find((x) => x.key === k);
+      const issue = issueByKey(store, k);
       if (!issue) throw new Error(`seed: ${what} refers to ${k}, which the seed does not define`);
       return issue;
     };
