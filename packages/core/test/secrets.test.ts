@@ -492,3 +492,22 @@ describe('short secrets are redacted as whole tokens, long ones anywhere', () =>
     expect(redact(`"${short}"`)).toBe('"***"');
   });
 });
+
+describe('mayNeedRedaction: the fast path of the write-ahead log', () => {
+  it('is false for a JSON text with no secret and no credential pattern, true otherwise', async () => {
+    const { mayNeedRedaction } = await import('../src/client/secrets.js');
+    const quoted = 'pa"ss\\wörd-0123';
+    registerSecret(quoted);
+    // (Free of every secret the tests of this file register, 'p' among them: a substring is enough to say true.)
+    const clean = JSON.stringify({ title: 'logs in', file: 'tests/a.test.ts', out: ['ok'] });
+    expect(mayNeedRedaction(clean)).toBe(false);
+    // The secret in a string value: JSON escapes its quote and backslash, and it is still found.
+    const holding = JSON.stringify({ out: [`password is ${quoted}`] });
+    expect(holding).not.toContain(quoted);
+    expect(mayNeedRedaction(holding)).toBe(true);
+    expect(redact(`password is ${quoted}`)).not.toContain(quoted);
+    for (const text of ['Authorization: Basic dXNlcjpwYXNz', 'Bearer abcdefgh', 'http://u:p@host', '{"ticket": "x"}']) {
+      expect(mayNeedRedaction(JSON.stringify({ out: [text] }))).toBe(true);
+    }
+  });
+});

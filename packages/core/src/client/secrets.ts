@@ -104,6 +104,24 @@ export function redact(text: string): string {
   );
 }
 
+/** Anything `redact` could change, searched in a JSON text: words only, since JSON escapes quotes. */
+const MAY_HOLD_CREDENTIALS_JSON =
+  /authorization|cookie|basic|bearer|edu-ticket|jsessionid|session|ticket|\/\/[^/@\s:]+:[^/@\s]+@/i;
+
+/**
+ * Whether `redact` could change any string inside the JSON text `json`: a registered secret as it is or as JSON
+ * escapes it, or one of the credential patterns. When not, the value can be written as it is, without copying it
+ * string by string through `redact` (the write-ahead log does this for every result).
+ */
+export function mayNeedRedaction(json: string): boolean {
+  for (const secret of secrets) {
+    if (json.includes(secret)) return true;
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    if (escaped !== secret && json.includes(escaped)) return true;
+  }
+  return MAY_HOLD_CREDENTIALS_JSON.test(json);
+}
+
 /** A URL with its credentials and query removed, for messages. */
 export function safeUrl(url: string | URL): string {
   try {
