@@ -74,14 +74,66 @@ export function isMultipart(body: OperationDef['body']): body is MultipartBody {
   return typeof body === 'object' && body !== null && (body as MultipartBody).kind === 'multipart';
 }
 
-/** Identity helper that keeps the literal types of an operation definition. */
+/**
+ * An operation as an operation file writes it: each request schema is given as a function that builds it (or,
+ * where building it at once is fine, as the schema itself).
+ *
+ * Building a zod schema costs memory (each carries its methods), and a reporter uses about ten of the contract's
+ * operations: building all of them when the module loaded cost about 2.5 MB in every runner process.
+ */
+export interface OperationSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>
+  extends Omit<OperationDef<P, Q, B, R>, 'params' | 'query' | 'body'> {
+  params?: P | (() => P);
+  query?: Q | (() => Q);
+  body?: B | MultipartBody | (() => B | MultipartBody);
+}
+
+/**
+ * Turns an operation file's definition into an {@link OperationDef}, keeping its literal types. `params`, `query`
+ * and `body` become properties that build their schema when first read and keep it.
+ */
 export function defineOperation<
   P extends z.ZodType,
   Q extends z.ZodType,
   B extends z.ZodType,
   R extends z.ZodType = z.ZodType,
->(op: OperationDef<P, Q, B, R>): OperationDef<P, Q, B, R> {
-  return op;
+>(spec: OperationSpec<P, Q, B, R>): OperationDef<P, Q, B, R> {
+  const { params, query, body, ...op } = spec;
+  builtOnFirstRead(op, 'params', params);
+  builtOnFirstRead(op, 'query', query);
+  builtOnFirstRead(op, 'body', body);
+  return op as OperationDef<P, Q, B, R>;
+}
+
+function builtOnFirstRead(target: object, key: string, given: unknown): void {
+  if (given === undefined) return;
+  if (typeof given !== 'function') {
+    Object.defineProperty(target, key, { value: given, enumerable: true });
+    return;
+  }
+  const build = given as () => unknown;
+  Object.defineProperty(target, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = build();
+      Object.defineProperty(target, key, { value, enumerable: true, writable: false, configurable: false });
+      return value;
+    },
+  });
+}
+
+/** A value built on the first call and returned by every later one: for schemas several operations share. */
+export function lazy<T>(build: () => T): () => T {
+  let value: T | undefined;
+  let built = false;
+  return () => {
+    if (!built) {
+      value = build();
+      built = true;
+    }
+    return value as T;
+  };
 }
 
 /*

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineOperation, intString, type OperationDef, obj, type SchemaMode } from './define.js';
+import { defineOperation, intString, lazy, type OperationDef, obj, type SchemaMode } from './define.js';
 
 /**
  * The Jira platform subset the test-management add-on lives in (Jira Server / Data Center REST API 2): the
@@ -174,13 +174,15 @@ const loginInfo = (mode: SchemaMode) =>
     previousLoginTime: z.string().optional(),
   });
 
-const issuePath = z.object({ issueIdOrKey: z.string().min(1) });
+const issuePath = lazy(() => z.object({ issueIdOrKey: z.string().min(1) }));
 
 /** `{"name": ...}` or `{"id": ...}` reference inside an issue's fields. */
-const byNameOrId = z.looseObject({
-  id: z.union([z.string(), z.number().int()]).optional(),
-  name: z.string().optional(),
-});
+const byNameOrId = lazy(() =>
+  z.looseObject({
+    id: z.union([z.string(), z.number().int()]).optional(),
+    name: z.string().optional(),
+  }),
+);
 
 export const jiraMyselfOp = defineOperation({
   id: 'jira.myself',
@@ -189,7 +191,7 @@ export const jiraMyselfOp = defineOperation({
   method: 'GET',
   path: '/rest/api/2/myself',
   summary: 'The calling user',
-  query: z.object({ expand: z.string().optional() }),
+  query: () => z.object({ expand: z.string().optional() }),
   response: jiraMyself,
   errors: [],
 });
@@ -201,8 +203,8 @@ export const jiraProjectOp = defineOperation({
   method: 'GET',
   path: '/rest/api/2/project/{projectIdOrKey}',
   summary: 'A project with its issue types',
-  params: z.object({ projectIdOrKey: z.string().min(1) }),
-  query: z.object({ expand: z.string().optional() }),
+  params: () => z.object({ projectIdOrKey: z.string().min(1) }),
+  query: () => z.object({ expand: z.string().optional() }),
   response: jiraProject,
   errors: [{ status: 404, when: 'no project has that id or key' }],
 });
@@ -214,17 +216,18 @@ export const jiraCreateIssue = defineOperation({
   method: 'POST',
   path: '/rest/api/2/issue',
   summary: 'Create an issue (answers 201 {id, key, self})',
-  body: z.strictObject({
-    /** Fields outside this subset are refused by the emulator with Jira's "Field 'x' cannot be set" answer. */
-    fields: z.looseObject({
-      project: byNameOrId.extend({ key: z.string().optional() }).optional(),
-      summary: z.string().optional(),
-      description: z.string().nullable().optional(),
-      issuetype: byNameOrId.optional(),
-      labels: z.array(z.string()).optional(),
+  body: () =>
+    z.strictObject({
+      /** Fields outside this subset are refused by the emulator with Jira's "Field 'x' cannot be set" answer. */
+      fields: z.looseObject({
+        project: byNameOrId().extend({ key: z.string().optional() }).optional(),
+        summary: z.string().optional(),
+        description: z.string().nullable().optional(),
+        issuetype: byNameOrId().optional(),
+        labels: z.array(z.string()).optional(),
+      }),
+      update: z.record(z.string(), z.unknown()).optional(),
     }),
-    update: z.record(z.string(), z.unknown()).optional(),
-  }),
   response: (mode) => obj(mode, { id: jiraId(mode), key: z.string(), self: loose(mode, z.string()) }),
   errors: [
     {
@@ -243,7 +246,7 @@ export const jiraGetIssue = defineOperation({
   path: '/rest/api/2/issue/{issueIdOrKey}',
   summary: 'An issue by id or key',
   params: issuePath,
-  query: z.object({ fields: z.string().optional(), expand: z.string().optional() }),
+  query: () => z.object({ fields: z.string().optional(), expand: z.string().optional() }),
   response: jiraIssue,
   errors: [{ status: 404, when: 'the issue does not exist' }],
 });
@@ -256,7 +259,7 @@ export const jiraTransitions = defineOperation({
   path: '/rest/api/2/issue/{issueIdOrKey}/transitions',
   summary: "The workflow transitions offered from the issue's current status",
   params: issuePath,
-  query: z.object({ expand: z.string().optional(), transitionId: z.string().optional() }),
+  query: () => z.object({ expand: z.string().optional(), transitionId: z.string().optional() }),
   response: (mode) => obj(mode, { expand: loose(mode, z.string()), transitions: z.array(jiraTransitionItem(mode)) }),
   errors: [{ status: 404, when: 'the issue does not exist' }],
 });
@@ -269,11 +272,12 @@ export const jiraDoTransition = defineOperation({
   path: '/rest/api/2/issue/{issueIdOrKey}/transitions',
   summary: 'Move the issue through a transition (answers 204); closing sets the resolution, reopening clears it',
   params: issuePath,
-  body: z.strictObject({
-    transition: z.looseObject({ id: z.union([z.string().min(1), z.number().int()]) }),
-    fields: z.looseObject({ resolution: byNameOrId.optional() }).optional(),
-    update: z.record(z.string(), z.unknown()).optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      transition: z.looseObject({ id: z.union([z.string().min(1), z.number().int()]) }),
+      fields: z.looseObject({ resolution: byNameOrId().optional() }).optional(),
+      update: z.record(z.string(), z.unknown()).optional(),
+    }),
   errors: [
     { status: 400, when: 'the transition is not offered from the current status' },
     { status: 404, when: 'the issue does not exist' },
@@ -287,14 +291,15 @@ export const jiraSearch = defineOperation({
   method: 'GET',
   path: '/rest/api/2/search',
   summary: 'Search issues with JQL (project, issuetype, status, summary ~, labels, key; AND; ORDER BY)',
-  query: z.object({
-    jql: z.string().optional(),
-    startAt: intString.min(0).optional(),
-    maxResults: intString.min(0).optional(),
-    fields: z.string().optional(),
-    expand: z.string().optional(),
-    validateQuery: z.string().optional(),
-  }),
+  query: () =>
+    z.object({
+      jql: z.string().optional(),
+      startAt: intString.min(0).optional(),
+      maxResults: intString.min(0).optional(),
+      fields: z.string().optional(),
+      expand: z.string().optional(),
+      validateQuery: z.string().optional(),
+    }),
   response: (mode) =>
     obj(mode, {
       expand: loose(mode, z.string()),
@@ -313,7 +318,7 @@ export const jiraLogin = defineOperation({
   method: 'POST',
   path: '/rest/auth/1/session',
   summary: 'Log in with user name and password; answers a JSESSIONID session (also set as a cookie)',
-  body: z.strictObject({ username: z.string().min(1), password: z.string() }),
+  body: () => z.strictObject({ username: z.string().min(1), password: z.string() }),
   response: (mode) =>
     obj(mode, {
       session: obj(mode, { name: z.literal('JSESSIONID'), value: z.string().min(1) }),

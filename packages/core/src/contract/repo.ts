@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineOperation, type OperationDef, obj, type SchemaMode } from './define.js';
+import { defineOperation, lazy, type OperationDef, obj, type SchemaMode } from './define.js';
 
 /**
  * Content-repository (edu-sharing) operations: content-repository-api.md plus service-facts.md, "Content
@@ -95,7 +95,7 @@ export const repoNode = (mode: SchemaMode) =>
 /** The `{node: Node}` envelope of the node operations. */
 export const nodeEnvelope = (mode: SchemaMode) => obj(mode, { node: repoNode(mode) });
 
-const nodePath = z.object({ repository: z.string().min(1), parentNodeId: z.string().min(1) });
+const nodePath = lazy(() => z.object({ repository: z.string().min(1), parentNodeId: z.string().min(1) }));
 
 export const repoValidateSession = defineOperation({
   id: 'repo.validateSession',
@@ -129,18 +129,20 @@ export const repoCreateChild = defineOperation({
   path: '/node/v1/nodes/{repository}/{parentNodeId}/children',
   summary: 'Create a node (metadata only) in a folder; `-home-`, `-userhome-` and `-inbox-` aliases accepted',
   params: nodePath,
-  query: z.object({
-    type: z.string().min(1, 'expected a node type such as ccm:io'),
-    renameIfExists: z.stringbool().optional(),
-    versionComment: z.string().optional(),
-    /** Repeatable in the real API; comma-separated values are split too. */
-    /** Repeatable (`aspects=a&aspects=b`); a comma-separated value is split too. */
-    aspects: z.union([z.string(), z.array(z.string())]).optional(),
-  }),
-  body: z.record(
-    z.string().regex(/^[A-Za-z][\w-]*:[\w.-]+$/, 'expected a property name in prefix:name form, e.g. cm:name'),
-    z.array(z.string()),
-  ),
+  query: () =>
+    z.object({
+      type: z.string().min(1, 'expected a node type such as ccm:io'),
+      renameIfExists: z.stringbool().optional(),
+      versionComment: z.string().optional(),
+      /** Repeatable in the real API; comma-separated values are split too. */
+      /** Repeatable (`aspects=a&aspects=b`); a comma-separated value is split too. */
+      aspects: z.union([z.string(), z.array(z.string())]).optional(),
+    }),
+  body: () =>
+    z.record(
+      z.string().regex(/^[A-Za-z][\w-]*:[\w.-]+$/, 'expected a property name in prefix:name form, e.g. cm:name'),
+      z.array(z.string()),
+    ),
   response: nodeEnvelope,
   errors: [
     { status: 400, when: 'the type is missing or unknown, or a property name or value is malformed' },
@@ -159,12 +161,13 @@ export const repoUploadContent = defineOperation({
   method: 'POST',
   path: '/node/v1/nodes/{repository}/{nodeId}/content',
   summary: "Upload a node's file content (multipart part `file`); the node gets size and downloadUrl",
-  params: z.object({ repository: z.string().min(1), nodeId: z.string().min(1) }),
-  query: z.object({
-    mimetype: z.string().min(1, 'expected the media type of the file, e.g. image/png'),
-    versionComment: z.string().optional(),
-  }),
-  body: { kind: 'multipart', fileFields: ['file'] },
+  params: () => z.object({ repository: z.string().min(1), nodeId: z.string().min(1) }),
+  query: () =>
+    z.object({
+      mimetype: z.string().min(1, 'expected the media type of the file, e.g. image/png'),
+      versionComment: z.string().optional(),
+    }),
+  body: () => ({ kind: 'multipart', fileFields: ['file'] }),
   response: nodeEnvelope,
   errors: [
     { status: 400, when: 'no part named file, more than one, or the node is a folder' },
@@ -184,9 +187,9 @@ export const repoAppAuth = defineOperation({
   method: 'POST',
   path: '/authentication/v1/appauth/{userId}',
   summary: 'Issue an EDU-TICKET for a user (application-based authentication; administrators only)',
-  params: z.object({ userId: z.string().min(1) }),
+  params: () => z.object({ userId: z.string().min(1) }),
   /** SSO data of the user (ignored by the emulator). */
-  body: z.record(z.string(), z.string()).optional(),
+  body: () => z.record(z.string(), z.string()).optional(),
   response: (mode) => obj(mode, { ticket: z.string().min(1), userId: z.string() }),
   errors: [
     { status: 403, when: 'the caller is not an administrator' },

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineOperation, int, issueKey, obj, type SchemaMode } from '../define.js';
+import { defineOperation, int, issueKey, lazy, obj, type SchemaMode } from '../define.js';
 import { createdIssue, issueRefs, testStep } from './schemas.js';
 
 /**
@@ -11,7 +11,7 @@ import { createdIssue, issueRefs, testStep } from './schemas.js';
  * keeps gapless: deleting a step renumbers the steps after it. Positions travel as integers or numeric strings.
  */
 
-const caseKey = z.object({ testCaseIssueKey: issueKey });
+const caseKey = lazy(() => z.object({ testCaseIssueKey: issueKey }));
 
 /** A positive integer that the request may carry as a JSON number or as a numeric string (`"2"`). */
 const position = (what: string) =>
@@ -26,24 +26,30 @@ const position = (what: string) =>
 const idSegment = (what: string) => z.string().trim().regex(/^\d+$/, `expected ${what}: digits only`).transform(Number);
 
 /** One step of a test case as a request gives it; `stepData` is optional (null is the same as absent). */
-export const stepInput = z.strictObject({
-  step: z.string().trim().min(1, 'expected the step text (it may not be blank)'),
-  stepData: z.string().nullable().optional(),
-  expectedResult: z.string(),
-});
+export const stepInput = lazy(() =>
+  z.strictObject({
+    step: z.string().trim().min(1, 'expected the step text (it may not be blank)'),
+    stepData: z.string().nullable().optional(),
+    expectedResult: z.string(),
+  }),
+);
 
 /** The `fields` of a new test case: a subset of Jira's issue-creation fields. */
-export const testCaseFields = z.strictObject({
-  project: z.strictObject({ key: z.string().trim().min(1, 'expected the key of the project, such as DEMO') }),
-  summary: z.string().trim().min(1, 'expected a non-empty summary').max(255),
-  description: z.string().optional(),
-  /** Absent means `Test Case`; any other type is refused. */
-  issuetype: z.strictObject({ name: z.string().trim().min(1, 'expected the issue type name Test Case') }).optional(),
-});
+export const testCaseFields = lazy(() =>
+  z.strictObject({
+    project: z.strictObject({ key: z.string().trim().min(1, 'expected the key of the project, such as DEMO') }),
+    summary: z.string().trim().min(1, 'expected a non-empty summary').max(255),
+    description: z.string().optional(),
+    /** Absent means `Test Case`; any other type is refused. */
+    issuetype: z.strictObject({ name: z.string().trim().min(1, 'expected the issue type name Test Case') }).optional(),
+  }),
+);
 
 /** Where a suite-linking operation files the case: an escaped suite path (`A/B\/C`) in a project. */
-const suitePath = z.string().min(1, 'expected a suite path such as Checkout/Cards (a "/" in a name is written \\/)');
-const projectKey = z.string().trim().min(1, 'expected the key of a project, such as DEMO');
+const suitePath = lazy(() =>
+  z.string().min(1, 'expected a suite path such as Checkout/Cards (a "/" in a name is written \\/)'),
+);
+const projectKey = lazy(() => z.string().trim().min(1, 'expected the key of a project, such as DEMO'));
 
 /** Linked test suites of a case: the escaped path of every suite the case is in. */
 export const linkedTestSuites = (mode: SchemaMode) =>
@@ -82,12 +88,13 @@ export const casesCreateTestCase = defineOperation({
   summary: 'Create a test case issue (key PROJECT-n) with its steps, in the order given',
   // `fields` (and the whole body) are optional here so that a missing `fields` reaches the handler, which answers
   // the documented 404 instead of the 500 of a validation error.
-  body: z
-    .strictObject({
-      fields: testCaseFields.nullish(),
-      testcasesteps: z.array(stepInput).optional(),
-    })
-    .optional(),
+  body: () =>
+    z
+      .strictObject({
+        fields: testCaseFields().nullish(),
+        testcasesteps: z.array(stepInput()).optional(),
+      })
+      .optional(),
   response: createdIssue,
   errors: [
     { status: 404, when: '`fields` is missing, or the project is not found' },
@@ -104,11 +111,12 @@ export const casesCreateTestCaseInSuite = defineOperation({
   path: '/testSuite/createTestCase',
   summary:
     'Create a test case with its steps and file it in a test suite, creating each missing level of the suite path',
-  body: z.strictObject({
-    fields: testCaseFields,
-    testcasesteps: z.array(stepInput).optional(),
-    linkToTestSuite: z.strictObject({ testSuitePath: suitePath, projectKey }),
-  }),
+  body: () =>
+    z.strictObject({
+      fields: testCaseFields(),
+      testcasesteps: z.array(stepInput()).optional(),
+      linkToTestSuite: z.strictObject({ testSuitePath: suitePath(), projectKey: projectKey() }),
+    }),
   response: (mode) =>
     obj(mode, {
       testSuitePath: z.string(),
@@ -136,11 +144,12 @@ export const casesLinkTestCaseToSuite = defineOperation({
   method: 'POST',
   path: '/testSuite/linkTestCase',
   summary: 'File test cases in a test suite, creating each missing level of the suite path (linking again is a no-op)',
-  body: z.strictObject({
-    testCaseKeys: z.array(issueKey).min(1, 'expected at least one test case key'),
-    testSuitePath: suitePath,
-    projectKey,
-  }),
+  body: () =>
+    z.strictObject({
+      testCaseKeys: z.array(issueKey).min(1, 'expected at least one test case key'),
+      testSuitePath: suitePath(),
+      projectKey: projectKey(),
+    }),
   errors: [
     {
       status: 500,
@@ -161,7 +170,7 @@ export const casesAddSteps = defineOperation({
   path: '/testCase/{testCaseIssueKey}/addSteps',
   summary: 'Append steps to a test case; their positions continue after the last step',
   params: caseKey,
-  body: z.array(stepInput),
+  body: () => z.array(stepInput()),
   response: (mode) => z.array(testStep(mode)),
   errors: [{ status: 404, when: 'the test case is not found' }],
   creates: true,
@@ -216,11 +225,11 @@ export const casesAutomationReference = defineOperation({
 });
 
 /** Fields of a step update; an absent field keeps its value, a null stepData clears it. */
-const stepChanges = {
-  step: stepInput.shape.step.optional(),
+const stepChanges = lazy(() => ({
+  step: stepInput().shape.step.optional(),
   expectedResult: z.string().optional(),
   stepData: z.string().nullable().optional(),
-};
+}));
 
 export const casesUpdateStepById = defineOperation({
   id: 'cases.updateStepById',
@@ -231,7 +240,7 @@ export const casesUpdateStepById = defineOperation({
   summary: 'Change a step of a test case, found by its id (`ID`); absent fields keep their values',
   params: caseKey,
   // Documented as a string; a JSON number is accepted as well.
-  body: z.strictObject({ ID: position('ID (the step id)'), ...stepChanges }),
+  body: () => z.strictObject({ ID: position('ID (the step id)'), ...stepChanges() }),
   errors: [{ status: 404, when: 'the test case is not found, or it has no step with this ID' }],
 });
 
@@ -243,7 +252,7 @@ export const casesUpdateStepBySequence = defineOperation({
   path: '/testCase/{testCaseIssueKey}/updateStep',
   summary: 'Change a step of a test case, found by its 1-based position (`sequenceNumber`)',
   params: caseKey,
-  body: z.strictObject({ sequenceNumber: position('sequenceNumber'), ...stepChanges }),
+  body: () => z.strictObject({ sequenceNumber: position('sequenceNumber'), ...stepChanges() }),
   errors: [{ status: 404, when: 'the test case is not found, or it has no step at this sequenceNumber' }],
 });
 
@@ -254,7 +263,7 @@ export const casesDeleteStep = defineOperation({
   method: 'DELETE',
   path: '/testCase/{testCaseIssueKey}/deleteStep/{stepId}',
   summary: 'Delete a step of a test case by id; the steps after it move up one position',
-  params: z.object({ testCaseIssueKey: issueKey, stepId: idSegment('a step id') }),
+  params: () => z.object({ testCaseIssueKey: issueKey, stepId: idSegment('a step id') }),
   errors: [{ status: 404, when: 'the test case is not found, or it has no step with this id' }],
 });
 
@@ -265,7 +274,7 @@ export const casesDeleteStepBySequenceNo = defineOperation({
   method: 'DELETE',
   path: '/testCase/{testCaseIssueKey}/deleteStepBySequenceNo/{stepNo}',
   summary: 'Delete the step at a 1-based position; the steps after it move up one position',
-  params: z.object({ testCaseIssueKey: issueKey, stepNo: idSegment('a step position (1-based)') }),
+  params: () => z.object({ testCaseIssueKey: issueKey, stepNo: idSegment('a step position (1-based)') }),
   errors: [{ status: 404, when: 'the test case is not found, or it has no step at this position' }],
 });
 
@@ -289,7 +298,7 @@ export const casesDeleteLinkedRequirements = defineOperation({
   path: '/testCase/{testCaseIssueKey}/deleteLinkedRequirements',
   summary: 'Unlink requirements from a test case (a requirement that is not linked is left alone)',
   params: caseKey,
-  body: z.strictObject({ requirementKeys: z.array(issueKey) }),
+  body: () => z.strictObject({ requirementKeys: z.array(issueKey) }),
   errors: [{ status: 404, when: 'the test case or a requirement key is not found, or is not of that issue type' }],
 });
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineOperation, entity, int, intString, issueKey, obj, type SchemaMode } from '../define.js';
+import { defineOperation, entity, int, intString, issueKey, lazy, obj, type SchemaMode } from '../define.js';
 import { automationJob, issueRefs, testRun } from './schemas.js';
 
 /**
@@ -9,9 +9,9 @@ import { automationJob, issueRefs, testRun } from './schemas.js';
  * spaces, `/`, `%`, `#` or any unicode reach the service intact.
  */
 
-const planKey = z.object({ testPlanIssueKey: issueKey });
-const planCycleName = z.object({ testPlanIssueKey: issueKey, cycleName: z.string().min(1) });
-const planCycleId = z.object({ testPlanIssueKey: issueKey, cycleId: intString });
+const planKey = lazy(() => z.object({ testPlanIssueKey: issueKey }));
+const planCycleName = lazy(() => z.object({ testPlanIssueKey: issueKey, cycleName: z.string().min(1) }));
+const planCycleId = lazy(() => z.object({ testPlanIssueKey: issueKey, cycleId: intString }));
 
 /** The workflow actions of a cycle; matched case-sensitively, as the service does. */
 const CYCLE_ACTIONS = ['Start', 'Complete', 'Abort', 'Resume'] as const;
@@ -49,25 +49,26 @@ export const cyclesCreateTestRuns = defineOperation({
   summary:
     'Create runs with run attributes in an advanced cycle: one run set (a run per test case) per attributeValues ' +
     'object; answers 200 with the created runs and the inputs that failed',
-  body: z.strictObject({
-    /** Comma-separated test case keys (a string, not an array). */
-    testCaseKeys: z.string({ error: 'TestCaseId is Mandatory' }).trim().min(1, 'TestCaseId is Mandatory'),
-    /** The advanced cycle's id, as a string (a JSON number is accepted too). */
-    cycleId: z
-      .union([z.string(), z.number().int()], { error: 'Cycle Id is Mandatory' })
-      .transform((v) => String(v).trim())
-      .pipe(z.string().min(1, 'Cycle Id is Mandatory').regex(/^\d+$/, 'expected cycleId as a number such as "12"')),
-    /** One object per run set: attribute name → value; `-` means no value (and `-: -` pads a lone attribute). */
-    attributeValues: z
-      .array(z.record(z.string(), z.string()), { error: 'Please specify attribute values' })
-      .min(1, 'Please specify attribute values'),
-    /** Comma-separated, one entry per attributeValues object; `null` leaves urgency blank. */
-    urgencyValue: z.string().optional(),
-    /** Comma-separated, one entry per attributeValues object; `Unassigned` leaves the tester unassigned. */
-    assignValue: z.string().optional(),
-    /** Progress identifier of the caller's UI; not interpreted. */
-    progressKey: z.string().optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      /** Comma-separated test case keys (a string, not an array). */
+      testCaseKeys: z.string({ error: 'TestCaseId is Mandatory' }).trim().min(1, 'TestCaseId is Mandatory'),
+      /** The advanced cycle's id, as a string (a JSON number is accepted too). */
+      cycleId: z
+        .union([z.string(), z.number().int()], { error: 'Cycle Id is Mandatory' })
+        .transform((v) => String(v).trim())
+        .pipe(z.string().min(1, 'Cycle Id is Mandatory').regex(/^\d+$/, 'expected cycleId as a number such as "12"')),
+      /** One object per run set: attribute name → value; `-` means no value (and `-: -` pads a lone attribute). */
+      attributeValues: z
+        .array(z.record(z.string(), z.string()), { error: 'Please specify attribute values' })
+        .min(1, 'Please specify attribute values'),
+      /** Comma-separated, one entry per attributeValues object; `null` leaves urgency blank. */
+      urgencyValue: z.string().optional(),
+      /** Comma-separated, one entry per attributeValues object; `Unassigned` leaves the tester unassigned. */
+      assignValue: z.string().optional(),
+      /** Progress identifier of the caller's UI; not interpreted. */
+      progressKey: z.string().optional(),
+    }),
   response: (mode) =>
     obj(mode, {
       createdRuns: z.array(createdRunItem(mode)),
@@ -92,12 +93,13 @@ export const cyclesBulkAssignUpdate = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/bulkAssignUpdate',
   summary: 'Assign one tester to several runs of a cycle',
   params: planKey,
-  body: z.strictObject({
-    testCycleId: z.number().int(),
-    testerName: z.string().trim().min(1),
-    runIds: z.array(z.number().int()).min(1),
-    notifyTester: z.boolean().optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      testCycleId: z.number().int(),
+      testerName: z.string().trim().min(1),
+      runIds: z.array(z.number().int()).min(1),
+      notifyTester: z.boolean().optional(),
+    }),
   response: (mode) => obj(mode, { message: z.string() }),
   errors: [
     { status: 404, when: 'the test plan or the cycle (testCycleId) is not found' },
@@ -117,11 +119,12 @@ export const cyclesWorkflow = defineOperation({
   summary:
     'Move a cycle through its workflow: Start (Draft→Active), Complete (Active→Completed), Abort (Active→Aborted), ' +
     'Resume (Completed or Aborted→Active)',
-  params: z.object({
-    testPlanIssueKey: issueKey,
-    cycleName: z.string().min(1),
-    action: z.enum(CYCLE_ACTIONS, { error: 'expected action Start, Complete, Abort or Resume (case-sensitive)' }),
-  }),
+  params: () =>
+    z.object({
+      testPlanIssueKey: issueKey,
+      cycleName: z.string().min(1),
+      action: z.enum(CYCLE_ACTIONS, { error: 'expected action Start, Complete, Abort or Resume (case-sensitive)' }),
+    }),
   errors: [
     { status: 404, when: 'the test plan or the cycle name is not found' },
     { status: 500, when: 'the action is not one of the four, or is not allowed from the cycle state' },
@@ -136,14 +139,15 @@ export const cyclesEditCycle = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/editCycle',
   summary: 'Edit a cycle (name, environment, build, planned dates) by id; fields left out keep their value',
   params: planKey,
-  body: z.strictObject({
-    id: z.number().int(),
-    name: z.string().max(255).optional(),
-    environment: z.string().nullable().optional(),
-    build: z.string().nullable().optional(),
-    plannedStartDate: z.string().nullable().optional(),
-    plannedEndDate: z.string().nullable().optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      id: z.number().int(),
+      name: z.string().max(255).optional(),
+      environment: z.string().nullable().optional(),
+      build: z.string().nullable().optional(),
+      plannedStartDate: z.string().nullable().optional(),
+      plannedEndDate: z.string().nullable().optional(),
+    }),
   errors: [
     { status: 404, when: 'the test plan or the cycle id is not found' },
     { status: 500, when: 'the name is blank or used by another cycle of the plan, or a date is invalid' },
@@ -185,12 +189,13 @@ export const cyclesAddMembersToTestCycle = defineOperation({
     'Add runs for test cases of the plan to a cycle, and remove the runs of others; testCycleId wins over ' +
     'testCycleName; a case that already has a run in the cycle gets no second one',
   params: planKey,
-  body: z.strictObject({
-    testCycleId: z.number().int().nullable().optional(),
-    testCycleName: z.string().nullable().optional(),
-    addTestCaseKeys: z.array(issueKey).optional(),
-    removeTestCaseKeys: z.array(issueKey).optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      testCycleId: z.number().int().nullable().optional(),
+      testCycleName: z.string().nullable().optional(),
+      addTestCaseKeys: z.array(issueKey).optional(),
+      removeTestCaseKeys: z.array(issueKey).optional(),
+    }),
   errors: [
     { status: 404, when: 'the test plan, the cycle or a test case key is not found' },
     {
@@ -209,7 +214,7 @@ export const cyclesReorderTestRun = defineOperation({
   method: 'PUT',
   path: '/testRun/reorderTestRun',
   summary: 'Move a run directly below another run of its cycle; refTestRunId -1 moves it to the top',
-  body: z.strictObject({ testRunId: z.number().int(), refTestRunId: z.number().int() }),
+  body: () => z.strictObject({ testRunId: z.number().int(), refTestRunId: z.number().int() }),
   errors: [
     { status: 404, when: 'testRunId is not found' },
     { status: 500, when: 'refTestRunId is neither -1 nor a run of the same cycle' },
@@ -230,10 +235,10 @@ export const cyclesDefects = defineOperation({
 });
 
 /** Plan and cycle of an automation-job call, carried in the body. */
-const jobCycle = {
+const jobCycle = lazy(() => ({
   testPlanKey: z.string().trim().min(1),
   testCycleName: z.string().min(1),
-};
+}));
 
 export const automationAddJob = defineOperation({
   id: 'automation.addAutomationJobToTestCycle',
@@ -246,14 +251,15 @@ export const automationAddJob = defineOperation({
     'automationBuildId); params is `;`-separated name=value pairs, SRTCYCLE is added on retrieval',
   // The fields are optional here because the service answers a missing one with 404, not with the usual 500
   // validation error: the emulator checks them itself. A client sends all six.
-  body: z.strictObject({
-    testPlanKey: z.string().optional(),
-    testCycleName: z.string().optional(),
-    appName: z.string().optional(),
-    jobKey: z.string().optional(),
-    testType: z.string().optional(),
-    params: z.string().optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      testPlanKey: z.string().optional(),
+      testCycleName: z.string().optional(),
+      appName: z.string().optional(),
+      jobKey: z.string().optional(),
+      testType: z.string().optional(),
+      params: z.string().optional(),
+    }),
   errors: [
     {
       status: 404,
@@ -271,7 +277,7 @@ export const automationJobs = defineOperation({
   method: 'POST',
   path: '/testCycle/automationJobs',
   summary: 'The automation job of a cycle, its params ending in SRTCYCLE=<cycle id>',
-  body: z.strictObject(jobCycle),
+  body: () => z.strictObject(jobCycle()),
   response: automationJob,
   errors: [{ status: 404, when: 'the test plan or cycle is not found, or the cycle has no automation job' }],
   variants: ['id'],
@@ -284,13 +290,14 @@ export const automationTriggerJob = defineOperation({
   method: 'POST',
   path: '/testCycle/triggerAutomationJob',
   summary: "Trigger the cycle's automation job identified by automationBuildId",
-  body: z.strictObject({
-    ...jobCycle,
-    automationBuildId: z
-      .union([z.string(), z.number().int()])
-      .transform((v) => String(v).trim())
-      .pipe(z.string().regex(/^\d+$/, 'expected automationBuildId as a number such as "3"')),
-  }),
+  body: () =>
+    z.strictObject({
+      ...jobCycle(),
+      automationBuildId: z
+        .union([z.string(), z.number().int()])
+        .transform((v) => String(v).trim())
+        .pipe(z.string().regex(/^\d+$/, 'expected automationBuildId as a number such as "3"')),
+    }),
   errors: [
     { status: 404, when: 'the test plan, the cycle or the automation job (automationBuildId) is not found' },
     { status: 500, when: 'automationBuildId is not a number' },

@@ -1,10 +1,10 @@
 import * as z from 'zod';
-import { defineOperation, entity, int, intString, issueKey, obj, timestamp } from '../define.js';
+import { defineOperation, entity, int, intString, issueKey, lazy, obj, timestamp } from '../define.js';
 import { historyEntry, issueRefs, planMember, runStatusObject, testCycle } from './schemas.js';
 
 /** Test plan operations (test-management-api.md, "Test plan"). */
 
-const planKey = z.object({ testPlanIssueKey: issueKey });
+const planKey = lazy(() => z.object({ testPlanIssueKey: issueKey }));
 
 export const plansAddMembers = defineOperation({
   id: 'plans.addMembers',
@@ -14,7 +14,7 @@ export const plansAddMembers = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/addMembers',
   summary: 'Add test cases to a test plan',
   params: planKey,
-  body: z.strictObject({ testCaseKeys: z.array(issueKey) }),
+  body: () => z.strictObject({ testCaseKeys: z.array(issueKey) }),
   errors: [{ status: 404, when: 'the test plan or a test case key is not found' }],
 });
 
@@ -26,7 +26,7 @@ export const plansAssignTester = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/assignTesterToTestCase',
   summary: 'Assign a tester to a test plan member',
   params: planKey,
-  body: z.strictObject({ memberId: z.number().int(), userName: z.string().min(1) }),
+  body: () => z.strictObject({ memberId: z.number().int(), userName: z.string().min(1) }),
   response: (mode) => obj(mode, { data: z.string() }),
   errors: [{ status: 404, when: 'the test plan, the member or the user is not found' }],
 });
@@ -39,15 +39,16 @@ export const plansAddCycle = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/addCycle',
   summary: 'Create a test cycle in a test plan',
   params: planKey,
-  body: z.strictObject({
-    name: z.string().min(1).max(255),
-    environment: z.string().optional(),
-    build: z.string().optional(),
-    plannedStartDate: z.string().optional(),
-    plannedEndDate: z.string().optional(),
-    testCycleType: z.string().optional(),
-    preloadRuns: z.string().optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      name: z.string().min(1).max(255),
+      environment: z.string().optional(),
+      build: z.string().optional(),
+      plannedStartDate: z.string().optional(),
+      plannedEndDate: z.string().optional(),
+      testCycleType: z.string().optional(),
+      preloadRuns: z.string().optional(),
+    }),
   errors: [{ status: 500, when: 'the name is missing or a cycle of that name exists in the plan' }],
   creates: true,
 });
@@ -72,7 +73,7 @@ export const plansDeleteCycle = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/deleteCycleByIdOrName',
   summary: 'Delete a test cycle by id or by name',
   params: planKey,
-  body: z.union([z.strictObject({ name: z.string().min(1) }), z.strictObject({ id: z.string().min(1) })]),
+  body: () => z.union([z.strictObject({ name: z.string().min(1) }), z.strictObject({ id: z.string().min(1) })]),
   errors: [{ status: 500, when: 'the cycle is not found or cannot be deleted (only Draft and Aborted cycles can)' }],
   textErrors: true,
   variants: ['id'],
@@ -130,7 +131,7 @@ export const plansInformation = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/testPlanInformation',
   summary: 'Cycles of a test plan with their runs, paginated by cycle',
   params: planKey,
-  query: z.object({ pageNumber: intString.min(1).optional(), pageSize: intString.min(1).max(1000).optional() }),
+  query: () => z.object({ pageNumber: intString.min(1).optional(), pageSize: intString.min(1).max(1000).optional() }),
   response: (mode) =>
     obj(mode, {
       testCycles: z.array(obj(mode, { testCycleId: int(mode), testCycleName: z.string(), notifyTester: z.boolean() })),
@@ -181,12 +182,13 @@ export const plansTestRunsCreated = defineOperation({
   method: 'GET',
   path: '/testRun/getTestRunsCreated',
   summary: 'Runs of a test plan created after a cut-off moment',
-  query: z.object({
-    testPlanIdOrKey: z.string().min(1),
-    cutOffDateAndTime: z
-      .string()
-      .regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, 'expected cutOffDateAndTime as yyyy-mm-dd hh:mm:ss'),
-  }),
+  query: () =>
+    z.object({
+      testPlanIdOrKey: z.string().min(1),
+      cutOffDateAndTime: z
+        .string()
+        .regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, 'expected cutOffDateAndTime as yyyy-mm-dd hh:mm:ss'),
+    }),
   response: (mode) => z.array(createdRun(mode)),
   errors: [{ status: 404, when: 'the test plan is not found' }],
 });

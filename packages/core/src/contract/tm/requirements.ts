@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineOperation, int, issueKey, issueRef, obj, type SchemaMode } from '../define.js';
+import { defineOperation, int, issueKey, issueRef, lazy, obj, type SchemaMode } from '../define.js';
 import { issueRefs } from './schemas.js';
 
 /**
@@ -8,7 +8,7 @@ import { issueRefs } from './schemas.js';
  * of suites that requirements are filed in. The requirement defects query carries the group `defects`.
  */
 
-const requirementKey = z.object({ requirementIssueKey: issueKey });
+const requirementKey = lazy(() => z.object({ requirementIssueKey: issueKey }));
 
 /** A numeric id that a path or query string carries: digits only. */
 const idString = (what: string) => z.string().trim().regex(/^\d+$/, `expected ${what}: digits only`).transform(Number);
@@ -26,7 +26,7 @@ export const requirementsAddChildren = defineOperation({
     'Make requirements children of a requirement; a requirement has one parent, so a child that had another ' +
     'parent moves here',
   params: requirementKey,
-  body: z.strictObject({ requirementKeys: z.array(issueKey) }),
+  body: () => z.strictObject({ requirementKeys: z.array(issueKey) }),
   errors: [
     { status: 404, when: 'the requirement or a child key is not found, or is not a Requirement issue' },
     { status: 500, when: 'a requirement would become its own child, or the hierarchy would get a cycle' },
@@ -65,7 +65,7 @@ export const requirementsLinkTestCase = defineOperation({
   path: '/requirement/{requirementIssueKey}/linkTestCase',
   summary: 'Link test cases to a requirement (already linked ones stay linked once)',
   params: requirementKey,
-  body: z.strictObject({ testCaseKeys: z.array(issueKey) }),
+  body: () => z.strictObject({ testCaseKeys: z.array(issueKey) }),
   errors: [{ status: 404, when: 'the requirement or a test case key is not found, or is not of that issue type' }],
 });
 
@@ -89,7 +89,7 @@ export const requirementsDeleteLinkedTestCases = defineOperation({
   path: '/requirement/{requirementIssueKey}/deleteLinkedTestCases',
   summary: 'Unlink test cases from a requirement (a test case that is not linked is left alone)',
   params: requirementKey,
-  body: z.strictObject({ testCaseKeys: z.array(issueKey) }),
+  body: () => z.strictObject({ testCaseKeys: z.array(issueKey) }),
   errors: [{ status: 404, when: 'the requirement or a test case key is not found, or is not of that issue type' }],
 });
 
@@ -141,18 +141,19 @@ export const requirementSuitesCreate = defineOperation({
   method: 'POST',
   path: '/requirementSuite/create',
   summary: "Create a requirement suite in a project, at the root (parentSuiteId '0') or under another suite",
-  body: z.strictObject({
-    projectKey: z.string().trim().min(1, 'expected the key of the project to create the suite in'),
-    suiteName: z.string().trim().min(1, 'expected a non-empty suite name').max(255),
-    /** A string on the wire; a number is accepted too (the service's JSON reader turns it into one). */
-    parentSuiteId: z
-      .union([
-        z.string().trim().regex(/^\d+$/, "expected the id of the parent suite: digits only, '0' for a root suite"),
-        z.number().int().min(0),
-      ])
-      .transform(Number)
-      .optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      projectKey: z.string().trim().min(1, 'expected the key of the project to create the suite in'),
+      suiteName: z.string().trim().min(1, 'expected a non-empty suite name').max(255),
+      /** A string on the wire; a number is accepted too (the service's JSON reader turns it into one). */
+      parentSuiteId: z
+        .union([
+          z.string().trim().regex(/^\d+$/, "expected the id of the parent suite: digits only, '0' for a root suite"),
+          z.number().int().min(0),
+        ])
+        .transform(Number)
+        .optional(),
+    }),
   response: (mode) =>
     obj(mode, { projectId: int(mode), suiteName: z.string(), parentSuiteId: int(mode), id: int(mode) }),
   errors: [
@@ -169,10 +170,11 @@ export const requirementSuitesDelete = defineOperation({
   method: 'DELETE',
   path: '/requirementSuite/delete',
   summary: 'Delete a requirement suite with its sub-suites and their memberships (the requirements stay)',
-  query: z.object({
-    projectKeyOrId: z.string().trim().min(1, 'expected a project key or id'),
-    requirementSuiteId: idString('a requirement suite id'),
-  }),
+  query: () =>
+    z.object({
+      projectKeyOrId: z.string().trim().min(1, 'expected a project key or id'),
+      requirementSuiteId: idString('a requirement suite id'),
+    }),
   errors: [{ status: 404, when: 'the project is not found, or the suite is not found in that project' }],
 });
 
@@ -183,11 +185,12 @@ export const requirementSuitesAddMember = defineOperation({
   method: 'POST',
   path: '/requirementSuite/addMember',
   summary: 'File a requirement (by issue id) in a suite; a requirement may be in several suites',
-  query: z.object({
-    requirementSuiteId: idString('a requirement suite id'),
-    memberId: idString('the issue id of a requirement'),
-    memberProjectKeyOrId: z.string().trim().min(1, "expected the key or id of the requirement's project"),
-  }),
+  query: () =>
+    z.object({
+      requirementSuiteId: idString('a requirement suite id'),
+      memberId: idString('the issue id of a requirement'),
+      memberProjectKeyOrId: z.string().trim().min(1, "expected the key or id of the requirement's project"),
+    }),
   errors: [
     {
       status: 404,
@@ -203,10 +206,11 @@ export const requirementSuitesDeleteMember = defineOperation({
   method: 'POST',
   path: '/requirementSuite/deleteMember',
   summary: 'Remove a requirement (by issue id) from a suite',
-  query: z.object({
-    requirementSuiteId: idString('a requirement suite id'),
-    memberId: idString('the issue id of a requirement'),
-  }),
+  query: () =>
+    z.object({
+      requirementSuiteId: idString('a requirement suite id'),
+      memberId: idString('the issue id of a requirement'),
+    }),
   errors: [{ status: 404, when: 'the suite is not found, or the requirement is not a member of it' }],
 });
 
@@ -217,7 +221,7 @@ export const requirementSuitesList = defineOperation({
   method: 'GET',
   path: '/requirement/{projectKey}/requirementSuites',
   summary: "The root level of a project's requirement tree: its root suites, and its requirements that are in no suite",
-  params: z.object({ projectKey: z.string().min(1) }),
+  params: () => z.object({ projectKey: z.string().min(1) }),
   response: (mode) => obj(mode, { requirementSuites: z.array(suiteItem(mode)), requirements: z.array(issueRef(mode)) }),
   errors: [{ status: 404, when: 'the project is not found' }],
 });
@@ -229,7 +233,7 @@ export const requirementSuitesGet = defineOperation({
   method: 'GET',
   path: '/requirement/requirementSuite/{suiteId}',
   summary: 'A requirement suite with its direct sub-suites and its member requirements',
-  params: z.object({ suiteId: idString('a requirement suite id') }),
+  params: () => z.object({ suiteId: idString('a requirement suite id') }),
   response: (mode) =>
     obj(mode, {
       id: int(mode),

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineOperation, entity, int, intString, issueKey, obj, type SchemaMode, timestamp } from '../define.js';
+import { defineOperation, entity, int, intString, issueKey, lazy, obj, type SchemaMode, timestamp } from '../define.js';
 import { createdIssue, executionHistoryItem, issueRefs, testRunDetails } from './schemas.js';
 
 /**
@@ -9,23 +9,27 @@ import { createdIssue, executionHistoryItem, issueRefs, testRunDetails } from '.
  */
 
 /** A run id in a path: digits only (a run id carries no `TR` prefix). */
-const runIdSegment = z.string().regex(/^\d+$/, 'expected a run id: digits only, without a TR prefix').transform(Number);
+const runIdSegment = lazy(() =>
+  z.string().regex(/^\d+$/, 'expected a run id: digits only, without a TR prefix').transform(Number),
+);
 
-const runIdParam = z.object({ runId: runIdSegment });
-const planKey = z.object({ testPlanIssueKey: issueKey });
-const planCycle = z.object({ testPlanIssueKey: issueKey, cycleName: z.string().min(1) });
-const caseKey = z.object({ testCaseIssueKey: issueKey });
+const runIdParam = lazy(() => z.object({ runId: runIdSegment() }));
+const planKey = lazy(() => z.object({ testPlanIssueKey: issueKey }));
+const planCycle = lazy(() => z.object({ testPlanIssueKey: issueKey, cycleName: z.string().min(1) }));
+const caseKey = lazy(() => z.object({ testCaseIssueKey: issueKey }));
 
 /** Issue keys of existing issues to link as bugs. */
-const bugKeys = z.array(issueKey);
+const bugKeys = lazy(() => z.array(issueKey));
 
 /** The `fields` of a defect created from a run or a run step (a subset of Jira's issue-creation fields). */
-const defectFields = z.strictObject({
-  project: z.strictObject({ key: z.string().min(1, 'expected the key of the project to create the defect in') }),
-  summary: z.string().trim().min(1, 'expected a non-empty summary').max(255),
-  description: z.string().optional(),
-  issuetype: z.strictObject({ name: z.string().trim().min(1, 'expected an issue type name such as Bug') }).optional(),
-});
+const defectFields = lazy(() =>
+  z.strictObject({
+    project: z.strictObject({ key: z.string().min(1, 'expected the key of the project to create the defect in') }),
+    summary: z.string().trim().min(1, 'expected a non-empty summary').max(255),
+    description: z.string().optional(),
+    issuetype: z.strictObject({ name: z.string().trim().min(1, 'expected an issue type name such as Bug') }).optional(),
+  }),
+);
 
 /**
  * A run as the ad hoc and defect queries list it: run details plus who executed it and when
@@ -60,7 +64,7 @@ export const runsGet = defineOperation({
   method: 'GET',
   path: '/testRun/{runID}',
   summary: 'Details of a test run: steps, history, bugs, attachments, neighbouring runs',
-  params: z.object({ runID: runIdSegment }),
+  params: () => z.object({ runID: runIdSegment() }),
   response: testRunDetails,
   errors: [{ status: 404, when: 'the run is not found' }],
 });
@@ -85,7 +89,7 @@ export const runsUpdateTestRun = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/cycle/{cycleName}/updateTestRun',
   summary: "Set the result (and comment) of a test case's run in a cycle; its steps keep their results",
   params: planCycle,
-  body: z.strictObject({ testcaseKey: issueKey, result: z.string().min(1), comment: z.string().optional() }),
+  body: () => z.strictObject({ testcaseKey: issueKey, result: z.string().min(1), comment: z.string().optional() }),
   errors: [
     { status: 403, when: 'the cycle is not Active (runs of Draft, Completed and Aborted cycles are read-only)' },
     { status: 404, when: 'the test plan, the cycle, or a run of the test case in the cycle is not found' },
@@ -100,12 +104,13 @@ export const runsUpdateStep = defineOperation({
   method: 'POST',
   path: '/testRun/updateStep/',
   summary: "Record a run step's result, actual result and bugs; the run's result rolls up from its steps",
-  body: z.strictObject({
-    runStepId: z.number().int(),
-    result: z.string().min(1).optional(),
-    actualResult: z.string().optional(),
-    bugs: bugKeys.optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      runStepId: z.number().int(),
+      result: z.string().min(1).optional(),
+      actualResult: z.string().optional(),
+      bugs: bugKeys().optional(),
+    }),
   errors: [
     { status: 403, when: "the run's cycle is not Active (ad hoc runs are exempt)" },
     { status: 404, when: 'the run step or a bug key is not found' },
@@ -120,16 +125,17 @@ export const runsUpdate = defineOperation({
   method: 'POST',
   path: '/testRun/update',
   summary: 'Set the result, comment and bugs of a run by id; its steps keep their results',
-  body: z.strictObject({
-    // Documented as a string; a JSON number is accepted as well.
-    runId: z.union([
-      z.string().regex(/^\s*\d+\s*$/, 'expected a run id: digits only, without a TR prefix'),
-      z.number().int(),
-    ]),
-    result: z.string().min(1).optional(),
-    comment: z.string().optional(),
-    bugs: bugKeys.optional(),
-  }),
+  body: () =>
+    z.strictObject({
+      // Documented as a string; a JSON number is accepted as well.
+      runId: z.union([
+        z.string().regex(/^\s*\d+\s*$/, 'expected a run id: digits only, without a TR prefix'),
+        z.number().int(),
+      ]),
+      result: z.string().min(1).optional(),
+      comment: z.string().optional(),
+      bugs: bugKeys().optional(),
+    }),
   errors: [
     { status: 403, when: "the run's cycle is not Active (ad hoc runs are exempt)" },
     { status: 404, when: 'the run or a bug key is not found' },
@@ -145,11 +151,12 @@ export const runsBulkStatusUpdate = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/bulkStatusUpdate',
   summary: 'Set one status on several runs of a cycle (Passed, Failed, Not Tested, Blocked, NA)',
   params: planKey,
-  body: z.strictObject({
-    testCycleId: z.number().int(),
-    status: z.string().min(1),
-    runIds: z.array(z.number().int()).min(1, 'expected at least one run id'),
-  }),
+  body: () =>
+    z.strictObject({
+      testCycleId: z.number().int(),
+      status: z.string().min(1),
+      runIds: z.array(z.number().int()).min(1, 'expected at least one run id'),
+    }),
   errors: [
     { status: 403, when: 'the cycle is not Active' },
     { status: 404, when: 'the test plan is not found' },
@@ -167,7 +174,7 @@ export const runsLinkBugToTestRun = defineOperation({
   path: '/testPlan/{testPlanIssueKey}/cycle/{cycleName}/linkBugToTestRun',
   summary: "Link existing issues as bugs to a test case's run in a cycle",
   params: planCycle,
-  body: z.strictObject({ testcaseKey: issueKey, bugs: bugKeys.min(1, 'expected at least one bug key') }),
+  body: () => z.strictObject({ testcaseKey: issueKey, bugs: bugKeys().min(1, 'expected at least one bug key') }),
   errors: [
     { status: 403, when: 'the cycle is not Active' },
     { status: 404, when: 'the test plan, the cycle, a run of the test case in it, or a bug key is not found' },
@@ -183,7 +190,7 @@ export const attachmentsAddToRun = defineOperation({
   path: '/attachment/{runId}/testrun',
   summary: 'Attach files to a run (multipart, one or more parts named file)',
   params: runIdParam,
-  body: { kind: 'multipart', fileFields: ['file'] },
+  body: () => ({ kind: 'multipart', fileFields: ['file'] }),
   errors: [
     { status: 403, when: "the run's cycle is not Active (ad hoc runs are exempt)" },
     { status: 404, when: 'the run is not found' },
@@ -200,8 +207,8 @@ export const attachmentsAddToRunStep = defineOperation({
   method: 'POST',
   path: '/attachment/{runId}/testrun/step/{stepno}',
   summary: 'Attach files to a run step, by 1-based step number (multipart, parts named file)',
-  params: z.object({ runId: runIdSegment, stepno: intString.min(1, 'expected a 1-based step number') }),
-  body: { kind: 'multipart', fileFields: ['file'] },
+  params: () => z.object({ runId: runIdSegment(), stepno: intString.min(1, 'expected a 1-based step number') }),
+  body: () => ({ kind: 'multipart', fileFields: ['file'] }),
   errors: [
     { status: 403, when: "the run's cycle is not Active (ad hoc runs are exempt)" },
     { status: 404, when: 'the run, or a step with that number in it, is not found' },
@@ -218,7 +225,7 @@ export const defectsCreateRunBug = defineOperation({
   method: 'POST',
   path: '/testRun/createRunBug',
   summary: 'Create a defect issue in a project and link it to a run',
-  body: z.strictObject({ fields: defectFields, runId: z.number().int() }),
+  body: () => z.strictObject({ fields: defectFields(), runId: z.number().int() }),
   response: createdIssue,
   errors: [
     { status: 403, when: "the run's cycle is not Active (ad hoc runs are exempt)" },
@@ -235,7 +242,7 @@ export const defectsCreateRunStepBug = defineOperation({
   method: 'POST',
   path: '/testRun/createRunStepBug',
   summary: 'Create a defect issue in a project and link it to a run step',
-  body: z.strictObject({ fields: defectFields, runStepId: z.number().int() }),
+  body: () => z.strictObject({ fields: defectFields(), runStepId: z.number().int() }),
   response: createdIssue,
   errors: [
     { status: 403, when: "the run's cycle is not Active (ad hoc runs are exempt)" },
@@ -253,7 +260,7 @@ export const defectsOfRun = defineOperation({
   path: '/testRun/defects/runId',
   summary:
     'Defects linked to a run or its steps; the path ends in the literal segment runId, the run is the query runId',
-  query: z.object({ runId: runIdSegment }),
+  query: () => z.object({ runId: runIdSegment() }),
   response: issueRefs,
   errors: [
     { status: 404, when: 'the run is not found' },
@@ -281,7 +288,7 @@ export const attachmentsDelete = defineOperation({
   method: 'DELETE',
   path: '/attachment/{runId}/deleteAttachment/{attachmentId}',
   summary: 'Delete an attachment of a run or of one of its steps',
-  params: z.object({ runId: runIdSegment, attachmentId: intString }),
+  params: () => z.object({ runId: runIdSegment(), attachmentId: intString }),
   errors: [
     { status: 403, when: "the run's cycle is not Active (ad hoc runs are exempt)" },
     { status: 404, when: 'the run, or the attachment in that run, is not found' },
@@ -335,7 +342,7 @@ export const runsForDefect = defineOperation({
   method: 'GET',
   path: '/testRun/getTestRunsForDefect/{defectIssueKey}',
   summary: 'Runs a defect is linked to (on the run or on one of its steps), with run details',
-  params: z.object({ defectIssueKey: issueKey }),
+  params: () => z.object({ defectIssueKey: issueKey }),
   response: (mode) => z.array(runWithDetails(mode)),
   errors: [{ status: 404, when: 'the defect is not found' }],
 });

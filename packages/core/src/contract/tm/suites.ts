@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineOperation, int, issueRef, obj, type SchemaMode } from '../define.js';
+import { defineOperation, int, issueRef, lazy, obj, type SchemaMode } from '../define.js';
 import { issueRefs } from './schemas.js';
 
 /**
@@ -40,9 +40,9 @@ export const testSuiteDetail = (mode: SchemaMode) =>
   z.intersection(testSuiteItem(mode), obj(mode, { testSuiteMembers: z.array(testSuiteMember(mode)) }));
 
 /** A suite id as the path carries it: digits only (`1e2` or `0x10` are not ids). */
-const suiteId = z.string().trim().regex(/^\d+$/, 'expected a test suite id: digits only').transform(Number);
+const suiteId = lazy(() => z.string().trim().regex(/^\d+$/, 'expected a test suite id: digits only').transform(Number));
 
-const projectKey = z.string().trim().min(1, 'expected the key of a project, such as DEMO');
+const projectKey = lazy(() => z.string().trim().min(1, 'expected the key of a project, such as DEMO'));
 
 export const suitesCreateTestSuite = defineOperation({
   id: 'suites.createTestSuite',
@@ -51,10 +51,11 @@ export const suitesCreateTestSuite = defineOperation({
   method: 'POST',
   path: '/testSuite/createTestSuite',
   summary: 'Create a test suite path in a project, each missing level of it (creating an existing path is a no-op)',
-  body: z.strictObject({
-    testSuitePath: z.string().min(1, 'expected a suite path such as Checkout/Cards (a "/" in a name is written \\/)'),
-    projectKey,
-  }),
+  body: () =>
+    z.strictObject({
+      testSuitePath: z.string().min(1, 'expected a suite path such as Checkout/Cards (a "/" in a name is written \\/)'),
+      projectKey: projectKey(),
+    }),
   response: (mode) => obj(mode, { testSuitePath: z.string(), projectKey: z.string() }),
   errors: [
     {
@@ -73,7 +74,7 @@ export const suitesTestSuites = defineOperation({
   method: 'GET',
   path: '/testSuite/{projectKey}/testSuites',
   summary: 'Every test suite of a project, all levels, in tree order',
-  params: z.object({ projectKey: z.string().min(1) }),
+  params: () => z.object({ projectKey: z.string().min(1) }),
   response: (mode) => z.array(testSuiteItem(mode)),
   errors: [{ status: 404, when: 'the project is not found' }],
   variants: ['id'],
@@ -86,7 +87,7 @@ export const suitesTestSuite = defineOperation({
   method: 'GET',
   path: '/testSuite/testSuite/{suiteId}',
   summary: 'A test suite with its test-case members',
-  params: z.object({ suiteId }),
+  params: () => z.object({ suiteId: suiteId() }),
   response: testSuiteDetail,
   errors: [{ status: 404, when: 'the suite is not found' }],
   variants: ['id'],
@@ -99,7 +100,7 @@ export const defectsBuildDefects = defineOperation({
   method: 'GET',
   path: '/testPlan/defects/buildDefects/{buildName}',
   summary: 'Defects linked to runs (or run steps) of every test cycle whose build is this name',
-  params: z.object({ buildName: z.string().min(1) }),
+  params: () => z.object({ buildName: z.string().min(1) }),
   response: issueRefs,
   errors: [{ status: 404, when: 'no test cycle has this build' }],
 });
@@ -111,7 +112,7 @@ export const defectsEnvironmentDefects = defineOperation({
   method: 'GET',
   path: '/testPlan/defects/environmentDefects/{envName}',
   summary: 'Defects linked to runs (or run steps) of every test cycle whose environment is this name',
-  params: z.object({ envName: z.string().min(1) }),
+  params: () => z.object({ envName: z.string().min(1) }),
   response: issueRefs,
   errors: [{ status: 404, when: 'no test cycle has this environment' }],
 });
