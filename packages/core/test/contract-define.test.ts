@@ -32,7 +32,7 @@ describe('defineOperation builds request schemas on first read', () => {
       errors: [],
     });
     expect(built).toEqual([]);
-    expect(op.body?.parse({ name: 'a' })).toEqual({ name: 'a' });
+    expect((op.body as z.ZodType).parse({ name: 'a' })).toEqual({ name: 'a' });
     expect(op.body).toBe(op.body);
     expect(built).toEqual(['body']);
     expect(op.params?.parse({ key: 'K' })).toEqual({ key: 'K' });
