@@ -314,7 +314,7 @@ export class ServiceClient {
     if (status >= 200 && status < 300) {
       if (!op.response) return undefined;
       const type = String(res.headers['content-type'] ?? '');
-      if (res.text.trim() === '') {
+      if (!/\S/.test(res.text)) {
         throw new ResponseShapeError(
           `${op.id}: expected a JSON body, got an empty answer (HTTP ${status})`,
           '$',
