@@ -4,7 +4,7 @@ import { commentFor, matchSteps } from '../src/engine/delivery.js';
 import type { TestResult } from '../src/engine/model.js';
 import { formatSummary } from '../src/engine/summary.js';
 import type { RunSummary } from '../src/engine/types.js';
-import { needsDetails, selectedAttachments, worseStatus } from '../src/engine/work.js';
+import { needsDetails, selectedAttachments, statusOnly, worseStatus } from '../src/engine/work.js';
 import { configSchema } from '../src/index.js';
 
 const config = configSchema.parse({ url: 'https://jira.example.com', token: 't', projectKey: 'DEMO' });
@@ -71,6 +71,43 @@ describe('what a result needs', () => {
       'screenshot',
     ]);
     expect(selectedAttachments(test('flaky'), config.attachments)).toEqual([]);
+  });
+  it('a bulk result keeps its identity, outcome and comment, without output and files it does not send', () => {
+    const chatty = test('passed', { tags: ['smoke'], annotations: [{ type: 'issue', description: 'DEMO-9' }] });
+    chatty.attempts = chatty.attempts.map((a) => ({
+      ...a,
+      startedAt: '2026-11-24T10:00:00.000Z',
+      stdout: 'x'.repeat(4096),
+      stderr: 'y'.repeat(4096),
+      attachments: [{ name: 'trace', contentType: 'application/zip', path: '/tmp/trace.zip' }],
+    }));
+    const slim = statusOnly(chatty);
+    expect(JSON.stringify(slim).length).toBeLessThan(500);
+    expect(slim.attempts).toEqual([
+      {
+        retry: 0,
+        status: 'passed',
+        durationMs: 1,
+        startedAt: '2026-11-24T10:00:00.000Z',
+        errors: [],
+        steps: [],
+        attachments: [],
+      },
+    ]);
+    const { attempts: _a, ...identity } = chatty;
+    expect(slim).toMatchObject(identity);
+    const item = (t: TestResult) => ({
+      id: '1',
+      key: 'DEMO-2',
+      test: t,
+      target: { mode: 'cycle' as const, projectKey: 'DEMO' },
+      progress: {},
+    });
+    expect(needsDetails(item(slim), config)).toBe(false);
+    expect(commentFor(item(slim), [])).toBe(commentFor(item(chatty), []));
+    // A test expected to fail passes with its errors: they stay.
+    const expectedFailure = statusOnly(test('failed', { expectedToFail: true }));
+    expect(expectedFailure.attempts[0]?.errors).toHaveLength(1);
   });
   it('the worse status wins when two tests report one case', () => {
     expect(worseStatus('Passed', 'Failed')).toBe('Failed');

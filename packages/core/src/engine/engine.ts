@@ -22,7 +22,7 @@ import { keyPattern, type MappingFile, mappingKey, mappingProblems, resolveKeys,
 import { displayName, outcomeOf, type ResultAttachment, type ResultStep, type TestResult } from './model.js';
 import { formatSummary, markdownSummary } from './summary.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
-import { needsDetails, type Target, type WorkItem } from './work.js';
+import { needsDetails, statusOnly, type Target, type WorkItem } from './work.js';
 
 /**
  * Status-only results wait at most this long, or until this many have gathered, or until every planned test has
@@ -72,6 +72,9 @@ export class Engine {
   private planned = 0;
   private replayed = 0;
   private readonly journalIds = new Map<WorkItem, string>();
+  /** Item ids are this token and a sequence number: unique across runs, cheap to keep. */
+  private readonly runToken = randomUUID();
+  private itemSeq = 0;
 
   private constructor(
     private readonly ctx: EngineContext,
@@ -220,7 +223,10 @@ export class Engine {
   }
 
   private enqueue(result: TestResult, key: string): void {
-    const item: WorkItem = { id: randomUUID(), key, test: result, target: this.target as Target, progress: {} };
+    // `run-n`, not a UUID per result: a UUID string is a tree of pieces (about 500 bytes kept per result).
+    this.itemSeq += 1;
+    const id = `${this.runToken}-${this.itemSeq}`;
+    const item: WorkItem = { id, key, test: result, target: this.target as Target, progress: {} };
     this.items.push(item);
     this.wal?.taken(item);
     this.schedule(item);
@@ -253,6 +259,9 @@ export class Engine {
     const c = this.config as CasebridgeConfig;
     if (this.down) return;
     if (!replaying && item.target.mode === 'cycle' && !needsDetails(item, c)) {
+      // Only its status goes (the write-ahead log has the whole result): what the run printed and files that are
+      // not uploaded are not kept in memory until the bulk, which waits for the last test.
+      item.test = statusOnly(item.test);
       this.bulkBuffer.push(item);
       if (this.bulkBuffer.length >= BULK_MAX || this.ended) this.flushBulk();
       else if (!this.bulkTimer) {

@@ -119,3 +119,23 @@ export function needsDetails(item: WorkItem, config: CasebridgeConfig): boolean 
   if (topSteps(item.test).length > 0) return true;
   return selectedAttachments(item.test, config.attachments).length > 0;
 }
+
+/**
+ * What a status-only result still needs once its write-ahead-log line is written: identity, tags, annotations and
+ * each attempt's status, duration and errors (a test expected to fail passes with errors). Output excerpts and
+ * files that are not uploaded are left out; they can be 8 kB per test, kept until the bulk at the end of the run.
+ */
+export function statusOnly(t: TestResult): TestResult {
+  return {
+    ...t,
+    attempts: t.attempts.map((a) => ({
+      retry: a.retry,
+      status: a.status,
+      durationMs: a.durationMs,
+      startedAt: a.startedAt,
+      errors: a.errors,
+      steps: a.steps,
+      attachments: [],
+    })),
+  };
+}
