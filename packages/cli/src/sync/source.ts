@@ -96,7 +96,11 @@ export interface KeyEdit {
  */
 export function writeKeys(edits: Array<{ test: ListedTest; key: string }>, dryRun: boolean): KeyEdit[] {
   const byFile = new Map<string, Array<{ test: ListedTest; key: string }>>();
-  for (const e of edits) byFile.set(e.test.absFile, [...(byFile.get(e.test.absFile) ?? []), e]);
+  for (const e of edits) {
+    const list = byFile.get(e.test.absFile);
+    if (list) list.push(e);
+    else byFile.set(e.test.absFile, [e]);
+  }
   const out: KeyEdit[] = [];
   for (const [file, list] of byFile) {
     let source = readFileSync(file, 'utf8');

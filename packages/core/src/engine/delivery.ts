@@ -409,7 +409,10 @@ export class Delivery {
     const byStatus = new Map<string, number[]>();
     for (const [runId, status] of wanted) {
       const s = this.statusFor(runId, status);
-      if (s) byStatus.set(s, [...(byStatus.get(s) ?? []), runId]);
+      if (!s) continue;
+      const list = byStatus.get(s);
+      if (list) list.push(runId);
+      else byStatus.set(s, [runId]);
     }
     for (const [status, runIds] of byStatus) {
       if (!this.bulkUnsupported) {
