@@ -434,6 +434,10 @@ for (const variant of ['id', 'ID'] as const) {
         });
         expect(step.status, step.text).toBe(200);
         expect(await defects()).toEqual(['DEMO-12', 'DEMO-13']);
+        // The run list names the bugs of the run itself, not those of its steps; the other runs have none.
+        const listed = (await runsOf('defects')) as Array<{ id: number; bugs?: { key: string }[] }>;
+        expect(listed.find((r) => r.id === run?.id)?.bugs?.map((b) => b.key)).toEqual(['DEMO-12']);
+        expect(listed.filter((r) => r.id !== run?.id).every((r) => r.bugs === undefined)).toBe(true);
         expect((await call(emu(), 'GET', `${plan}/cycle/999999/defects`)).status).toBe(404);
       });
 

@@ -9,6 +9,7 @@ import {
   requireCycleByName,
   requireIssue,
   requireRun,
+  runExtras,
   userByName,
 } from '../domain.js';
 import type { Cycle, CycleStatus, Issue, Run, RunAttribute, Store } from '../store.js';
@@ -349,12 +350,14 @@ export const cyclesHandlers: Record<string, Handler> = {
 
   'cycles.testRuns': (ctx) => {
     const cycle = requireCycleByName(ctx.store, plan(ctx), ctx.params.cycleName);
-    return cycleRuns(ctx.store, cycle).map((r) => presentRun(ctx, r));
+    const extras = runExtras(ctx.store);
+    return cycleRuns(ctx.store, cycle).map((r) => presentRun(ctx, r, extras));
   },
 
   'cycles.testRunsByCycleId': (ctx) => {
     const cycle = requireCycleById(ctx.store, plan(ctx), ctx.params.cycleId);
-    return cycleRuns(ctx.store, cycle).map((r) => presentRun(ctx, r));
+    const extras = runExtras(ctx.store);
+    return cycleRuns(ctx.store, cycle).map((r) => presentRun(ctx, r, extras));
   },
 
   'cycles.addMembersToTestCycle': (ctx) => {
