@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   contract,
   type EndResult,
@@ -667,6 +667,62 @@ describe('cycles', () => {
       expect(ops('cycles.workflow').map((r) => r.status)).toEqual([200, 200, 200, 200]);
     });
   }
+});
+
+describe('bulk updates of a long run', () => {
+  it('an unplanned run sends status-only results after 30 s, then after 60 s: each wait that runs out doubles', async () => {
+    // Only setTimeout is faked: HTTP and the emulator run on real sockets, so waiting for an answer is real time.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const bulks = () => ops('runs.bulkStatusUpdate').length;
+    const settleFor = async (ms: number) => {
+      const end = Date.now() + ms;
+      while (Date.now() < end) await new Promise((r) => setImmediate(r));
+    };
+    const waitFor = async (what: string, done: () => boolean) => {
+      const end = Date.now() + 10_000;
+      while (!done()) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    try {
+      const engine = Engine.create(
+        base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI long' }),
+        ctx(project(), []),
+      );
+      engine.begin({});
+      engine.add(result('DEMO-2 first', 'passed'));
+      vi.advanceTimersByTime(29_000);
+      await settleFor(100);
+      expect(bulks()).toBe(0);
+      vi.advanceTimersByTime(1_000);
+      await waitFor('the first bulk', () => bulks() === 1);
+      // The emulator counts a request when it answers: let the client read the answer before the clock jumps again
+      // (a jump of 30 s while the answer is on its way fires the request's own timeout).
+      await settleFor(300);
+
+      engine.add(result('DEMO-3 second', 'passed'));
+      vi.advanceTimersByTime(30_000);
+      await settleFor(200);
+      expect(bulks()).toBe(1);
+      vi.advanceTimersByTime(30_000);
+      await waitFor('the second bulk, 60 s after the first', () => bulks() === 2);
+      vi.useRealTimers();
+      const end = await engine.end();
+      expect(end.summary.problems).toEqual([]);
+      expect(bulks()).toBe(2);
+      expect(
+        runsOfCycle('CI long')
+          .map((r) => [r.key, r.status])
+          .sort(),
+      ).toEqual([
+        ['DEMO-2', 'Passed'],
+        ['DEMO-3', 'Passed'],
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
 
 describe('ad hoc mode', () => {

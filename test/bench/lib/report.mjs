@@ -99,7 +99,7 @@ export function targets(results, settings) {
         why: (() => {
           const w = cells.find(([, s]) => s.requests === worst)[1];
           const bulks = w.byOp['runs.bulkStatusUpdate'] ?? 0;
-          return `${ops(w)}. ${bulks} bulk update(s) in a ${w.wallCbS} s run: status-only results go when the last planned test reports (runners that plan their tests), else every 30 s (BULK_WAIT_MS), at most 10,000 per call (BULK_MAX), after 6 calls to prepare the cycle`;
+          return `${ops(w)}. ${bulks} bulk update(s) in a ${w.wallCbS} s run: status-only results go when the last planned test reports (runners that plan their tests), else after 30 s, then 60 s, 120 s, ... (BULK_WAIT_MS, doubling), at most 10,000 per call (BULK_MAX), after 6 calls to prepare the cycle`;
         })(),
       });
     }

@@ -28,9 +28,11 @@ import { needsDetails, statusOnly, type Target, type WorkItem } from './work.js'
  * Status-only results wait at most this long, or until this many have gathered, or until every planned test has
  * reported, before a bulk update. Waiting costs nothing in safety: each result is in the write-ahead log already.
  * Long enough that a suite of thousands of tests costs a handful of updates; short enough that a long suite's
- * results show up while it runs.
+ * results show up while it runs. Each wait that runs out doubles the next one (30 s, 60 s, 120 s, ... up to
+ * BULK_WAIT_MAX_MS): a run of 90 s makes one timed update, a run of an hour about ten.
  */
 const BULK_WAIT_MS = 30_000;
+const BULK_WAIT_MAX_MS = 300_000;
 const BULK_MAX = 10_000;
 
 /**
@@ -58,6 +60,7 @@ export class Engine {
   private readonly pending = new Set<Promise<unknown>>();
   private bulkBuffer: WorkItem[] = [];
   private bulkTimer?: NodeJS.Timeout;
+  private bulkWait = BULK_WAIT_MS;
   private running = 0;
   private readonly waiting: Array<() => void> = [];
   /** Set when the service stopped answering: the rest goes to the journal without more attempts. */
@@ -265,7 +268,10 @@ export class Engine {
       this.bulkBuffer.push(item);
       if (this.bulkBuffer.length >= BULK_MAX || this.ended) this.flushBulk();
       else if (!this.bulkTimer) {
-        this.bulkTimer = setTimeout(() => this.flushBulk(), BULK_WAIT_MS);
+        this.bulkTimer = setTimeout(() => {
+          this.bulkWait = Math.min(this.bulkWait * 2, BULK_WAIT_MAX_MS);
+          this.flushBulk();
+        }, this.bulkWait);
         this.bulkTimer.unref();
       }
       return;
