@@ -95,6 +95,6 @@ export function titleWithoutKeys(title: string, re: RegExp): string {
     .replace(new RegExp(`@?(?:${re.source})`, 'g'), '')
     .replace(/\s{2,}/g, ' ')
     .trim()
-    .replace(/^[:\-–—|]\s*/, '');
+    .replace(/^[:\-\u2013\u2014|]\s*/, '');
   return cleaned || title.trim();
 }
