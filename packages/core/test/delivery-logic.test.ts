@@ -53,15 +53,14 @@ describe('step matching', () => {
   });
 });
 
+/** A work item of case DEMO-2 in `mode`, nothing delivered yet. */
+function workItem(t: TestResult, mode: 'cycle' | 'adhoc') {
+  return { id: '1', key: 'DEMO-2', test: t, target: { mode, projectKey: 'DEMO' }, progress: {} };
+}
+
 describe('what a result needs', () => {
+  const item = (t: TestResult) => workItem(t, 'cycle');
   it('only passing results without steps or chosen files go in bulk', () => {
-    const item = (t: TestResult) => ({
-      id: '1',
-      key: 'DEMO-2',
-      test: t,
-      target: { mode: 'cycle' as const, projectKey: 'DEMO' },
-      progress: {},
-    });
     expect(needsDetails(item(test('passed')), config)).toBe(false);
     expect(needsDetails(item(test('failed')), config)).toBe(true);
     expect(needsDetails(item(test('flaky')), config)).toBe(true);
@@ -96,13 +95,6 @@ describe('what a result needs', () => {
     ]);
     const { attempts: _a, ...identity } = chatty;
     expect(slim).toMatchObject(identity);
-    const item = (t: TestResult) => ({
-      id: '1',
-      key: 'DEMO-2',
-      test: t,
-      target: { mode: 'cycle' as const, projectKey: 'DEMO' },
-      progress: {},
-    });
     expect(needsDetails(item(slim), config)).toBe(false);
     expect(commentFor(item(slim), [])).toBe(commentFor(item(chatty), []));
     // A test expected to fail passes with its errors: they stay.
@@ -117,13 +109,7 @@ describe('what a result needs', () => {
 });
 
 describe('comments', () => {
-  const item = (t: TestResult) => ({
-    id: '1',
-    key: 'DEMO-2',
-    test: t,
-    target: { mode: 'adhoc' as const, projectKey: 'DEMO' },
-    progress: {},
-  });
+  const item = (t: TestResult) => workItem(t, 'adhoc');
   it('a failure names the test and the error without colour codes', () => {
     const c = commentFor(item(test('failed')), []);
     expect(c).toContain('Failed: a.spec.ts > suite > DEMO-2 works');

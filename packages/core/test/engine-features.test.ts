@@ -143,11 +143,17 @@ function admin(url = emu.url): TestManagementClient {
   return new TestManagementClient({ baseUrl: url, auth: { type: 'bearer', token: 'casebridge-dev-token' } });
 }
 
-async function until(what: string, done: () => boolean, ms = 10_000): Promise<void> {
+/** Polls `done` every 20 ms, or with `tick` (a test with a faked setTimeout polls on setImmediate). */
+async function until(
+  what: string,
+  done: () => boolean,
+  ms = 10_000,
+  tick = () => new Promise((r) => setTimeout(r, 20)),
+): Promise<void> {
   const end = Date.now() + ms;
   while (!done()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await tick();
   }
 }
 
@@ -674,16 +680,11 @@ describe('bulk updates of a long run', () => {
     // Only setTimeout is faked: HTTP and the emulator run on real sockets, so waiting for an answer is real time.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const bulks = () => ops('runs.bulkStatusUpdate').length;
+    const immediate = () => new Promise((r) => setImmediate(r));
+    const waitFor = (what: string, done: () => boolean) => until(what, done, 10_000, immediate);
     const settleFor = async (ms: number) => {
       const end = Date.now() + ms;
-      while (Date.now() < end) await new Promise((r) => setImmediate(r));
-    };
-    const waitFor = async (what: string, done: () => boolean) => {
-      const end = Date.now() + 10_000;
-      while (!done()) {
-        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setImmediate(r));
-      }
+      while (Date.now() < end) await immediate();
     };
     try {
       const engine = Engine.create(

@@ -19,6 +19,7 @@ import { displayName, lastAttempt, outcomeOf, type ResultAttachment, type Result
 import { ciBuildUrl, truncate } from './text.js';
 import type { RunnerInfo } from './types.js';
 import {
+  appendTo,
   type Progress,
   runStatusOf,
   selectedAttachments,
@@ -409,10 +410,7 @@ export class Delivery {
     const byStatus = new Map<string, number[]>();
     for (const [runId, status] of wanted) {
       const s = this.statusFor(runId, status);
-      if (!s) continue;
-      const list = byStatus.get(s);
-      if (list) list.push(runId);
-      else byStatus.set(s, [runId]);
+      if (s) appendTo(byStatus, s, runId);
     }
     for (const [status, runIds] of byStatus) {
       if (!this.bulkUnsupported) {

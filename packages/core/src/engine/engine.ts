@@ -22,7 +22,7 @@ import { keyPattern, type MappingFile, mappingKey, mappingProblems, resolveKeys,
 import { displayName, outcomeOf, type ResultAttachment, type ResultStep, type TestResult } from './model.js';
 import { formatSummary, markdownSummary } from './summary.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
-import { needsDetails, statusOnly, type Target, type WorkItem } from './work.js';
+import { appendTo, needsDetails, statusOnly, type Target, type WorkItem } from './work.js';
 
 /**
  * Status-only results wait at most this long, or until this many have gathered, or until every planned test has
@@ -286,13 +286,7 @@ export class Engine {
     this.bulkBuffer = [];
     if (batch.length === 0 || this.down) return;
     const byCycle = new Map<string, WorkItem[]>();
-    for (const item of batch) {
-      const k = (this.delivery as Delivery).cycleKey(item.target);
-      // Appended in place: copying the list for each item made a 10,000-result bulk quadratic (50 million copies).
-      const list = byCycle.get(k);
-      if (list) list.push(item);
-      else byCycle.set(k, [item]);
-    }
+    for (const item of batch) appendTo(byCycle, (this.delivery as Delivery).cycleKey(item.target), item);
     for (const items of byCycle.values()) {
       this.track(
         this.limited(async () => {

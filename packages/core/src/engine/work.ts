@@ -139,3 +139,10 @@ export function statusOnly(t: TestResult): TestResult {
     })),
   };
 }
+
+/** Appends `value` to the list of `key`, in place: copying the list per value makes grouping n values quadratic. */
+export function appendTo<K, V>(groups: Map<K, V[]>, key: K, value: V): void {
+  const list = groups.get(key);
+  if (list) list.push(value);
+  else groups.set(key, [value]);
+}
