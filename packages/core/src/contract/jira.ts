@@ -290,7 +290,8 @@ export const jiraSearch = defineOperation({
   group: 'jira',
   method: 'GET',
   path: '/rest/api/2/search',
-  summary: 'Search issues with JQL (project, issuetype, status, summary ~, labels, key; AND; ORDER BY)',
+  summary:
+    'Search issues with JQL (project, issuetype, status, summary ~, description ~, text ~, labels, key; AND; ORDER BY)',
   query: () =>
     z.object({
       jql: z.string().optional(),

@@ -259,7 +259,7 @@ function loginInfo(store: Store, user: User): Record<string, unknown> {
 
 /** One `field op value(s)` clause; `negated` for `!=`, `!~` and `not in`. */
 export interface JqlClause {
-  field: 'project' | 'issuetype' | 'status' | 'resolution' | 'labels' | 'key' | 'summary';
+  field: 'project' | 'issuetype' | 'status' | 'resolution' | 'labels' | 'key' | 'summary' | 'description' | 'text';
   negated: boolean;
   values: string[];
 }
@@ -287,6 +287,8 @@ const JQL_FIELDS: Record<string, JqlClause['field']> = {
   issuekey: 'key',
   id: 'key',
   summary: 'summary',
+  description: 'description',
+  text: 'text',
 };
 
 const SORT_FIELDS = new Set(['created', 'updated', 'key', 'id', 'summary']);
@@ -344,7 +346,7 @@ function tokenize(jql: string): Token[] {
 
 /**
  * Parses the JQL subset: `project`, `issuetype` (or `type`), `status`, `resolution`, `labels`, `key` with `=`, `!=`,
- * `in (...)` and `not in (...)`; `summary` with `~` and `!~` (case-insensitive contains); values bare or quoted;
+ * `in (...)` and `not in (...)`; `summary`, `description` and `text` (either) with `~` and `!~` (case-insensitive contains); values bare or quoted;
  * clauses joined by AND; `ORDER BY created|updated|key|id|summary [ASC|DESC], ...`. Anything else is a 400 naming
  * what was expected and where.
  */
@@ -385,7 +387,8 @@ export function parseJql(jql: string): JqlQuery {
         o,
       );
     }
-    const allowed = field === 'summary' ? ['~', '!~'] : ['=', '!=', 'in', 'not in'];
+    const textField = field === 'summary' || field === 'description' || field === 'text';
+    const allowed = textField ? ['~', '!~'] : ['=', '!=', 'in', 'not in'];
     if (!allowed.includes(op))
       throw new ServiceError(400, `The operator '${op}' is not supported by the '${f.text}' field.`);
     const values: string[] = [];
@@ -506,6 +509,16 @@ function predicate(store: Store, c: JqlClause): (i: Issue) => boolean {
     case 'summary': {
       const text = lower(values[0] ?? '');
       test = (i) => lower(i.summary).includes(text);
+      break;
+    }
+    case 'description': {
+      const text = lower(values[0] ?? '');
+      test = (i) => lower(i.description ?? '').includes(text);
+      break;
+    }
+    case 'text': {
+      const text = lower(values[0] ?? '');
+      test = (i) => lower(i.summary).includes(text) || lower(i.description ?? '').includes(text);
       break;
     }
   }
