@@ -200,10 +200,12 @@ describe('Playwright reporter, unmapped tests and preflight', () => {
     const mapping = JSON.parse(readFileSync(join(dir, 'casebridge.keys.json'), 'utf8')) as Record<string, string>;
     const key = mapping['tests/shop.spec.ts > has no key'];
     expect(key).toMatch(/^DEMO-\d+$/);
-    expect(first.stderr + first.stdout).toContain(`test cases created: ${key}`);
+    expect(first.stderr + first.stdout).toContain(
+      `1 test case(s) created (every test's key is in casebridge.keys.json: commit it): ${key}`,
+    );
     const second = await playwright(dir, ['test', '--grep', 'has no key'], env({ CASEBRIDGE_AUTO_CREATE: 'true' }));
     expect(second.code).toBe(0);
-    expect(second.stderr + second.stdout).not.toContain('test cases created');
+    expect(second.stderr + second.stdout).not.toContain('test case(s) created');
     expect(emu.store.issues.filter((i) => i.summary === 'has no key')).toHaveLength(1);
     expect(
       adhocState(emu)

@@ -4,7 +4,7 @@
  */
 export * from './client/index.js';
 export * as contract from './contract/index.js';
-export { createCaseFor, suitePathOf, writeMapping } from './engine/autocreate.js';
+export { CaseRegistry, type CaseRegistryOptions, caseIdentity, caseSummary, suitePathOf } from './engine/cases.js';
 export { clientsFor, cycleNameFor } from './engine/clients.js';
 export * from './engine/config.js';
 export { type Caller, caller } from './engine/delivery.js';
@@ -12,5 +12,6 @@ export { Engine } from './engine/engine.js';
 export * from './engine/fingerprint.js';
 export { Journal, type JournalEntry } from './engine/journal.js';
 export * from './engine/mapping.js';
+export { writeMapping } from './engine/mapping-file.js';
 export * from './engine/model.js';
 export * from './engine/types.js';

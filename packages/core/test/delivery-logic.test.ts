@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { suitePathOf } from '../src/engine/autocreate.js';
+import { suitePathOf } from '../src/engine/cases.js';
 import { commentFor, matchSteps } from '../src/engine/delivery.js';
 import type { TestResult } from '../src/engine/model.js';
 import { formatSummary } from '../src/engine/summary.js';

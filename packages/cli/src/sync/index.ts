@@ -2,9 +2,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  CaseRegistry,
   caller,
+  caseSummary,
   clientsFor,
-  createCaseFor,
   keyPattern,
   loadConfig,
   type MappingFile,
@@ -25,7 +26,8 @@ import { type KeyEdit, stepsInSource, writeKeys } from './source.js';
  * a key (its steps from the `step(...)` titles in its source, filed in the suite of its file path), and writes the
  * keys into the mapping file — or, with `--write-keys`, into the test titles in the source. Running it again
  * changes nothing: every test has a key by then, and a case the service already holds for a test is found by the
- * `casebridge-test:` mark in its description instead of being created again.
+ * `casebridge-id:` mark in its description instead of being created again. The cost is the reporter's: one read of
+ * the project's casebridge cases, then one request per new case.
  */
 
 const RUNNERS: readonly Runner[] = ['playwright', 'vitest', 'jest'];
@@ -107,23 +109,26 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
   const { tm, repo } = clientsFor(c);
   const created: Array<{ test: ListedTest; key: string }> = [];
   const failed: string[] = [];
+  const progress = progressBar(io, unmapped.length);
   try {
-    // A few at a time: each creation is a search, a create and a search again.
-    const queue = [...unmapped];
-    const worker = async () => {
-      for (let t = queue.shift(); t; t = queue.shift()) {
-        const test = t;
+    const registry = new CaseRegistry({
+      tm,
+      api,
+      project: c.projectKey,
+      summaryOf: (r) => caseSummary(r, titleWithoutKeys(r.titlePath[r.titlePath.length - 1] ?? '', re)),
+    });
+    // The transport runs `concurrency` requests at a time; the registry reads the project's cases once.
+    await Promise.all(
+      unmapped.map(async (test) => {
         try {
-          const key = await createCaseFor(tm, api, c.projectKey, asResult(test, stepsInSource(test, tests)), (r) =>
-            titleWithoutKeys(r.titlePath[r.titlePath.length - 1] ?? '', re),
-          );
+          const key = await registry.keyOf(asResult(test, stepsInSource(test, tests)));
           created.push({ test, key });
         } catch (err) {
           failed.push(`${mappingKey(test)}: ${redact(err instanceof Error ? err.message : String(err))}`);
         }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(4, c.concurrency) }, worker));
+        progress();
+      }),
+    );
   } finally {
     await tm.close();
     await repo?.close();
@@ -190,4 +195,23 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
     if (!created.length && !edits.some((e) => !e.skipped)) io.out('  nothing to do: every test has a key');
   }
   return failed.length > 0 ? 1 : 0;
+}
+
+/** A progress line on stderr while cases are made: redrawn in place on a terminal, every 10% otherwise. */
+function progressBar(io: Io, total: number): () => void {
+  let done = 0;
+  let shown = -1;
+  const tty = io.errTty;
+  return () => {
+    done += 1;
+    if (total < 20) return;
+    const tenth = Math.floor((done * 10) / total);
+    if (!tty && tenth === shown) return;
+    shown = tenth;
+    const width = 20;
+    const filled = Math.round((done / total) * width);
+    const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} test case(s)`;
+    if (tty) process.stderr.write(`\r${bar}${done === total ? '\n' : ''}`);
+    else io.err(`casebridge sync: ${bar}`);
+  };
 }

@@ -96,8 +96,13 @@ export const configSchema = z
         ticket: z.string().min(1).optional(),
       })
       .optional(),
-    /** How long the end of the run waits for delivery before journaling the rest. */
+    /**
+     * How long the end of the run waits while delivery makes no progress (no request succeeds) before journaling
+     * the rest. While requests succeed it keeps going, up to `flushMaxMs`.
+     */
     flushTimeoutMs: z.number().int().positive().default(30_000),
+    /** The longest the end of the run waits for delivery, progress or not (a first run creating thousands of cases). */
+    flushMaxMs: z.number().int().positive().default(600_000),
     /** Let delivery failures fail the test run (off: the exit code is the tests' own). */
     failOnError: z.boolean().default(false),
     /** Make no writes; print every call it would make (and save them as JSON when a path is given). */
@@ -174,6 +179,7 @@ export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boo
   CASEBRIDGE_MAPPING_FILE: { path: ['mappingFile'], type: 'string' },
   CASEBRIDGE_JOURNAL_DIR: { path: ['journalDir'], type: 'string' },
   CASEBRIDGE_FLUSH_TIMEOUT_MS: { path: ['flushTimeoutMs'], type: 'number' },
+  CASEBRIDGE_FLUSH_MAX_MS: { path: ['flushMaxMs'], type: 'number' },
   CASEBRIDGE_FAIL_ON_ERROR: { path: ['failOnError'], type: 'boolean' },
   CASEBRIDGE_DEBUG: { path: ['debug'], type: 'boolean' },
   CASEBRIDGE_WATCH: { path: ['watch'], type: 'boolean' },

@@ -7,6 +7,7 @@ import {
   CasebridgeError,
   ForbiddenError,
   NotFoundError,
+  ResponseShapeError,
   ValidationError,
 } from '../client/errors.js';
 import type { FileInput } from '../client/multipart.js';
@@ -16,10 +17,11 @@ import type { TestManagementClient } from '../client/tm.js';
 import type { CasebridgeConfig } from './config.js';
 import { findOrFileDefect } from './defects.js';
 import { displayName, lastAttempt, outcomeOf, type ResultAttachment, type ResultStep } from './model.js';
-import { ciBuildUrl, truncate } from './text.js';
+import { ciBuildUrl, pipelineMarker, truncate } from './text.js';
 import type { RunnerInfo } from './types.js';
 import {
   appendTo,
+  isWorse,
   type Progress,
   runStatusOf,
   selectedAttachments,
@@ -67,6 +69,44 @@ interface RunStepInfo {
   step: string;
 }
 
+/**
+ * Calls of `run` coalesced by key: keys asked for while a batch is under way go together into the next batch, and
+ * every caller gets the answer of the batch that held its keys.
+ */
+export class KeyBatcher<T> {
+  private next?: { keys: Set<string>; flag: boolean; promise: Promise<T> };
+  private current: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly run: (keys: string[], flag: boolean) => Promise<T>) {}
+
+  /** `flag` is or-ed over the batch's callers (here: whether the batch must read the run ids back). */
+  request(keys: Iterable<string>, flag = false): Promise<T> {
+    let batch = this.next;
+    if (!batch) {
+      const b: { keys: Set<string>; flag: boolean; promise: Promise<T> } = {
+        keys: new Set<string>(),
+        flag: false,
+        promise: Promise.resolve() as Promise<T>,
+      };
+      b.promise = this.current
+        .catch(() => undefined)
+        .then(() => {
+          if (this.next === b) this.next = undefined;
+          return this.run([...b.keys], b.flag);
+        });
+      batch = b;
+      this.current = b.promise;
+      this.next = b;
+    }
+    for (const k of keys) batch.keys.add(k);
+    batch.flag ||= flag;
+    return batch.promise;
+  }
+}
+
+/** The URL does not answer as Jira: nothing of this run can be delivered there, but the results are kept. */
+export class NotJiraError extends Error {}
+
 /** A problem that will not go away by sending again: named in the summary, the item is not journaled. */
 export class PermanentProblem extends Error {}
 
@@ -79,8 +119,16 @@ export class Delivery {
   private cycles = new Map<string, Promise<CycleInfo>>();
   private members = new Map<string, Promise<Set<string>>>();
   private runs = new Map<string, Map<string, number>>();
+  /** When each cycle's run list was last read, and each run's status and comment as read then. */
+  private readonly runsReadAt = new Map<string, number>();
+  private readonly runNow = new Map<number, { status: string; comment: string }>();
   private runSteps = new Map<number, Promise<RunStepInfo[]>>();
-  private ensureChain = new Map<string, Promise<unknown>>();
+  private readonly ensureBatches = new Map<string, KeyBatcher<Map<string, number>>>();
+  /** Keys this run added to each cycle (their run ids may not be read back yet). */
+  private readonly addedToCycle = new Map<string, Set<string>>();
+  /** Cases created by this run, and cases this run added to the plan. */
+  private readonly newCases = new Set<string>();
+  private readonly inPlan = new Set<string>();
   /** Ad hoc run creation per case key, one after the other (see adhocRun). */
   private adhocChain = new Map<string, Promise<unknown>>();
   /** Ad hoc runs this process created or adopted: never adopted again. */
@@ -112,6 +160,10 @@ export class Delivery {
     private readonly signal: AbortSignal,
     /** Folders files may be uploaded from (real paths); empty: any. */
     private readonly roots: readonly string[] = [],
+    /** Called when a request succeeded: the end of the run keeps waiting while delivery progresses. */
+    private readonly onProgress: () => void = () => undefined,
+    /** This pipeline run (see pipelineId): a Passed of it never overwrites a Failed of it from another machine. */
+    private readonly pipeline?: string,
   ) {}
 
   /** Whether a file lies in one of the allowed folders, symlinks resolved. */
@@ -171,6 +223,9 @@ export class Delivery {
       cycle = await this.listCycle(t);
     } catch (err) {
       if (err instanceof NotFoundError) {
+        // Every path answers 404 when the URL is not Jira's (a wrong context path such as /jira): say so, and keep
+        // the results for when the URL is right, instead of calling the plan missing.
+        await this.checkJira();
         throw new PermanentProblem(
           `test plan ${plan} was not found (HTTP 404): check testPlan (CASEBRIDGE_TEST_PLAN); no result of this run can go to a cycle`,
         );
@@ -210,6 +265,28 @@ export class Delivery {
     return cycle;
   }
 
+  private jiraChecked?: Promise<void>;
+
+  /**
+   * Throws NotJiraError when the base URL does not answer as Jira (`/rest/api/2/myself` is not found or answers
+   * something that is not Jira's), so a 404 elsewhere means the URL, not the plan or the case.
+   */
+  checkJira(): Promise<void> {
+    this.jiraChecked ??= this.tm.jira.myself({}, this.o).then(
+      () => undefined,
+      (err) => {
+        if (err instanceof NotFoundError || err instanceof ResponseShapeError) {
+          throw new NotJiraError(
+            `${this.config.url} does not answer as Jira (GET /rest/api/2/myself: ${err instanceof NotFoundError ? 'not found' : 'not a Jira answer'}): check url (CASEBRIDGE_URL), including its context path; the results are kept on disk`,
+          );
+        }
+        this.jiraChecked = undefined;
+        throw err;
+      },
+    );
+    return this.jiraChecked;
+  }
+
   private async workflow(cycle: CycleInfo, action: 'Start' | 'Resume' | 'Complete'): Promise<void> {
     const input = { testPlanIssueKey: cycle.plan, cycleName: cycle.name, action };
     try {
@@ -228,6 +305,11 @@ export class Delivery {
       if (now?.status !== want) throw err;
       cycle.status = want;
     }
+  }
+
+  /** Whether this run reports into a cycle that another process created (a shard that came second). */
+  cycleMadeElsewhere(): boolean {
+    return this.cycleSeen.some((c) => !c.created);
   }
 
   /** Completes the cycles this run reported into (option `completeCycle`, or cycles we had to resume). */
@@ -262,41 +344,74 @@ export class Delivery {
       () => this.tm.cycles.testRunsByCycleId(input, this.o),
       () => [],
     );
-    const map = this.runs.get(this.cycleKey(t)) ?? new Map<string, number>();
-    for (const r of list) if (!map.has(r.testCaseKey)) map.set(r.testCaseKey, r.id);
-    this.runs.set(this.cycleKey(t), map);
+    const k = this.cycleKey(t);
+    const map = this.runs.get(k) ?? new Map<string, number>();
+    for (const r of list) {
+      if (!map.has(r.testCaseKey)) map.set(r.testCaseKey, r.id);
+      this.runNow.set(r.id, { status: r.status, comment: r.comment ?? '' });
+    }
+    this.runs.set(k, map);
+    this.runsReadAt.set(k, Date.now());
+    this.onProgress();
     return map;
+  }
+
+  /** Test cases this run created: not members of any plan yet, so they are added to the plan without asking. */
+  markNew(keys: Iterable<string>): void {
+    for (const key of keys) this.newCases.add(key);
   }
 
   /**
    * Makes sure each key has a run in the cycle (adding it to the plan and to the cycle when missing) and returns the
-   * run ids. Calls for one cycle run one after the other, so concurrent batches never add a case twice.
+   * run ids. Calls for one cycle are batched: keys asked for while a batch is under way go together in the next
+   * one, so a thousand results arriving one by one cost a few batches of three requests, never one per result, and
+   * never add a case twice.
    */
-  ensureRuns(t: Target, keys: readonly string[]): Promise<Map<string, number>> {
+  ensureRuns(t: Target, keys: readonly string[], load = true): Promise<Map<string, number>> {
     const k = this.cycleKey(t);
-    const prev = this.ensureChain.get(k) ?? Promise.resolve();
-    const next = prev.catch(() => undefined).then(() => this.ensureRunsNow(t, keys));
-    this.ensureChain.set(k, next);
-    return next;
+    let b = this.ensureBatches.get(k);
+    if (!b) {
+      b = new KeyBatcher((batch, flag) => this.ensureRunsNow(t, batch, flag));
+      this.ensureBatches.set(k, b);
+    }
+    return b.request(keys, load);
   }
 
-  private async ensureRunsNow(t: Target, keys: readonly string[]): Promise<Map<string, number>> {
+  /**
+   * `load: false` adds the cases to the cycle without reading the run ids back (one request instead of two): what
+   * a run of Jest or Vitest does while tests still run; the bulk at the end reads them once for all.
+   */
+  private async ensureRunsNow(t: Target, keys: readonly string[], load: boolean): Promise<Map<string, number>> {
     const cycle = await this.ensureCycle(t);
-    let runs = this.runs.get(this.cycleKey(t));
+    const ck = this.cycleKey(t);
+    let runs = this.runs.get(ck);
     // A cycle this run just created has no runs yet: no need to ask.
     if (!runs) runs = cycle.created ? new Map<string, number>() : await this.loadRuns(t, cycle);
-    this.runs.set(this.cycleKey(t), runs);
-    const missing = [...new Set(keys)].filter((key) => !runs?.has(key) && !this.badKeys.has(key));
-    if (missing.length === 0) return runs;
+    this.runs.set(ck, runs);
+    let added = this.addedToCycle.get(ck);
+    if (!added) {
+      added = new Set<string>();
+      this.addedToCycle.set(ck, added);
+    }
+    const wanted = [...new Set(keys)].filter((key) => !runs?.has(key) && !this.badKeys.has(key));
+    const missing = wanted.filter((key) => !added.has(key));
+    if (missing.length === 0) {
+      if (wanted.length > 0 && load && !this.api.dryRun) return this.loadRuns(t, cycle);
+      return runs;
+    }
+    // New cases go to the plan first: the cycle would refuse them (one failed request per batch otherwise).
+    const fresh = missing.filter((key) => this.newCases.has(key) && !this.inPlan.has(key));
+    if (fresh.length > 0) await this.addPlanMembers(cycle.plan, fresh, this.inPlan);
+    const first = missing.filter((key) => !this.badKeys.has(key));
     try {
-      await this.addToCycle(cycle, missing);
+      if (first.length > 0) await this.addToCycle(cycle, first);
     } catch (err) {
       // 500: a case is not a member of the plan yet (or a key is bad). Add what is missing to the plan, then retry.
       if (!(err instanceof ValidationError || err instanceof NotFoundError)) throw err;
       const members = await this.planMembers(cycle.plan);
-      const notMembers = missing.filter((key) => !members.has(key));
+      const notMembers = first.filter((key) => !members.has(key) && !this.inPlan.has(key));
       if (notMembers.length > 0) await this.addPlanMembers(cycle.plan, notMembers, members);
-      const add = missing.filter((key) => !this.badKeys.has(key));
+      const add = first.filter((key) => !this.badKeys.has(key));
       try {
         if (add.length > 0) await this.addToCycle(cycle, add);
       } catch (again) {
@@ -313,8 +428,13 @@ export class Delivery {
         }
       }
     }
+    for (const key of missing) added.add(key);
     if (this.api.dryRun) for (const key of missing) runs.set(key, ++this.sequenceNo);
-    else runs = await this.loadRuns(t, cycle);
+    else if (load) {
+      runs = await this.loadRuns(t, cycle);
+      // An add whose answer was lost and did not happen: the next batch adds it again.
+      for (const key of missing) if (!runs.has(key)) added.delete(key);
+    }
     return runs;
   }
 
@@ -364,16 +484,22 @@ export class Delivery {
 
   /** Sends status-only results of one cycle: one bulk update per status. */
   async bulk(t: Target, items: WorkItem[]): Promise<void> {
+    const started = Date.now();
     const byKey = new Map<string, string | undefined>();
     for (const item of items) {
       byKey.set(item.key, worseStatus(byKey.get(item.key), runStatusOf(outcomeOf(item.test))));
     }
     const runs = await this.ensureRuns(t, [...byKey.keys()]);
     const cycle = await this.ensureCycle(t);
+    // In CI, other machines of this pipeline may have failed some of these runs since the list was read: read it
+    // again (one request) so that their Failed stays (see heldByPipeline).
+    if (this.pipeline && !this.api.dryRun && (this.runsReadAt.get(this.cycleKey(t)) ?? 0) < started) {
+      await this.loadRuns(t, cycle);
+    }
     const wanted = new Map<number, string>();
     for (const [key, status] of byKey) {
       const runId = runs.get(key);
-      if (runId !== undefined && status) wanted.set(runId, status);
+      if (runId !== undefined && status && !this.heldByPipeline(runId, status)) wanted.set(runId, status);
     }
     await this.inRunOrder([...wanted.keys()], () => this.sendBulk(cycle, wanted));
     for (const item of items) {
@@ -397,6 +523,16 @@ export class Delivery {
     };
     p.then(clean, clean);
     return p;
+  }
+
+  /**
+   * Whether another machine of this pipeline run wrote a worse status to the run (its comment names the pipeline):
+   * then a better one from here does not overwrite it. A new pipeline run (or attempt) has another id and may.
+   */
+  private heldByPipeline(runId: number, status: string): boolean {
+    const now = this.runNow.get(runId);
+    if (!this.pipeline || !now || this.runStatus.has(runId)) return false;
+    return isWorse(now.status, status) && now.comment.includes(pipelineMarker(this.pipeline));
   }
 
   /** The status to write to a run: the worse of `status` and what this run wrote there; undefined when unchanged. */
@@ -424,6 +560,7 @@ export class Delivery {
               () => undefined,
             ),
           );
+          this.onProgress();
           continue;
         } catch (err) {
           // The older service variant has no bulk update (404 on the route): one update per run from now on.
@@ -497,6 +634,7 @@ export class Delivery {
       return run.id;
     } catch (err) {
       if (err instanceof NotFoundError) {
+        await this.checkJira();
         this.badKeys.add(item.key);
         throw new PermanentProblem(`${item.key}: no such test case (${displayName(item.test)})`);
       }
@@ -582,10 +720,11 @@ export class Delivery {
       bugs.push(p.defect);
       (p.defectCreated ? this.defects.created : this.defects.linked).add(p.defect);
     }
-    const comment = commentFor(item, notes);
+    const comment = commentFor(item, notes, this.pipeline);
     await this.inRunOrder([runId], async () => {
       // In a cycle, a case another test of this run already failed stays failed; an ad hoc run is this result's own.
-      const result = t.mode === 'cycle' ? this.statusFor(runId, status) : status;
+      let result = t.mode === 'cycle' ? this.statusFor(runId, status) : status;
+      if (result && t.mode === 'cycle' && this.heldByPipeline(runId, result)) result = undefined;
       if (!result && !comment && bugs.length === 0) return;
       await this.updateRun(cycle, runId, {
         ...(result ? { result } : {}),
@@ -595,6 +734,7 @@ export class Delivery {
       if (result) this.runStatus.set(runId, result);
     });
     p.done = true;
+    this.onProgress();
   }
 
   private stepsOf(runId: number): Promise<RunStepInfo[]> {
@@ -793,7 +933,7 @@ export function matchSteps<S extends { title: string }, R extends { step: string
 }
 
 /** The run comment: what failed and where, flaky attempts, files that were not uploaded or were stored elsewhere. */
-export function commentFor(item: WorkItem, notes: string[]): string {
+export function commentFor(item: WorkItem, notes: string[], pipeline?: string): string {
   const t = item.test;
   const outcome = outcomeOf(t);
   const lines: string[] = [];
@@ -816,6 +956,7 @@ export function commentFor(item: WorkItem, notes: string[]): string {
   lines.push(...notes);
   const ci = ciBuildUrl(process.env);
   if (lines.length > 0 && ci) lines.push(`CI: ${ci}`);
+  if (lines.length > 0 && pipeline) lines.push(pipelineMarker(pipeline));
   return lines.join('\n');
 }
 

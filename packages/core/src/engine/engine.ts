@@ -13,14 +13,16 @@ import {
 import type { ContentRepositoryClient } from '../client/repo.js';
 import { redact } from '../client/secrets.js';
 import type { TestManagementClient } from '../client/tm.js';
-import { createCaseFor, writeMapping } from './autocreate.js';
+import { CaseRegistry, caseSummary } from './cases.js';
 import { clientsFor, cycleNameFor } from './clients.js';
 import { type CasebridgeConfig, loadConfig } from './config.js';
-import { type Caller, caller, Delivery, PermanentProblem } from './delivery.js';
+import { type Caller, caller, Delivery, NotJiraError, PermanentProblem } from './delivery.js';
 import { Journal, type WriteAheadLog } from './journal.js';
-import { keyPattern, type MappingFile, mappingKey, mappingProblems, resolveKeys, titleWithoutKeys } from './mapping.js';
+import { keyPattern, type MappingFile, mappingProblems, resolveKeys, titleWithoutKeys } from './mapping.js';
+import { writeMapping } from './mapping-file.js';
 import { displayName, outcomeOf, type ResultAttachment, type ResultStep, type TestResult } from './model.js';
 import { formatSummary, markdownSummary } from './summary.js';
+import { pipelineId } from './text.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
 import { appendTo, needsDetails, statusOnly, type Target, type WorkItem } from './work.js';
 
@@ -34,6 +36,19 @@ import { appendTo, needsDetails, statusOnly, type Target, type WorkItem } from '
 const BULK_WAIT_MS = 30_000;
 const BULK_WAIT_MAX_MS = 300_000;
 const BULK_MAX = 10_000;
+/**
+ * Runners that name no tests up front (Jest, Vitest): the cycle's runs for the keys seen so far are prepared this
+ * long after the first one, then after twice as long, and so on (2 s, 4 s, 8 s...). The end of the run then only
+ * adds the last keys. A few batches of two requests, whatever the suite's size.
+ */
+const PREPARE_WAIT_MS = 2_000;
+/** After the last planned test (or the end), results wait this long for others to join them in one bulk update. */
+const SOON_MS = 20;
+/** ... and this long while test cases are still being created, so that a first run sends a few bulks, not hundreds. */
+const SOON_WHILE_CREATING_MS = 1_000;
+/** The end of the run prints a progress line when it has taken this long, then every PROGRESS_EVERY_MS. */
+const PROGRESS_AFTER_MS = 3_000;
+const PROGRESS_EVERY_MS = 5_000;
 
 /**
  * The reporting engine: what every adapter hands its results to. `add` only enqueues, so a runner's per-test hook
@@ -61,6 +76,18 @@ export class Engine {
   private bulkBuffer: WorkItem[] = [];
   private bulkTimer?: NodeJS.Timeout;
   private bulkWait = BULK_WAIT_MS;
+  private soonTimer?: NodeJS.Timeout;
+  /**
+   * Per key, the preparation of its run in the cycle (done, under way, or waiting for the next batch). The batch
+   * waiting to go gathers keys; `load` when a result waiting for it needs its run id at once (one with details).
+   */
+  private readonly prepared = new Map<string, Promise<unknown>>();
+  private nextPrepare?: { keys: Set<string>; load: boolean; go: () => void; done: Promise<unknown> };
+  private prepareTimer?: NodeJS.Timeout;
+  private prepareWait = PREPARE_WAIT_MS;
+  private cases?: CaseRegistry;
+  /** When a request last succeeded: the end of the run waits while this moves. */
+  private progressAt = Date.now();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
   /** Set when the service stopped answering: the rest goes to the journal without more attempts. */
@@ -68,13 +95,15 @@ export class Engine {
   private ended = false;
   private readonly problems: string[] = [];
   private readonly unmapped: string[] = [];
-  private readonly createdCases = new Set<string>();
   private readonly byStatus: Record<string, number> = {};
   private results = 0;
   /** Tests named by `begin` (0: unknown). */
   private planned = 0;
   private replayed = 0;
   private readonly journalIds = new Map<WorkItem, string>();
+  private replayTick?: (key: string, ok: boolean) => void;
+  /** The journal is being read: its results wait in the bulk buffer until all are claimed. */
+  private replaying = false;
   /** Item ids are this token and a sequence number: unique across runs, cheap to keep. */
   private readonly runToken = randomUUID();
   private itemSeq = 0;
@@ -144,11 +173,39 @@ export class Engine {
       ...c.attachments.roots.map((r) => resolve(this.ctx.cwd, r)),
       ...(this.ctx.attachmentRoots ?? []),
     ];
-    this.delivery = new Delivery(c, this.tm, this.repo, this.api, this.ctx.runner, this.abort.signal, roots.map(real));
+    const progress = () => {
+      this.progressAt = Date.now();
+    };
+    this.delivery = new Delivery(
+      c,
+      this.tm,
+      this.repo,
+      this.api,
+      this.ctx.runner,
+      this.abort.signal,
+      roots.map(real),
+      progress,
+      pipelineId(env),
+    );
     this.journal = new Journal(resolve(this.ctx.cwd, c.journalDir));
     if (!this.api.dryRun) this.wal = this.journal.openWal();
     this.keyRe = keyPattern(c.keyPattern ? { pattern: c.keyPattern } : { projectKeys: [c.projectKey] });
     this.mapping = this.loadMapping(c);
+    if (c.autoCreate) {
+      const re = this.keyRe;
+      this.cases = new CaseRegistry({
+        tm: this.tm,
+        api: this.api,
+        project: c.projectKey,
+        summaryOf: (t) => caseSummary(t, titleWithoutKeys(t.titlePath[t.titlePath.length - 1] ?? '', re)),
+        concurrency: c.concurrency,
+        // A machine that found the cycle made by another one (shards adopting one suite at once) creates from the
+        // end of its list while the first one goes from the start: they meet once, instead of racing on every test.
+        fromTheEnd: () => this.delivery?.cycleMadeElsewhere() === true,
+        signal: this.abort.signal,
+        onProgress: progress,
+      });
+    }
     this.target = {
       mode: c.mode,
       projectKey: c.projectKey,
@@ -181,13 +238,18 @@ export class Engine {
     const target = this.target;
     const delivery = this.delivery;
     this.planned = plan.tests?.length ?? 0;
+    let unmappedPlanned = false;
     if (target.mode === 'cycle') {
       const keys = new Set<string>();
       for (const t of plan.tests ?? []) {
-        for (const k of resolveKeys({ ...t, attempts: [] }, this.keyRe, this.mapping)) keys.add(k);
+        const own = resolveKeys({ ...t, attempts: [] }, this.keyRe, this.mapping);
+        if (own.length === 0) unmappedPlanned = true;
+        for (const k of own) keys.add(k);
       }
       if (keys.size > 0) {
-        this.track(delivery.ensureRuns(target, [...keys]).catch((err) => this.failed(err, 'preparing the cycle')));
+        const ready = delivery.ensureRuns(target, [...keys]);
+        for (const k of keys) this.prepared.set(k, ready);
+        this.track(ready.catch((err) => this.failed(err, 'preparing the cycle')));
       } else if (plan.tests) {
         // A test run whose runner names no tests up front (Jest, Vitest): find or create and start the cycle now,
         // while the tests run, not when the first results are already waiting. A replay (`begin()` with no plan)
@@ -198,9 +260,15 @@ export class Engine {
       this.track(
         (this.tm as TestManagementClient).jira
           .project({ projectIdOrKey: target.projectKey }, { signal: this.abort.signal })
+          .catch(async (err) => {
+            if (err instanceof NotFoundError) await (this.delivery as Delivery).checkJira();
+            throw err;
+          })
           .catch((err) => this.failed(err, `checking project ${target.projectKey}`)),
       );
     }
+    // Planned tests without a key: read the project's casebridge cases now, while the first tests run.
+    if (unmappedPlanned) this.cases?.warmUp();
     if (!this.api?.dryRun) this.track(this.replayJournal());
   }
 
@@ -213,7 +281,7 @@ export class Engine {
       this.byStatus[outcome] = (this.byStatus[outcome] ?? 0) + 1;
       const keys = resolveKeys(result, this.keyRe, this.mapping);
       if (keys.length === 0) {
-        if (this.config?.autoCreate) this.track(this.limited(() => this.autoCreate(result)));
+        if (this.cases) this.track(this.autoCreate(this.cases, result));
         else this.unmapped.push(displayName(result));
         this.lastPlanned();
         return;
@@ -235,22 +303,57 @@ export class Engine {
     this.schedule(item);
   }
 
-  /** Creates the test case of an unmapped test, records it in the mapping file, then reports the result to it. */
-  private async autoCreate(result: TestResult): Promise<void> {
-    const c = this.config as CasebridgeConfig;
+  /**
+   * A key whose run the cycle will need: added to the cycle with the others in the next batch (see
+   * PREPARE_WAIT_MS), so that the end of the run does not add every case to the cycle at once. Resolves when the
+   * batch holding the key is done; `load` asks that batch to read the run ids back.
+   */
+  private prepare(key: string, load = false): Promise<unknown> {
+    const known = this.prepared.get(key);
+    if (known && !(load && this.nextPrepare?.keys.has(key))) return known;
+    if (this.target?.mode !== 'cycle' || this.down || !this.delivery) return Promise.resolve();
+    let batch = this.nextPrepare;
+    if (!batch) {
+      let go: () => void = () => undefined;
+      const start = new Promise<void>((r) => {
+        go = r;
+      });
+      const b = { keys: new Set<string>(), load: false, go, done: Promise.resolve() as Promise<unknown> };
+      const delivery = this.delivery;
+      const target = this.target;
+      b.done = start.then(() => {
+        if (this.nextPrepare === b) this.nextPrepare = undefined;
+        if (this.down) return undefined;
+        return delivery.ensureRuns(target, [...b.keys], b.load);
+      });
+      this.track(b.done.catch((err) => this.failed(err, 'adding cases to the cycle')));
+      batch = b;
+      this.nextPrepare = b;
+      if (this.ended) b.go();
+      else {
+        this.prepareTimer = setTimeout(() => {
+          this.prepareTimer = undefined;
+          this.prepareWait *= 2;
+          b.go();
+        }, this.prepareWait);
+        this.prepareTimer.unref();
+      }
+    }
+    batch.keys.add(key);
+    batch.load ||= load;
+    this.prepared.set(key, batch.done);
+    return batch.done;
+  }
+
+  /** Finds or creates the test case of an unmapped test, then reports the result to it. */
+  private async autoCreate(cases: CaseRegistry, result: TestResult): Promise<void> {
     if (this.down) {
       this.unmapped.push(displayName(result));
       return;
     }
     try {
-      const key = await createCaseFor(this.tm as TestManagementClient, this.api as Caller, c.projectKey, result, (t) =>
-        titleWithoutKeys(t.titlePath[t.titlePath.length - 1] ?? displayName(t), this.keyRe),
-      );
-      this.createdCases.add(key);
-      if (!this.api?.dryRun) {
-        this.mapping[mappingKey(result)] = key;
-        writeMapping(resolve(this.ctx.cwd, c.mappingFile), { [mappingKey(result)]: key });
-      }
+      const key = await cases.keyOf(result);
+      if (cases.created.includes(key)) this.delivery?.markNew([key]);
       this.enqueue(result, key);
     } catch (err) {
       this.unmapped.push(displayName(result));
@@ -258,30 +361,62 @@ export class Engine {
     }
   }
 
-  private schedule(item: WorkItem, replaying = false): void {
+  private schedule(item: WorkItem): void {
     const c = this.config as CasebridgeConfig;
     if (this.down) return;
-    if (!replaying && item.target.mode === 'cycle' && !needsDetails(item, c)) {
+    if (item.target.mode === 'cycle' && item.progress.runId === undefined && !needsDetails(item, c)) {
       // Only its status goes (the write-ahead log has the whole result): what the run printed and files that are
       // not uploaded are not kept in memory until the bulk, which waits for the last test.
       item.test = statusOnly(item.test);
       this.bulkBuffer.push(item);
-      if (this.bulkBuffer.length >= BULK_MAX || this.ended) this.flushBulk();
-      else if (!this.bulkTimer) {
-        this.bulkTimer = setTimeout(() => {
-          this.bulkWait = Math.min(this.bulkWait * 2, BULK_WAIT_MAX_MS);
-          this.flushBulk();
-        }, this.bulkWait);
-        this.bulkTimer.unref();
-      }
+      // While tests still run, its case joins the cycle in the next batch; after that the bulk adds what is left.
+      if (!this.journalIds.has(item) && !this.ended && !this.allPlannedIn()) this.prepare(item.key);
+      if (this.bulkBuffer.length >= BULK_MAX) this.flushBulk();
+      else if (!this.replaying) this.armBulk();
       return;
     }
-    this.track(this.limited(() => this.deliverOne(item, replaying)));
+    // A result with details in a cycle waits for the batch that adds its case to the cycle and reads the run ids:
+    // results arriving together share its two requests instead of paying them each.
+    const ready =
+      item.target.mode === 'cycle' && item.progress.runId === undefined && !this.journalIds.has(item)
+        ? this.prepare(item.key, true)
+        : Promise.resolve();
+    this.track(
+      ready.catch(() => undefined).then(() => this.limited(() => this.deliverOne(item, this.journalIds.has(item)))),
+    );
+  }
+
+  /** Results wait in the bulk buffer: soon when the run is winding down, otherwise at the latest after `bulkWait`. */
+  private armBulk(): void {
+    if (this.bulkBuffer.length === 0) return;
+    if (this.ended || this.allPlannedIn()) this.flushSoon();
+    else if (!this.bulkTimer) {
+      this.bulkTimer = setTimeout(() => {
+        this.bulkWait = Math.min(this.bulkWait * 2, BULK_WAIT_MAX_MS);
+        this.flushBulk();
+      }, this.bulkWait);
+      this.bulkTimer.unref();
+    }
+  }
+
+  /**
+   * A bulk soon: results that arrive together (the tail of a run, cases created one after the other) go together.
+   * While cases are still being created, at most one bulk a second.
+   */
+  private flushSoon(): void {
+    if (this.soonTimer) return;
+    const wait = this.cases?.busy ? SOON_WHILE_CREATING_MS : SOON_MS;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      this.flushBulk();
+    }, wait);
   }
 
   private flushBulk(): void {
     if (this.bulkTimer) clearTimeout(this.bulkTimer);
     this.bulkTimer = undefined;
+    if (this.soonTimer) clearTimeout(this.soonTimer);
+    this.soonTimer = undefined;
     const batch = this.bulkBuffer;
     this.bulkBuffer = [];
     if (batch.length === 0 || this.down) return;
@@ -293,18 +428,30 @@ export class Engine {
           if (this.down) return;
           try {
             await (this.delivery as Delivery).bulk(items[0]?.target as Target, items);
-            for (const item of items) if (item.progress.done) this.wal?.delivered(item.id);
+            for (const item of items) if (item.progress.done) await this.settled(item);
           } catch (err) {
             if (this.failed(err, `sending ${items.length} result(s) in bulk`) === 'permanent') {
               for (const item of items) {
                 item.progress.done = true;
                 item.progress.dropped = true;
+                await this.settled(item);
               }
             }
           }
         }),
       );
     }
+  }
+
+  /** An item is delivered (or dropped): marked in the write-ahead log, or, from the journal, removed from it. */
+  private async settled(item: WorkItem): Promise<void> {
+    const journalId = this.journalIds.get(item);
+    if (journalId === undefined) {
+      this.wal?.delivered(item.id);
+      return;
+    }
+    await this.journal?.remove(journalId);
+    this.replayTick?.(item.key, !item.progress.dropped);
   }
 
   /** Runs `fn` when fewer than `concurrency` deliveries are under way. */
@@ -320,9 +467,14 @@ export class Engine {
     }
   }
 
+  /** Whether every planned test has reported (false when the runner named none up front). */
+  private allPlannedIn(): boolean {
+    return this.planned > 0 && this.results >= this.planned;
+  }
+
   /** After each result: when the last planned test has reported, the bulk goes now, while the runner winds down. */
   private lastPlanned(): void {
-    if (this.planned > 0 && this.results >= this.planned && this.bulkBuffer.length > 0) this.flushBulk();
+    if (this.allPlannedIn() && this.bulkBuffer.length > 0) this.flushBulk();
   }
 
   private async deliverOne(item: WorkItem, replaying: boolean): Promise<void> {
@@ -335,7 +487,7 @@ export class Engine {
         item.progress.dropped = true;
       }
     }
-    if (item.progress.done && !replaying) this.wal?.delivered(item.id);
+    if (item.progress.done) await this.settled(item);
   }
 
   private track(p: Promise<unknown>): void {
@@ -351,6 +503,13 @@ export class Engine {
    */
   private failed(err: unknown, what: string): 'permanent' | 'later' {
     if (err instanceof AbortedError || this.abort.signal.aborted) return 'later';
+    if (err instanceof NotJiraError) {
+      if (!this.down) {
+        this.down = err.message;
+        this.out(`casebridge: ${err.message}`);
+      }
+      return 'later';
+    }
     const message = redact(err instanceof Error ? err.message : String(err));
     if (
       err instanceof PermanentProblem ||
@@ -390,7 +549,7 @@ export class Engine {
     for (const path of listed.corrupt) this.problems.push(`journal entry ${path} is unreadable: moved aside`);
     const total = listed.entries.filter((e) => e.kind === 'result').length;
     let settled = 0;
-    const tick = (key: string, ok: boolean) => {
+    this.replayTick = (key: string, ok: boolean) => {
       settled += 1;
       try {
         this.ctx.onReplay?.({ done: settled, total, key, ok });
@@ -398,37 +557,64 @@ export class Engine {
         // A progress display must not stop the replay.
       }
     };
-    for (const entry of listed.entries) {
-      if (entry.kind !== 'result' || this.down) continue;
-      if (!(await journal.claim(entry.id))) continue;
-      const item = entry.payload;
-      this.journalIds.set(item, entry.id);
-      this.items.push(item);
-      this.replayed += 1;
-      this.track(
-        this.limited(async () => {
-          await this.deliverOne(item, true);
-          if (item.progress.done) await journal.remove(entry.id);
-          tick(item.key, item.progress.done === true && !item.progress.dropped);
-        }),
-      );
+    // Status-only results of a cycle join the bulk like this run's own: 1,000 of them cost a few requests. They
+    // are all claimed before the bulk goes, so that a slow disk does not cut them into many small bulks.
+    this.replaying = true;
+    try {
+      for (const entry of listed.entries) {
+        if (entry.kind !== 'result' || this.down) continue;
+        if (!(await journal.claim(entry.id))) continue;
+        const item = entry.payload;
+        this.journalIds.set(item, entry.id);
+        this.items.push(item);
+        this.replayed += 1;
+        this.schedule(item);
+      }
+    } finally {
+      this.replaying = false;
+    }
+    this.armBulk();
+  }
+
+  /**
+   * Waits for delivery to finish. It goes on while requests succeed, up to `flushMaxMs`; it gives up when nothing
+   * has succeeded for `flushTimeoutMs`. True when everything settled.
+   */
+  private async drain(c: CasebridgeConfig): Promise<boolean> {
+    const started = Date.now();
+    this.progressAt = started;
+    let lastLine = started;
+    for (;;) {
+      if (this.bulkBuffer.length > 0 && !this.down && !this.soonTimer && !this.replaying) this.flushBulk();
+      if (this.pending.size === 0 && !this.soonTimer && (this.bulkBuffer.length === 0 || this.down)) return true;
+      const now = Date.now();
+      if (now - this.progressAt > c.flushTimeoutMs) {
+        this.out(`casebridge: delivery made no progress for flushTimeoutMs (${c.flushTimeoutMs} ms): stopping`);
+        return false;
+      }
+      if (now - started > c.flushMaxMs) {
+        this.out(`casebridge: delivery did not finish within flushMaxMs (${c.flushMaxMs} ms): stopping`);
+        return false;
+      }
+      if (now - started >= PROGRESS_AFTER_MS && now - lastLine >= PROGRESS_EVERY_MS) {
+        lastLine = now;
+        this.out(`casebridge: delivering... ${this.progressLine()} (${Math.round((now - started) / 1000)} s)`);
+      }
+      // A timer, not only the pending work: with nothing pending but a bulk about to go (its timer set), racing an
+      // empty allSettled would spin on microtasks and never let that timer fire.
+      let timer: NodeJS.Timeout | undefined;
+      const tick = new Promise<void>((r) => {
+        timer = setTimeout(r, this.pending.size > 0 ? 250 : SOON_MS);
+      });
+      await (this.pending.size > 0 ? Promise.race([Promise.allSettled([...this.pending]), tick]) : tick);
+      clearTimeout(timer);
     }
   }
 
-  /** Waits for everything under way, at most until the deadline; true when all of it settled. */
-  private async settle(deadline: number): Promise<boolean> {
-    while (this.pending.size > 0) {
-      const left = deadline - Date.now();
-      if (left <= 0) return false;
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timeout'>((r) => {
-        timer = setTimeout(() => r('timeout'), left);
-      });
-      const r = await Promise.race([Promise.allSettled([...this.pending]), timeout]);
-      clearTimeout(timer);
-      if (r === 'timeout') return false;
-    }
-    return true;
+  private progressLine(): string {
+    const done = this.items.filter((i) => i.progress.done).length;
+    const created = this.cases?.created.length ?? 0;
+    return `${done} of ${this.items.length} result(s) delivered${created ? `, ${created} test case(s) created` : ''}`;
   }
 
   /**
@@ -442,19 +628,16 @@ export class Engine {
     this.ended = true;
     const c = this.config;
     try {
+      if (this.prepareTimer) clearTimeout(this.prepareTimer);
+      this.prepareTimer = undefined;
+      this.nextPrepare?.go();
       this.flushBulk();
-      const deadline = Date.now() + c.flushTimeoutMs;
-      let settled = await this.settle(deadline);
-      // A bulk flush can queue work of its own; drain until nothing is left or the time is up.
-      if (settled && this.bulkBuffer.length > 0) {
-        this.flushBulk();
-        settled = await this.settle(deadline);
-      }
+      const settled = await this.drain(c);
       if (!settled) {
-        this.out(`casebridge: delivery did not finish within flushTimeoutMs (${c.flushTimeoutMs} ms)`);
         this.abort.abort();
-        await this.settle(Date.now() + 2_000);
+        await Promise.race([Promise.allSettled([...this.pending]), new Promise((r) => setTimeout(r, 2_000))]);
       }
+      this.saveMapping(c);
       const undelivered = this.items.filter((i) => !i.progress.done);
       const allDelivered = undelivered.length === 0 && !this.down;
       if (allDelivered || this.delivery?.cycleSeen.some((cy) => cy.resumed)) {
@@ -475,6 +658,18 @@ export class Engine {
       return { failed: c.failOnError, summary: this.summary() };
     } finally {
       await Promise.allSettled([this.tm?.close(), this.repo?.close()]);
+    }
+  }
+
+  /** Keys of cases found or created in this run go into the mapping file, in one write. */
+  private saveMapping(c: CasebridgeConfig): void {
+    if (!this.cases || this.api?.dryRun) return;
+    const added = this.cases.takeResolved();
+    if (Object.keys(added).length === 0) return;
+    try {
+      writeMapping(resolve(this.ctx.cwd, c.mappingFile), added);
+    } catch (err) {
+      this.problems.push(`could not write ${c.mappingFile}: ${redact(String(err))}`);
     }
   }
 
@@ -544,7 +739,9 @@ export class Engine {
         stored: [...(d?.files.stored ?? [])],
       },
       unmapped: [...this.unmapped],
-      createdCases: [...this.createdCases],
+      createdCases: [...(this.cases?.created ?? [])],
+      ...(this.cases?.duplicates.length ? { duplicateCases: [...this.cases.duplicates] } : {}),
+      ...(this.config ? { mappingFile: this.config.mappingFile } : {}),
       problems: [...new Set(this.problems)],
       journaled,
       ...(this.journal ? { journalDir: this.journal.dir } : {}),

@@ -15,6 +15,12 @@ function list(items: readonly string[], max = 10): string[] {
   return shown;
 }
 
+/** At most `max` names on one line, then how many more. */
+function shortList(items: readonly string[], max = 10): string {
+  const shown = items.slice(0, max).join(', ');
+  return items.length > max ? `${shown} ... and ${items.length - max} more` : shown;
+}
+
 /** The end-of-run summary for the console: a few lines, more only when something needs attention. */
 export function formatSummary(s: RunSummary): string {
   const lines: string[] = [];
@@ -33,7 +39,15 @@ export function formatSummary(s: RunSummary): string {
       `  not uploaded (too large, or outside the project; the run comments say which): ${s.attachments.skipped.join(', ')}`,
     );
   }
-  if (s.createdCases.length) lines.push(`  test cases created: ${s.createdCases.join(', ')}`);
+  if (s.createdCases.length) {
+    const where = s.dryRun || !s.mappingFile ? '' : ` (every test's key is in ${s.mappingFile}: commit it)`;
+    lines.push(`  ${s.createdCases.length} test case(s) created${where}: ${shortList(s.createdCases)}`);
+  }
+  if (s.duplicateCases?.length) {
+    lines.push(
+      `  ${s.duplicateCases.length} test case(s) were created by another machine at the same moment: the older ones were used, these are unused duplicates: ${shortList(s.duplicateCases.map((d) => d.key))}`,
+    );
+  }
   if (s.unmapped.length) {
     lines.push(`  ${s.unmapped.length} test(s) without a case key (add one to the title, or use autoCreate):`);
     lines.push(...list(s.unmapped));

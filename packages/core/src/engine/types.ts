@@ -57,7 +57,12 @@ export interface RunSummary {
   defects: { created: string[]; linked: string[] };
   attachments: { uploaded: number; skipped: string[]; stored: string[] };
   unmapped: string[];
+  /** Test cases this run created (autoCreate); their keys are in the mapping file. */
   createdCases: string[];
+  /** Cases this run created while another machine created the same test's case first: the older one was used. */
+  duplicateCases?: Array<{ key: string; kept: string }>;
+  /** The mapping file (relative to the project root). */
+  mappingFile?: string;
   /** Problems found at preflight or during delivery, one line each. */
   problems: string[];
   /** Results written to the journal for a later run or `casebridge replay`. */

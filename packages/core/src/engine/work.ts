@@ -59,11 +59,17 @@ export function runStatusOf(outcome: Outcome): string | undefined {
 }
 
 /** Order of badness: when two tests report the same case, the worse status wins. */
-const RANK: Record<string, number> = { Passed: 1, 'Not Tested': 2, Blocked: 3, Failed: 4 };
+const RANK: Record<string, number> = { passed: 1, 'not tested': 2, blocked: 3, failed: 4 };
+const rank = (s: string) => RANK[s.toLowerCase()] ?? 0;
 export function worseStatus(a: string | undefined, b: string | undefined): string | undefined {
   if (!a) return b;
   if (!b) return a;
-  return (RANK[b] ?? 0) > (RANK[a] ?? 0) ? b : a;
+  return rank(b) > rank(a) ? b : a;
+}
+
+/** Whether run status `a` is strictly worse than `b` (the service matches status names case-insensitively). */
+export function isWorse(a: string, b: string): boolean {
+  return rank(a) > rank(b);
 }
 
 /** The user's steps of the last attempt, depth first (nested steps are part of their parent's text). */
