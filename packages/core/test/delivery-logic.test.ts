@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { suitePathOf } from '../src/engine/cases.js';
 import { commentFor, matchSteps } from '../src/engine/delivery.js';
 import type { TestResult } from '../src/engine/model.js';
-import { formatSummary } from '../src/engine/summary.js';
+import { ciWarning, formatSummary } from '../src/engine/summary.js';
 import type { RunSummary } from '../src/engine/types.js';
 import { needsDetails, selectedAttachments, statusOnly, worseStatus } from '../src/engine/work.js';
 import { configSchema } from '../src/index.js';
@@ -157,6 +157,35 @@ describe('summary', () => {
     expect(text).toContain('cycle "CI 7" (id 12) of test plan DEMO-1');
     expect(text).toContain('defects created: DEMO-20');
     expect(text).toContain('1 result(s) not delivered: kept in /p/.casebridge/journal');
-    expect(text).toContain('casebridge replay');
+    expect(text).toContain('npx @casebridge/cli replay');
+    // Loud in CI: an annotation on GitHub Actions with the command that delivers them, nothing elsewhere.
+    expect(ciWarning(s, { GITHUB_ACTIONS: 'true' })).toBe(
+      '::warning title=casebridge: 1 result(s) not delivered::1 test result(s) were not delivered to Jira. They wait in /p/.casebridge/journal; run `npx @casebridge/cli replay` in this job to deliver them.',
+    );
+    expect(ciWarning(s, {})).toBeUndefined();
+    expect(ciWarning({ ...s, journaled: 0 }, { GITHUB_ACTIONS: 'true' })).toBeUndefined();
+  });
+
+  it('names at most 10 created cases, then how many more and where all of them are', () => {
+    const keys = Array.from({ length: 1400 }, (_, i) => `DEMO-${i + 2}`);
+    const text = formatSummary({
+      enabled: true,
+      mode: 'cycle',
+      dryRun: false,
+      byStatus: { passed: 1400 },
+      results: 1400,
+      delivered: 1400,
+      defects: { created: [], linked: [] },
+      attachments: { uploaded: 0, skipped: [], stored: [] },
+      unmapped: [],
+      createdCases: keys,
+      problems: [],
+      journaled: 0,
+      mappingFile: 'casebridge.keys.json',
+    });
+    expect(text).toContain(
+      "1400 test case(s) created (every test's key is in casebridge.keys.json: commit it): DEMO-2, DEMO-3, DEMO-4, DEMO-5, DEMO-6, DEMO-7, DEMO-8, DEMO-9, DEMO-10, DEMO-11 ... and 1390 more",
+    );
+    expect(text).not.toContain('DEMO-12');
   });
 });

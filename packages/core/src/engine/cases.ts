@@ -20,6 +20,10 @@ import { topSteps } from './work.js';
  * creates go on): the oldest case of a name wins on every machine, so shards adopting one suite at once agree.
  */
 
+/** A machine that came second re-reads this often while the first one creates cases, and waits at most this long. */
+const FOLLOWER_READ_EVERY_MS = 1_000;
+const FOLLOWER_WAIT_MAX_MS = 60_000;
+
 export interface CaseRegistryOptions {
   tm: TestManagementClient;
   api: Caller;
@@ -29,10 +33,10 @@ export interface CaseRegistryOptions {
   /** Creates under way at once. Default 4. */
   concurrency?: number;
   /**
-   * Whether to create from the end of the waiting list (asked before each create). Two machines adopting one suite
-   * at once, one from each end, meet once instead of racing on every test.
+   * Whether another machine reports into the same place and came first (it made the cycle): then this one lets it
+   * create cases and takes what it made (see pump). Asked once, before the first create.
    */
-  fromTheEnd?: () => boolean;
+  second?: () => Promise<boolean>;
   signal?: AbortSignal;
   /** Least time between two re-reads while creates still go on. Default 1 s (250 ms once another machine is seen). */
   recheckEveryMs?: number;
@@ -92,6 +96,12 @@ export class CaseRegistry {
   /** Tests waiting for a create, and how many creates are under way. */
   private queue: Array<{ test: TestResult; id: string; done: (key: string) => void; fail: (e: unknown) => void }> = [];
   private running = 0;
+  private followerReady = false;
+  private isSecond?: boolean;
+  private role?: Promise<void>;
+  private followerTimer?: NodeJS.Timeout;
+  private followerSince?: number;
+  private followerCount = -1;
   /** The newest read of the project's cases: checked again right before each create. */
   private latest?: Map<string, Found[]>;
   /** Cases created by this process, waiting for the re-read that decides whether they are the oldest. */
@@ -206,11 +216,31 @@ export class CaseRegistry {
     });
   }
 
-  /** Starts creates while fewer than `concurrency` are under way. */
+  /**
+   * Starts creates while fewer than `concurrency` are under way. A machine that came second (another machine made
+   * the cycle) first lets the other create: it re-reads the project's cases every
+   * FOLLOWER_READ_EVERY_MS and takes what appeared, as long as the count grows (at most FOLLOWER_WAIT_MAX_MS), then
+   * creates only what is still missing, from the end of its list.
+   */
   private pump(): void {
+    if (this.queue.length === 0) return;
+    if (this.isSecond === undefined) {
+      this.role ??= (this.o.second?.() ?? Promise.resolve(false))
+        .catch(() => false)
+        .then((second) => {
+          this.isSecond = second;
+          this.pump();
+        });
+      return;
+    }
+    if (!this.followerReady && this.isSecond) {
+      this.followerSince ??= Date.now();
+      this.followerTimer ??= setTimeout(() => void this.followerRead(), FOLLOWER_READ_EVERY_MS);
+      return;
+    }
     const max = this.o.concurrency ?? 4;
     while (this.running < max && this.queue.length > 0) {
-      const job = (this.o.fromTheEnd?.() ? this.queue.pop() : this.queue.shift()) as (typeof this.queue)[number];
+      const job = (this.isSecond ? this.queue.pop() : this.queue.shift()) as (typeof this.queue)[number];
       this.running += 1;
       void this.createOne(job).finally(() => {
         this.running -= 1;
@@ -219,6 +249,29 @@ export class CaseRegistry {
         this.scheduleRecheck();
       });
     }
+  }
+
+  private async followerRead(): Promise<void> {
+    let grew = false;
+    try {
+      this.index = undefined;
+      const index = await this.lookup();
+      const count = [...index.values()].reduce((n, l) => n + l.length, 0);
+      grew = count > this.followerCount;
+      this.followerCount = count;
+      this.queue = this.queue.filter((job) => {
+        const found = index.get(job.id)?.[0];
+        if (!found) return true;
+        this.creating -= 1;
+        job.done(found.key);
+        return false;
+      });
+    } catch {
+      grew = false;
+    }
+    this.followerTimer = undefined;
+    if (!grew || Date.now() - (this.followerSince ?? 0) > FOLLOWER_WAIT_MAX_MS) this.followerReady = true;
+    this.pump();
   }
 
   private async createOne(job: (typeof this.queue)[number]): Promise<void> {
@@ -312,7 +365,7 @@ export class CaseRegistry {
    */
   private scheduleRecheck(): void {
     if (this.rechecking || this.recheckTimer || this.waiting.size === 0) return;
-    const every = this.duplicates.length > 0 ? Math.min(this.every, 250) : this.every;
+    const every = this.duplicates.length > 0 || this.followerReady ? Math.min(this.every, 250) : this.every;
     const wait = this.creating > 0 ? Math.max(0, this.lastRecheck + every - Date.now()) : 0;
     this.recheckTimer = setTimeout(() => {
       this.recheckTimer = undefined;

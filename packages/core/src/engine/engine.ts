@@ -21,7 +21,7 @@ import { Journal, type WriteAheadLog } from './journal.js';
 import { keyPattern, type MappingFile, mappingProblems, resolveKeys, titleWithoutKeys } from './mapping.js';
 import { writeMapping } from './mapping-file.js';
 import { displayName, outcomeOf, type ResultAttachment, type ResultStep, type TestResult } from './model.js';
-import { formatSummary, markdownSummary } from './summary.js';
+import { ciWarning, formatSummary, markdownSummary } from './summary.js';
 import { pipelineId } from './text.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
 import { appendTo, needsDetails, statusOnly, type Target, type WorkItem } from './work.js';
@@ -199,9 +199,13 @@ export class Engine {
         project: c.projectKey,
         summaryOf: (t) => caseSummary(t, titleWithoutKeys(t.titlePath[t.titlePath.length - 1] ?? '', re)),
         concurrency: c.concurrency,
-        // A machine that found the cycle made by another one (shards adopting one suite at once) creates from the
-        // end of its list while the first one goes from the start: they meet once, instead of racing on every test.
-        fromTheEnd: () => this.delivery?.cycleMadeElsewhere() === true,
+        // A machine that found the cycle made by another one (shards adopting one suite at once) lets that one
+        // create the cases and takes them, instead of racing it on every test.
+        second: async () => {
+          if (!this.delivery || this.target?.mode !== 'cycle') return false;
+          await this.delivery.ensureCycle(this.target);
+          return this.delivery.cycleMadeElsewhere();
+        },
         signal: this.abort.signal,
         onProgress: progress,
       });
@@ -754,6 +758,8 @@ export class Engine {
   private print(summary: RunSummary): void {
     this.out(formatSummary(summary));
     const env = this.ctx.env ?? process.env;
+    const warning = ciWarning(summary, env);
+    if (warning) this.out(warning);
     const stepSummary = env.GITHUB_STEP_SUMMARY;
     if (stepSummary) {
       try {

@@ -1,5 +1,17 @@
 import type { RunSummary } from './types.js';
 
+/** The command that delivers what waits in the journal, as a user's install runs it. */
+export const REPLAY = 'npx @casebridge/cli replay';
+
+/**
+ * The CI annotation when results stay behind (GitHub Actions shows it on the run's page), or undefined outside it.
+ * A runner's disk goes away with the job: this must not pass unnoticed.
+ */
+export function ciWarning(s: RunSummary, env: NodeJS.ProcessEnv): string | undefined {
+  if (!s.journaled || env.GITHUB_ACTIONS !== 'true') return undefined;
+  return `::warning title=casebridge: ${s.journaled} result(s) not delivered::${s.journaled} test result(s) were not delivered to Jira${s.serviceDown ? ` (${s.serviceDown.replace(/[\r\n]+/g, ' ')})` : ''}. They wait in ${s.journalDir}; run \`${REPLAY}\` in this job to deliver them.`;
+}
+
 /** Outcomes in the order a reader scans them. */
 const ORDER = ['passed', 'flaky', 'failed', 'skipped', 'interrupted'];
 
@@ -60,7 +72,7 @@ export function formatSummary(s: RunSummary): string {
   }
   if (s.journaled) {
     lines.push(
-      `  ${s.journaled} result(s) not delivered: kept in ${s.journalDir}; the next run delivers them, or run \`casebridge replay\``,
+      `  ${s.journaled} result(s) not delivered: kept in ${s.journalDir}; deliver them now with \`${REPLAY}\` in the project folder (a CI runner's disk goes away with the job: run it there, or keep the folder as a cache), or the next run on this machine delivers them`,
     );
   }
   return lines.join('\n');
@@ -76,6 +88,11 @@ export function markdownSummary(s: RunSummary): string {
   if (s.defects.linked.length) out.push(`Defects linked: ${s.defects.linked.join(', ')}`, '');
   if (s.unmapped.length) out.push(`${s.unmapped.length} test(s) without a case key`, '');
   if (s.problems.length) out.push('Problems:', '', ...s.problems.map((p) => `- ${p}`), '');
-  if (s.journaled) out.push(`**${s.journaled} result(s) not delivered**: run \`casebridge replay\``, '');
+  if (s.journaled) {
+    out.push(
+      `**${s.journaled} result(s) not delivered**: they wait in \`${s.journalDir}\` on the runner; deliver them with \`${REPLAY}\` in the same job, or keep the folder as a cache`,
+      '',
+    );
+  }
   return out.join('\n');
 }

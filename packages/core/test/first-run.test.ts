@@ -1,0 +1,147 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine, type EngineContext, type TestResult } from '../src/index.js';
+import { closedPort } from './support/emulator.js';
+
+/**
+ * The engine at the scale of a real suite, against the emulator: journaled results replayed through the bulk, the
+ * pipeline rule between machines, a URL that is not Jira's. (The runners at 1,000 tests: test/adoption.e2e.test.ts.)
+ */
+
+const SIZE = 1000;
+const TOKEN = 'first-run-token';
+const key = (i: number) => `BIG-${i + 2}`;
+
+let emu: RunningEmulator;
+beforeAll(async () => {
+  const cases = Array.from({ length: SIZE }, (_, i) => ({ type: 'Test Case', summary: `case ${i}` }));
+  emu = await startEmulator({
+    port: 0,
+    seed: {
+      users: [{ name: 'ci', displayName: 'CI', password: 'ci', tokens: [TOKEN], admin: true }],
+      projects: [
+        {
+          key: 'BIG',
+          name: 'Big',
+          issues: [{ type: 'Test Plan', summary: 'Plan', members: cases.map((_, i) => key(i)) }, ...cases],
+        },
+      ],
+    },
+  });
+});
+afterAll(async () => {
+  await emu?.close();
+});
+
+function result(title: string, status: 'passed' | 'failed'): TestResult {
+  return {
+    id: `t.spec.ts>${title}`,
+    file: 't.spec.ts',
+    titlePath: [title],
+    tags: [],
+    annotations: [],
+    attempts: [
+      {
+        retry: 0,
+        status,
+        durationMs: 1,
+        errors: status === 'failed' ? [{ message: 'expected 1 to be 2', stack: 'Error\n at t.spec.ts:3:1' }] : [],
+        steps: [],
+        attachments: [],
+      },
+    ],
+  };
+}
+
+const options = (url: string, extra: Record<string, unknown> = {}) => ({
+  url,
+  token: TOKEN,
+  projectKey: 'BIG',
+  mode: 'cycle',
+  testPlan: 'BIG-1',
+  flushTimeoutMs: 10_000,
+  ...extra,
+});
+
+const ctx = (cwd: string, lines: string[] = [], env: NodeJS.ProcessEnv = {}): EngineContext => ({
+  cwd,
+  runner: { name: 'jest', version: 'test' },
+  env,
+  out: (t) => lines.push(t),
+});
+
+const statusesOf = (cycle: string) => {
+  const c = emu.store.cycles.find((x) => x.name === cycle);
+  return emu.store.runs.filter((r) => r.cycleId === c?.id).map((r) => r.status);
+};
+
+describe('a first run at scale', () => {
+  it('1,000 journaled status-only results are replayed through the bulk: a handful of requests, journal empty', async () => {
+    await emu.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'cb-first-'));
+    const down = Engine.create(options(`http://127.0.0.1:${await closedPort()}`, { cycle: 'replayed' }), ctx(dir));
+    down.begin({ tests: [] });
+    for (let i = 0; i < SIZE; i++) down.add(result(`${key(i)} works`, 'passed'));
+    expect((await down.end()).summary.journaled).toBe(SIZE);
+
+    emu.clearRequests();
+    const replay = Engine.create(options(emu.url), ctx(dir));
+    replay.begin();
+    const end = await replay.end();
+    expect(end.summary.journaled).toBe(0);
+    expect(end.summary.replayed).toBe(SIZE);
+    const requests = emu.requests().filter((r) => r.service === 'tm' || r.service === 'jira');
+    // Find, create and start the cycle (4), add the cases and read the runs (2), one bulk per status (1).
+    expect(requests.length, requests.map((r) => r.op).join(', ')).toBeLessThanOrEqual(12);
+    const statuses = statusesOf('replayed');
+    expect(statuses).toHaveLength(SIZE);
+    expect(new Set(statuses)).toEqual(new Set(['Passed']));
+    expect(readdirSync(join(dir, '.casebridge', 'journal')).filter((f) => f.endsWith('.json'))).toEqual([]);
+  });
+
+  it('in CI, a Passed from one machine does not overwrite a Failed of another machine of the same pipeline run', async () => {
+    await emu.reset();
+    const cycle = 'two machines';
+    const run = async (status: 'passed' | 'failed', env: NodeJS.ProcessEnv) => {
+      const e = Engine.create(
+        options(emu.url, { cycle, defects: { enabled: false } }),
+        ctx(mkdtempSync(join(tmpdir(), 'cb-m-')), [], env),
+      );
+      e.begin({ tests: [] });
+      e.add(result(`${key(0)} logs in`, status));
+      e.add(result(`${key(1)} logs out`, 'passed'));
+      return e.end();
+    };
+    await run('failed', { GITHUB_RUN_ID: '41', GITHUB_RUN_ATTEMPT: '1' });
+    await run('passed', { GITHUB_RUN_ID: '41', GITHUB_RUN_ATTEMPT: '1' });
+    const c = emu.store.cycles.find((x) => x.name === cycle);
+    const statusOf = (k: string) =>
+      emu.store.runs.find((r) => r.cycleId === c?.id && emu.store.issues.get(r.tcId)?.key === k)?.status;
+    expect(statusOf(key(0))).toBe('Failed');
+    expect(statusOf(key(1))).toBe('Passed');
+    // A new attempt of the pipeline (a re-run) may overwrite it.
+    await run('passed', { GITHUB_RUN_ID: '41', GITHUB_RUN_ATTEMPT: '2' });
+    expect(statusOf(key(0))).toBe('Passed');
+  });
+
+  it('a URL that does not answer as Jira is named as such, and the results wait in the journal', async () => {
+    await emu.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'cb-url-'));
+    const lines: string[] = [];
+    const e = Engine.create(options(`${emu.url}/jira`, { cycle: 'wrong url' }), ctx(dir, lines));
+    e.begin({ tests: [] });
+    e.add(result(`${key(0)} logs in`, 'passed'));
+    e.add(result(`${key(1)} logs out`, 'failed'));
+    const end = await e.end();
+    const text = lines.join('\n');
+    expect(end.summary.journaled).toBe(2);
+    expect(end.summary.serviceDown).toMatch(
+      /\/jira does not answer as Jira \(GET \/rest\/api\/2\/myself: not found\): check url \(CASEBRIDGE_URL\)/,
+    );
+    expect(text).not.toMatch(/test plan BIG-1 was not found/);
+    expect(end.summary.problems).toEqual([]);
+  });
+});
