@@ -6,18 +6,24 @@
  * runs a generated suite once with its built-in JUnit reporter only (baseline) and once with JUnit + casebridge,
  * against the in-process emulator seeded with one test case per test. Plus an attachment scenario (50 failing tests
  * with a file of 1 MB and of 20 MB each). Prints a markdown table and writes bench-results/reporters.md and .json.
+ * Then the two cells of issue 14 (lib/adoption.mjs): a Jest suite of 1,400 tests adopted with autoCreate (first and
+ * second run), and `casebridge replay` of 1,000 journaled results; written to bench-results/adoption.md and .json.
  *
  * Environment: BENCH_QUICK=1 (100 and 1,000 tests, 20 ms, 3 interleaved runs), BENCH_SIZES=100,1000,
  * BENCH_LATENCIES=0,20,100, BENCH_MODES=adhoc,cycle, BENCH_VARIANTS=passing,failing, BENCH_RUNNERS=playwright,vitest,
  * BENCH_REPS=7 (runs of the overhead cell), BENCH_FILES=0 (skip the attachment scenario), BENCH_FILE_MB=1,20,
- * BENCH_FULL_MATRIX=1 (every cell at 10,000 tests too), BENCH_OUT_NAME=reporters (output file stem). Builds nothing: `npm run build` first. See README.md here.
+ * BENCH_FULL_MATRIX=1 (every cell at 10,000 tests too), BENCH_OUT_NAME=reporters (output file stem),
+ * BENCH_ONLY=matrix,adoption,replay (the parts to run), BENCH_ADOPTION_VARIANTS=passing,failing,
+ * BENCH_REPLAY_TIMEOUT_S=150. Builds nothing: `npm run build` first. See README.md here.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '@casebridge/emulator';
-import { median, OUT, ROOT, seedFor } from './lib/common.mjs';
+import { runAdoption, runReplay } from './lib/adoption.mjs';
+import { adoptionTargets, renderAdoption } from './lib/adoption-report.mjs';
+import { changedSince, median, OUT, ROOT, seedFor, versions } from './lib/common.mjs';
 import { jest } from './lib/jest.mjs';
 import { measure, stopRunning } from './lib/measure.mjs';
 import { playwright } from './lib/playwright.mjs';
@@ -48,6 +54,11 @@ const settings = {
   fileMb: list('BENCH_FILE_MB', ['1', '20']).map(Number),
   fileCount: 50,
   fullMatrix: env.BENCH_FULL_MATRIX === '1',
+  /** Parts to run: the runner matrix (with the attachment scenario), the adoption cell, the replay cell. */
+  only: list('BENCH_ONLY', ['matrix', 'adoption', 'replay']),
+  adoptionVariants: list('BENCH_ADOPTION_VARIANTS', ['passing', 'failing']),
+  /** `casebridge replay` is killed after this long, so that the replay cell stays within minutes. */
+  replayTimeoutMs: Number(env.BENCH_REPLAY_TIMEOUT_S ?? 150) * 1000,
   /** From this size on, unless BENCH_FULL_MATRIX=1: cycle mode only, failing at one latency, one shared baseline. */
   largeSize: 10_000,
 };
@@ -194,28 +205,6 @@ async function runFiles(slot, results) {
   }
 }
 
-/**
- * What was measured: the commit and the build times of the packages the runs load. Other people rebuild while a
- * long run goes on; a build that changes mid-run is named in the output, since its cells measured two versions.
- */
-function versions() {
-  let commit = 'unknown';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    // Not a git checkout: the build times below still say which build ran.
-  }
-  const builds = {};
-  for (const pkg of ['core', 'emulator', 'playwright', 'vitest', 'jest']) {
-    try {
-      builds[pkg] = statSync(join(ROOT, 'packages', pkg, 'dist', 'index.js')).mtime.toISOString();
-    } catch {
-      builds[pkg] = null;
-    }
-  }
-  return { commit, builds };
-}
-
 function writeOut(results, final) {
   const json = { ...results, targets: targets(results, settings) };
   mkdirSync(OUT, { recursive: true });
@@ -226,18 +215,77 @@ function writeOut(results, final) {
   if (final) process.stdout.write(`${md}\nWritten: bench-results/${NAME}.md, bench-results/${NAME}.json\n`);
 }
 
-async function main() {
+function environment() {
+  return {
+    node: process.version,
+    platform: `${platform()} ${release()}`,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    loadAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
+    root: ROOT,
+  };
+}
+
+/** bench-results/adoption.md and .json (`<BENCH_OUT_NAME>-adoption` when that is set): the cells of issue 14. */
+const ADOPTION_NAME = NAME === 'reporters' ? 'adoption' : `${NAME}-adoption`;
+
+function writeAdoption(results, final) {
+  const json = { ...results, targets: adoptionTargets(results) };
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(join(OUT, `${ADOPTION_NAME}.json`), `${JSON.stringify(json, null, 2)}\n`);
+  const md = renderAdoption(json);
+  writeFileSync(join(OUT, `${ADOPTION_NAME}.md`), md);
+  if (final) {
+    process.stdout.write(`${md}\nWritten: bench-results/${ADOPTION_NAME}.md, bench-results/${ADOPTION_NAME}.json\n`);
+  }
+}
+
+/**
+ * The adoption cell (one per variant) and the replay cell of issue 14 (lib/adoption.mjs), each run once. A cell that
+ * throws is recorded under "errors" and the next one runs.
+ */
+async function runIssue14() {
   const results = {
     at: new Date().toISOString(),
-    env: {
-      node: process.version,
-      platform: `${platform()} ${release()}`,
-      cpu: cpus()[0]?.model ?? 'unknown',
-      cores: cpus().length,
-      memoryGb: Math.round(totalmem() / 2 ** 30),
-      loadAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
-      root: ROOT,
-    },
+    env: environment(),
+    versions: versions(),
+    adoption: [],
+    replay: [],
+    errors: [],
+  };
+  const started = Date.now();
+  const cells = [
+    ...(settings.only.includes('adoption')
+      ? settings.adoptionVariants.map((variant) => [`adoption ${variant}`, () => runAdoption(variant, log), 'adoption'])
+      : []),
+    ...(settings.only.includes('replay')
+      ? [['replay', () => runReplay(log, { timeoutMs: settings.replayTimeoutMs }), 'replay']]
+      : []),
+  ];
+  for (const [label, run, kind] of cells) {
+    log(`bench: ${label}`);
+    const t0 = Date.now();
+    try {
+      results[kind].push(await run());
+    } catch (err) {
+      log(`bench: ${label} failed: ${err.stack ?? err.message}`);
+      results.errors.push({ cell: label, error: String(err.message ?? err).slice(0, 2000) });
+    }
+    log(`bench: ${label}: ${Math.round((Date.now() - t0) / 1000)} s`);
+    writeAdoption(results, false);
+  }
+  results.env.loadAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
+  const changed = changedSince(results.versions);
+  if (changed) results.versions.changedDuringRun = changed;
+  results.durationSeconds = Math.round((Date.now() - started) / 1000);
+  writeAdoption(results, true);
+}
+
+async function runMatrix() {
+  const results = {
+    at: new Date().toISOString(),
+    env: environment(),
     versions: versions(),
     settings,
     importCost: {},
@@ -252,13 +300,25 @@ async function main() {
     await runSlot(slot, results);
   }
   results.env.loadAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
-  const after = versions();
-  const rebuilt = Object.keys(after.builds).filter((k) => after.builds[k] !== results.versions.builds[k]);
-  if (rebuilt.length > 0 || after.commit !== results.versions.commit) {
-    results.versions.changedDuringRun = { ...after, rebuilt };
-  }
+  const changed = changedSince(results.versions);
+  if (changed) results.versions.changedDuringRun = changed;
   results.durationSeconds = Math.round((Date.now() - started) / 1000);
   writeOut(results, true);
+}
+
+async function main() {
+  const parts = ['matrix', 'adoption', 'replay'];
+  const unknown = settings.only.filter((p) => !parts.includes(p));
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown part "${unknown[0]}": expected ${parts.join(', ')}`);
+  const variant = settings.adoptionVariants.find((v) => v !== 'passing' && v !== 'failing');
+  if (variant) throw new Error(`BENCH_ADOPTION_VARIANTS: unknown variant "${variant}": expected passing, failing`);
+  if (!(settings.replayTimeoutMs > 0)) {
+    throw new Error(
+      `BENCH_REPLAY_TIMEOUT_S: expected a number of seconds above 0, got "${env.BENCH_REPLAY_TIMEOUT_S}"`,
+    );
+  }
+  if (settings.only.includes('matrix')) await runMatrix();
+  if (settings.only.includes('adoption') || settings.only.includes('replay')) await runIssue14();
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {

@@ -127,6 +127,29 @@ describe('a first run at scale', () => {
     expect(statusOf(key(0))).toBe('Passed');
   });
 
+  it('autoCreate while the service is down: the new tests wait in the journal too, and the next run creates their cases', async () => {
+    await emu.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'cb-auto-down-'));
+    const auto = { autoCreate: true, cycle: 'created later' };
+    const down = Engine.create(options(`http://127.0.0.1:${await closedPort()}`, auto), ctx(dir));
+    down.begin({ tests: [] });
+    down.add(result('a new test', 'passed'));
+    down.add(result('', 'passed'));
+    down.add(result(`${key(0)} keyed`, 'passed'));
+    const first = await down.end();
+    expect(first.summary.journaled).toBe(3);
+    expect(first.summary.unmapped).toEqual([]);
+
+    const next = Engine.create(options(emu.url, auto), ctx(dir));
+    next.begin();
+    const end = await next.end();
+    expect(end.summary.journaled).toBe(0);
+    expect(end.summary.createdCases).toHaveLength(2);
+    const made = emu.store.issues.filter((i) => end.summary.createdCases.includes(i.key)).map((i) => i.summary);
+    expect(made.sort()).toEqual(['(untitled test) in t.spec.ts', 'a new test']);
+    expect(statusesOf('created later')).toEqual(['Passed', 'Passed', 'Passed']);
+  });
+
   it('a URL that does not answer as Jira is named as such, and the results wait in the journal', async () => {
     await emu.reset();
     const dir = mkdtempSync(join(tmpdir(), 'cb-url-'));

@@ -2,7 +2,9 @@
  * Shared pieces of the reporter benchmark: paths, the generated emulator seed, the timing reporter's output format and
  * small statistics. Plain Node ESM, no build step.
  */
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -119,3 +121,49 @@ export const median = (xs) => {
 };
 
 export const round = (n, d = 1) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : null);
+
+/**
+ * What was measured: the commit and the build times of the packages the runs load. Other people rebuild while a
+ * long run goes on; a build that changes mid-run is named in the output, since its cells measured two versions.
+ */
+export function versions() {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    // Not a git checkout: the build times below still say which build ran.
+  }
+  const builds = {};
+  for (const pkg of ['core', 'emulator', 'playwright', 'vitest', 'jest', 'cli']) {
+    try {
+      builds[pkg] = statSync(
+        join(ROOT, 'packages', pkg, 'dist', pkg === 'cli' ? 'cli.js' : 'index.js'),
+      ).mtime.toISOString();
+    } catch {
+      builds[pkg] = null;
+    }
+  }
+  return { commit, builds };
+}
+
+/** `versions()` again at the end: the packages rebuilt (or the commit moved) since `before`, or undefined. */
+export function changedSince(before) {
+  const after = versions();
+  const rebuilt = Object.keys(after.builds).filter((k) => after.builds[k] !== before.builds[k]);
+  return rebuilt.length > 0 || after.commit !== before.commit ? { ...after, rebuilt } : undefined;
+}
+
+/**
+ * A local port nothing listens on (bound, then closed): a service that is down answers connection refused at once,
+ * as in test/support/runner.ts.
+ */
+export function closedPort() {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
+  });
+}

@@ -35,6 +35,20 @@ module.exports = {
 };
 `;
 
+/**
+ * The files of a Jest fixture besides its tests (`tests/<name>.test.js`): package.json, the config (timing probes
+ * first and last, casebridge when BENCH_CASEBRIDGE=1) and the probe. Other cells (lib/adoption.mjs) add their own
+ * tests to it.
+ */
+export function jestProjectFiles() {
+  return {
+    'package.json': `${JSON.stringify({ name: 'casebridge-bench-jest', private: true, type: 'commonjs' })}\n`,
+    'jest.config.cjs': CONFIG,
+    'probe.cjs': probeSource('cjs'),
+    'timing-reporter.cjs': TIMING_REPORTER,
+  };
+}
+
 function testFile(from, to, variant) {
   const lines = [
     "const { attach } = require('@casebridge/jest');",
@@ -69,13 +83,9 @@ export const jest = {
       return 'packages/jest/dist is missing (npm run build)';
     return null;
   },
-  suite(size, variant) {
-    const files = {
-      'package.json': `${JSON.stringify({ name: 'casebridge-bench-jest', private: true, type: 'commonjs' })}\n`,
-      'jest.config.cjs': CONFIG,
-      'probe.cjs': probeSource('cjs'),
-      'timing-reporter.cjs': TIMING_REPORTER,
-    };
+  /** The keyed suite in `test/.fixtures/<name>` (default `bench-jest-<size>-<variant>`). */
+  suite(size, variant, name = `bench-jest-${size}-${variant}`) {
+    const files = jestProjectFiles();
     for (let from = 0, n = 1; from < size; from += PER_FILE, n++) {
       files[`tests/part-${String(n).padStart(3, '0')}.test.js`] = testFile(
         from,
@@ -83,7 +93,7 @@ export const jest = {
         variant,
       );
     }
-    return writeFixture(`bench-jest-${size}-${variant}`, files);
+    return writeFixture(name, files);
   },
   command(_dir, casebridge) {
     return {

@@ -3,14 +3,14 @@
  * what the emulator saw (request log, delivered runs).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PLAN, PROJECT, TOKEN } from './common.mjs';
 
 const now = () => performance.timeOrigin + performance.now();
 
 /** A clean copy of our environment: no CASEBRIDGE_* / CI settings of the caller leak into the measured runs. */
-function baseEnv() {
+export function baseEnv() {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (!k.startsWith('CASEBRIDGE_') && !k.startsWith('GITHUB_') && k !== 'CI' && !k.startsWith('VITEST')) env[k] = v;
@@ -27,58 +27,84 @@ export function stopRunning() {
   running?.kill('SIGKILL');
 }
 
-function casebridgeEnv(emu, mode) {
+/** The `CASEBRIDGE_*` variables of a measured run: the emulator, its token, project BENCH, the mode (and plan, cycle). */
+export function casebridgeEnv(emu, mode, cycle = CYCLE) {
   return {
     CASEBRIDGE_URL: emu.url,
     CASEBRIDGE_TOKEN: TOKEN,
     CASEBRIDGE_PROJECT: PROJECT,
     CASEBRIDGE_MODE: mode,
-    ...(mode === 'cycle' ? { CASEBRIDGE_TEST_PLAN: PLAN, CASEBRIDGE_CYCLE: CYCLE } : {}),
+    ...(mode === 'cycle' ? { CASEBRIDGE_TEST_PLAN: PLAN, CASEBRIDGE_CYCLE: cycle } : {}),
   };
 }
 
 /** Runs delivered into the emulator: cycle mode, runs of the cycle with a status; ad hoc mode, ad hoc runs with one. */
-function delivered(emu, mode) {
+export function delivered(emu, mode, cycle = CYCLE) {
   const s = emu.store;
   const cycles =
     mode === 'cycle'
-      ? s.cycles.filter((c) => c.name === CYCLE).map((c) => c.id)
+      ? s.cycles.filter((c) => c.name === cycle).map((c) => c.id)
       : s.cycles.filter((c) => c.adhocTcId !== null).map((c) => c.id);
   const ids = new Set(cycles);
   return s.runs.filter((r) => ids.has(r.cycleId) && r.status !== 'Not Tested').length;
 }
 
 /**
- * One run. `casebridge` false = baseline (JUnit only; the emulator is not touched); `options` are casebridge's
- * reporter options (the fixture's config reads them from BENCH_CB_OPTIONS). Resolves with the figures;
- * rejects only when the runner could not be started or timed out.
+ * What waits in a journal folder (`.casebridge/journal` of a fixture): entries (`<id>.json`, one result each, and
+ * `<id>.json.claimed-<pid>` that a process took and did not finish), write-ahead logs (`wal-*.jsonl`, of a run that
+ * did not write its journal at the end) with the results in them not marked delivered (what a later run recovers)
+ * and blobs. Zeros when the folder does not exist.
  */
-export async function measure({ runner, dir, casebridge, mode, latency, emu, options = {}, timeoutMs = 1_800_000 }) {
-  const timing = join(dir, 'bench-timing.jsonl');
-  rmSync(timing, { force: true });
-  // An earlier run's journal would be replayed first and change the request count.
-  rmSync(join(dir, '.casebridge'), { recursive: true, force: true });
-  if (casebridge) {
-    await emu.reset();
-    emu.faults.set(latency > 0 ? [{ route: '**', latencyMs: latency }] : []);
-    emu.clearRequests();
+export function journalLeft(dir) {
+  const out = { entries: 0, claimed: 0, wals: 0, walResults: 0, blobs: 0 };
+  let names;
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
   }
-  const { command, args, env } = runner.command(dir, casebridge);
-  // The emulator answers in this process: its CPU time during the run is this process's.
-  const cpu0 = process.cpuUsage();
+  for (const name of names) {
+    if (name.endsWith('.json')) out.entries += 1;
+    else if (/\.json\.claimed-\d+$/.test(name)) out.claimed += 1;
+    else if (/^wal-.*\.jsonl/.test(name)) {
+      out.wals += 1;
+      out.walResults += walPending(readFileSync(join(dir, name), 'utf8'));
+    } else if (name === 'blobs') out.blobs = readdirSync(join(dir, name)).length;
+  }
+  return out;
+}
+
+/** Results of a write-ahead log not marked delivered: `{item: {id}}` lines minus `{done: id}` lines (core's journal.ts). */
+function walPending(text) {
+  const pending = new Set();
+  for (const line of text.split('\n')) {
+    try {
+      const r = JSON.parse(line);
+      if (r.item?.id) pending.add(r.item.id);
+      else if (r.done) pending.delete(r.done);
+    } catch {
+      // An empty or torn last line.
+    }
+  }
+  return pending.size;
+}
+
+/** Requests the emulator logged (admin calls left out): the list, the count by operation, the failed ones. */
+export function requestsOf(emu) {
+  const list = emu.requests().filter((r) => !r.path.startsWith('/__emulator'));
+  const byOp = {};
+  for (const r of list) byOp[r.op ?? r.path] = (byOp[r.op ?? r.path] ?? 0) + 1;
+  return { list, byOp, failed: list.filter((r) => r.status === 0 || r.status >= 400).length };
+}
+
+/**
+ * Spawns a command and waits for its exit; kills it after `timeoutMs` (resolving with `timedOut`, or rejecting when
+ * `rejectOnTimeout`). Wall is spawn to the child's `exit` event, in this process; output keeps the last 20,000
+ * characters of each stream.
+ */
+export async function timedRun(command, args, { cwd, env, timeoutMs, rejectOnTimeout = true }) {
   const started = now();
-  const child = spawn(command, args, {
-    cwd: dir,
-    env: {
-      ...baseEnv(),
-      FORCE_COLOR: '0',
-      BENCH_TIMING_FILE: timing,
-      BENCH_CB_OPTIONS: JSON.stringify(options),
-      ...(casebridge ? casebridgeEnv(emu, mode) : {}),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running = child;
   let stdout = '';
   let stderr = '';
@@ -88,10 +114,14 @@ export async function measure({ runner, dir, casebridge, mode, latency, emu, opt
   child.stderr.on('data', (d) => {
     stderr = (stderr + d).slice(-20_000);
   });
+  let timedOut = false;
   const { code, exitAt } = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
+      timedOut = true;
       child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} in ${dir} did not finish in ${timeoutMs} ms\n${stderr}`));
+      if (rejectOnTimeout) {
+        reject(new Error(`${command} ${args.join(' ')} in ${cwd} did not finish in ${timeoutMs} ms\n${stderr}`));
+      }
     }, timeoutMs);
     child.on('error', reject);
     child.on('exit', (c) => {
@@ -99,6 +129,55 @@ export async function measure({ runner, dir, casebridge, mode, latency, emu, opt
       running = undefined;
       resolve({ code: c, exitAt: now() });
     });
+  });
+  return { code, timedOut, started, exitAt, wallMs: exitAt - started, stdout, stderr };
+}
+
+/**
+ * One run. `casebridge` false = baseline (JUnit only; the emulator is not touched); `options` are casebridge's
+ * reporter options (the fixture's config reads them from BENCH_CB_OPTIONS). `cycle` names the cycle of cycle mode;
+ * `env` adds or overrides variables (e.g. `CASEBRIDGE_AUTO_CREATE`, or `CASEBRIDGE_URL` of a service that is down).
+ * `reset` false keeps the emulator's state (a second run after a first one), `clearJournal` false keeps what an
+ * earlier run left in the fixture's journal. Resolves with the figures; rejects only when the runner could not be
+ * started or timed out.
+ */
+export async function measure({
+  runner,
+  dir,
+  casebridge,
+  mode,
+  latency,
+  emu,
+  options = {},
+  cycle = CYCLE,
+  env: extraEnv = {},
+  reset = true,
+  clearJournal = true,
+  timeoutMs = 1_800_000,
+}) {
+  const timing = join(dir, 'bench-timing.jsonl');
+  rmSync(timing, { force: true });
+  // An earlier run's journal would be replayed first and change the request count.
+  if (clearJournal) rmSync(join(dir, '.casebridge'), { recursive: true, force: true });
+  if (casebridge) {
+    if (reset) await emu.reset();
+    emu.faults.set(latency > 0 ? [{ route: '**', latencyMs: latency }] : []);
+    emu.clearRequests();
+  }
+  const { command, args, env } = runner.command(dir, casebridge);
+  // The emulator answers in this process: its CPU time during the run is this process's.
+  const cpu0 = process.cpuUsage();
+  const { code, started, exitAt, stdout, stderr } = await timedRun(command, args, {
+    cwd: dir,
+    env: {
+      ...baseEnv(),
+      FORCE_COLOR: '0',
+      BENCH_TIMING_FILE: timing,
+      BENCH_CB_OPTIONS: JSON.stringify(options),
+      ...(casebridge ? { ...casebridgeEnv(emu, mode, cycle), ...extraEnv } : {}),
+      ...env,
+    },
+    timeoutMs,
   });
   const cpu = process.cpuUsage(cpu0);
   const lines = existsSync(timing)
@@ -110,9 +189,7 @@ export async function measure({ runner, dir, casebridge, mode, latency, emu, opt
   const pre = lines.find((l) => l.probe === 'pre' && l.event === 'end');
   const post = lines.find((l) => l.probe === 'post' && l.event === 'end');
   const exit = lines.find((l) => l.event === 'exit');
-  const requests = casebridge ? emu.requests().filter((r) => !r.path.startsWith('/__emulator')) : [];
-  const byOp = {};
-  for (const r of requests) byOp[r.op ?? r.path] = (byOp[r.op ?? r.path] ?? 0) + 1;
+  const { list: requests, byOp, failed } = casebridge ? requestsOf(emu) : { list: [], byOp: {}, failed: 0 };
   const uploads = requests.filter((r) => /^attachments\.addTo/.test(r.op ?? ''));
   // Requests still under way or started after the last test ended: what the end of the run waits for.
   const tail = pre?.lastTestEnd
@@ -137,10 +214,12 @@ export async function measure({ runner, dir, casebridge, mode, latency, emu, opt
     /** CPU the in-process emulator (and this harness) used during the run: load on the same cores. */
     emulatorCpuMs: (cpu.user + cpu.system) / 1000,
     requests: requests.length,
-    failedRequests: requests.filter((r) => r.status === 0 || r.status >= 400).length,
+    failedRequests: failed,
     byOp,
     tail,
-    delivered: casebridge ? delivered(emu, mode) : null,
+    delivered: casebridge ? delivered(emu, mode, cycle) : null,
+    /** What the run left in the fixture's journal folder (the default `.casebridge/journal`). */
+    journal: casebridge ? journalLeft(join(dir, '.casebridge', 'journal')) : null,
     uploads: uploads.length
       ? {
           count: uploads.length,
@@ -149,6 +228,25 @@ export async function measure({ runner, dir, casebridge, mode, latency, emu, opt
       : null,
   };
   if (!pre || !exit) result.output = `${stdout}\n${stderr}`.slice(-4000);
-  else if (casebridge) result.summary = stderr.slice(-1500);
+  else if (casebridge) {
+    result.summary = stderr.slice(-1500);
+    result.said = casebridgeLines(`${stdout}\n${stderr}`);
+  }
   return result;
+}
+
+/**
+ * What casebridge printed (its lines start with `casebridge`, its summary's details are indented under them), each
+ * line cut at 240 characters (a list of 1,400 created keys is one line), at most 40 lines. Of the output kept (the
+ * last 20,000 characters of each stream).
+ */
+export function casebridgeLines(text) {
+  const out = [];
+  let inBlock = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('casebridge')) inBlock = true;
+    else if (!/^\s+\S/.test(line)) inBlock = false;
+    if (inBlock) out.push(line.length > 240 ? `${line.slice(0, 240)} … (${line.length} characters)` : line);
+  }
+  return out.slice(-40);
 }

@@ -44,8 +44,11 @@ const BULK_MAX = 10_000;
 const PREPARE_WAIT_MS = 2_000;
 /** After the last planned test (or the end), results wait this long for others to join them in one bulk update. */
 const SOON_MS = 20;
-/** ... and this long while test cases are still being created, so that a first run sends a few bulks, not hundreds. */
-const SOON_WHILE_CREATING_MS = 1_000;
+/**
+ * ... and this long while test cases are still being created, so that a first run sends a few bulks, not hundreds
+ * (each reads the cycle's growing run list). The last one goes as soon as the creates are done.
+ */
+const SOON_WHILE_CREATING_MS = 2_000;
 /** The end of the run prints a progress line when it has taken this long, then every PROGRESS_EVERY_MS. */
 const PROGRESS_AFTER_MS = 3_000;
 const PROGRESS_EVERY_MS = 5_000;
@@ -53,7 +56,7 @@ const PROGRESS_EVERY_MS = 5_000;
 /**
  * The reporting engine: what every adapter hands its results to. `add` only enqueues, so a runner's per-test hook
  * never waits on the network; results are delivered while the suite runs; `end` drains what is left within
- * `flushTimeoutMs` and writes anything undelivered to the journal. No method throws and `end` never rejects: a
+ * `flushTimeoutMs` of no progress and writes anything undelivered to the journal. No method throws and `end` never rejects: a
  * problem becomes a line of the summary, and the test run's exit code is only touched when `failOnError` asks.
  */
 export class Engine {
@@ -285,7 +288,9 @@ export class Engine {
       this.byStatus[outcome] = (this.byStatus[outcome] ?? 0) + 1;
       const keys = resolveKeys(result, this.keyRe, this.mapping);
       if (keys.length === 0) {
-        if (this.cases) this.track(this.autoCreate(this.cases, result));
+        // Taken in (and logged) at once, without a key yet: a run killed or cut off before its case exists still
+        // has the result on disk, and the next run creates the case and delivers it.
+        if (this.cases) this.track(this.autoCreate(this.cases, this.take(result, '')));
         else this.unmapped.push(displayName(result));
         this.lastPlanned();
         return;
@@ -298,13 +303,18 @@ export class Engine {
   }
 
   private enqueue(result: TestResult, key: string): void {
+    this.schedule(this.take(result, key));
+  }
+
+  /** A result for one key (empty: its case is still to be found or created), kept until delivered and logged. */
+  private take(result: TestResult, key: string): WorkItem {
     // `run-n`, not a UUID per result: a UUID string is a tree of pieces (about 500 bytes kept per result).
     this.itemSeq += 1;
     const id = `${this.runToken}-${this.itemSeq}`;
     const item: WorkItem = { id, key, test: result, target: this.target as Target, progress: {} };
     this.items.push(item);
     this.wal?.taken(item);
-    this.schedule(item);
+    return item;
   }
 
   /**
@@ -349,19 +359,24 @@ export class Engine {
     return batch.done;
   }
 
-  /** Finds or creates the test case of an unmapped test, then reports the result to it. */
-  private async autoCreate(cases: CaseRegistry, result: TestResult): Promise<void> {
-    if (this.down) {
-      this.unmapped.push(displayName(result));
-      return;
-    }
+  /**
+   * Finds or creates the test case of an unmapped test, then reports the result to it. When the service is down,
+   * the result stays without a key and goes to the journal with the others.
+   */
+  private async autoCreate(cases: CaseRegistry, item: WorkItem): Promise<void> {
+    if (this.down) return;
     try {
-      const key = await cases.keyOf(result);
+      const key = await cases.keyOf(item.test);
       if (cases.created.includes(key)) this.delivery?.markNew([key]);
-      this.enqueue(result, key);
+      item.key = key;
+      this.schedule(item);
     } catch (err) {
-      this.unmapped.push(displayName(result));
-      this.failed(err, `creating a test case for ${displayName(result)}`);
+      if (this.failed(err, `creating a test case for ${displayName(item.test)}`) === 'permanent') {
+        this.unmapped.push(displayName(item.test));
+        item.progress.done = true;
+        item.progress.dropped = true;
+        await this.settled(item);
+      }
     }
   }
 
@@ -572,7 +587,15 @@ export class Engine {
         this.journalIds.set(item, entry.id);
         this.items.push(item);
         this.replayed += 1;
-        this.schedule(item);
+        if (item.key !== '') this.schedule(item);
+        else if (this.cases) this.track(this.autoCreate(this.cases, item));
+        else {
+          // Its case was to be created, but autoCreate is off now: nothing can take it.
+          this.unmapped.push(displayName(item.test));
+          item.progress.done = true;
+          item.progress.dropped = true;
+          this.track(this.settled(item));
+        }
       }
     } finally {
       this.replaying = false;
@@ -589,7 +612,9 @@ export class Engine {
     this.progressAt = started;
     let lastLine = started;
     for (;;) {
-      if (this.bulkBuffer.length > 0 && !this.down && !this.soonTimer && !this.replaying) this.flushBulk();
+      // The bulk waiting for more created cases goes at once when no create is left.
+      const idle = !this.soonTimer || !this.cases?.busy;
+      if (this.bulkBuffer.length > 0 && !this.down && idle && !this.replaying) this.flushBulk();
       if (this.pending.size === 0 && !this.soonTimer && (this.bulkBuffer.length === 0 || this.down)) return true;
       const now = Date.now();
       if (now - this.progressAt > c.flushTimeoutMs) {
@@ -622,7 +647,7 @@ export class Engine {
   }
 
   /**
-   * The run ended: sends what is left, waits at most `flushTimeoutMs`, writes the rest to the journal, completes the
+   * The run ended: sends what is left, waits while delivery progresses, writes the rest to the journal, completes the
    * cycle when asked, prints the summary. Never rejects.
    */
   async end(): Promise<EndResult> {
