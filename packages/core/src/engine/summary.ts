@@ -63,6 +63,7 @@ export function formatSummary(s: RunSummary): string {
   if (s.unmapped.length) {
     lines.push(`  ${s.unmapped.length} test(s) without a case key (add one to the title, or use autoCreate):`);
     lines.push(...list(s.unmapped));
+    if (s.unmapped.length > 10) lines.push('    (`npx @casebridge/cli sync --dry-run` lists them all)');
   }
   if (s.calls) lines.push(`  ${s.calls.length} call(s) would have been made (CASEBRIDGE_DEBUG=1 lists them)`);
   if (s.serviceDown) lines.push(`  stopped delivering: ${s.serviceDown}`);
