@@ -150,6 +150,29 @@ describe('a first run at scale', () => {
     expect(statusesOf('created later')).toEqual(['Passed', 'Passed', 'Passed']);
   });
 
+  it('shards of one run adopting into one cycle each create their own cases at once (no waiting for the other)', async () => {
+    await emu.reset();
+    const auto = { autoCreate: true, cycle: 'sharded adoption' };
+    const shard = async (current: number) => {
+      const e = Engine.create(options(emu.url, auto), {
+        ...ctx(mkdtempSync(join(tmpdir(), 'cb-shard-'))),
+        shard: { current, total: 2 },
+      });
+      e.begin({ tests: [] });
+      for (let i = 0; i < 20; i++) e.add(result(`shard ${current} test ${i}`, 'passed'));
+      return e.end();
+    };
+    emu.clearRequests();
+    const ends = await Promise.all([shard(1), shard(2)]);
+    expect(ends.map((e) => e.summary.createdCases.length)).toEqual([20, 20]);
+    expect(ends.map((e) => e.summary.journaled)).toEqual([0, 0]);
+    // Each reads the project's cases once, then once more after its creates: a shard that waited for the other
+    // would read again every second while the other's count grows.
+    const searches = emu.requests().filter((r) => r.op === 'jira.search');
+    expect(searches.length).toBeLessThanOrEqual(4);
+    expect(statusesOf('sharded adoption')).toHaveLength(40);
+  });
+
   it('a URL that does not answer as Jira is named as such, and the results wait in the journal', async () => {
     await emu.reset();
     const dir = mkdtempSync(join(tmpdir(), 'cb-url-'));

@@ -108,7 +108,8 @@ export class CaseRegistry {
   private waiting = new Map<string, Array<{ key: string; done: (key: string) => void; fail: (e: unknown) => void }>>();
   private recheckTimer?: NodeJS.Timeout;
   private rechecking = false;
-  private lastRecheck = 0;
+  /** The first re-read waits as long after the start as later ones after each other: a burst of creates, one read. */
+  private lastRecheck = Date.now();
   /** Cases this process created and kept. */
   readonly created: string[] = [];
   /** Cases this process created while another machine created the same test's case first: not used. */

@@ -205,7 +205,8 @@ export class Engine {
         // A machine that found the cycle made by another one (shards adopting one suite at once) lets that one
         // create the cases and takes them, instead of racing it on every test.
         second: async () => {
-          if (!this.delivery || this.target?.mode !== 'cycle') return false;
+          // Shards of one run hold different tests: each creates its own cases at once.
+          if (!this.delivery || this.target?.mode !== 'cycle' || this.ctx.shard) return false;
           await this.delivery.ensureCycle(this.target);
           return this.delivery.cycleMadeElsewhere();
         },
