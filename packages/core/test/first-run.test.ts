@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine, type EngineContext, type TestResult } from '../src/index.js';
+import { Engine, type EngineContext, fingerprintOf, type TestResult } from '../src/index.js';
 import { closedPort } from './support/emulator.js';
 
 /**
@@ -171,6 +171,47 @@ describe('a first run at scale', () => {
     const searches = emu.requests().filter((r) => r.op === 'jira.search');
     expect(searches.length).toBeLessThanOrEqual(4);
     expect(statusesOf('sharded adoption')).toHaveLength(40);
+  });
+
+  it('a failure another machine filed at the same moment: the older defect is kept, this one closed as Duplicate', async () => {
+    await emu.reset();
+    const failing = result(`${key(0)} pays`, 'failed');
+    const marker = `[cb-${fingerprintOf(failing).hash}]`;
+    // The other machine's create lands while this one's is on its way (it answers 400 ms late).
+    emu.faults.set([{ route: '**/testRun/createRunBug', latencyMs: 400 }]);
+    const e = Engine.create(
+      options(emu.url, { cycle: 'racing defects' }),
+      ctx(mkdtempSync(join(tmpdir(), 'cb-race-'))),
+    );
+    e.begin({ tests: [] });
+    e.add(failing);
+    const ending = e.end();
+    while (!emu.requests().some((r) => r.op === 'jira.search')) await new Promise((r) => setTimeout(r, 10));
+    const project = emu.store.projects.find((p) => p.key === 'BIG');
+    const now = Date.now();
+    const theirs = emu.store.issues.insert({
+      key: 'BIG-5000',
+      projectId: project?.id as number,
+      type: 'Bug',
+      summary: `pays: expected 1 to be 2 ${marker}`,
+      description: 'filed by the other machine',
+      status: 'Open',
+      resolution: null,
+      labels: [],
+      reporter: 'ci',
+      created: now,
+      updated: now,
+      automationReference: null,
+    });
+    const end = await ending;
+    const bugs = emu.store.issues.filter((i) => i.type === 'Bug');
+    const ours = bugs.find((b) => b.key !== theirs.key);
+    expect(ours?.resolution).toBe('Duplicate');
+    expect(end.summary.defects).toEqual({ created: [], linked: ['BIG-5000'] });
+    const c = emu.store.cycles.find((x) => x.name === 'racing defects');
+    const run = emu.store.runs.find((r) => r.cycleId === c?.id);
+    expect(run?.status).toBe('Failed');
+    expect(emu.store.bugLinks.filter((b) => b.runId === run?.id).map((b) => b.issueId)).toContain(theirs.id);
   });
 
   it('a URL that does not answer as Jira is named as such, and the results wait in the journal', async () => {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { AmbiguousError, NotFoundError } from '../client/errors.js';
 import type { TestManagementClient } from '../client/tm.js';
 import type { Caller } from './delivery.js';
+import { closeAsDuplicate } from './duplicate.js';
 import { mappingKey } from './mapping.js';
 import type { TestResult } from './model.js';
 import { truncate } from './text.js';
@@ -337,30 +338,6 @@ export class CaseRegistry {
   }
 
   /**
-   * Closes a case this process created while another machine created the same test's case first (resolution
-   * Duplicate where the workflow's closing transition takes one), so the project keeps one open case per test.
-   * Best effort: when the workflow offers no closing transition, the summary names the duplicate.
-   */
-  private async closeDuplicate(key: string): Promise<void> {
-    const signal = this.o.signal ? { signal: this.o.signal } : undefined;
-    try {
-      const { transitions } = await this.o.tm.jira.transitions({ issueIdOrKey: key }, signal);
-      const close = transitions.find((t) => /done|close|resolve/i.test(`${t.name} ${t.to?.name ?? ''}`));
-      if (!close) return;
-      try {
-        await this.o.tm.jira.transition(
-          { issueIdOrKey: key, transition: { id: close.id }, fields: { resolution: { name: 'Duplicate' } } },
-          signal,
-        );
-      } catch {
-        await this.o.tm.jira.transition({ issueIdOrKey: key, transition: { id: close.id } }, signal);
-      }
-    } catch {
-      // Left open: the summary names it as a duplicate.
-    }
-  }
-
-  /**
    * One re-read for every create answered since the last: at once when no create is left, otherwise at most one
    * per `recheckEveryMs` (a 1,400-case adoption costs a handful of re-reads, not one per case).
    */
@@ -388,7 +365,7 @@ export class CaseRegistry {
           if (kept === w.key) this.created.push(w.key);
           else {
             this.duplicates.push({ key: w.key, kept });
-            await this.closeDuplicate(w.key);
+            await closeAsDuplicate(this.o.tm, w.key, this.o.signal);
           }
           w.done(kept);
         }

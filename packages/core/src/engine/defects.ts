@@ -2,6 +2,7 @@ import { AmbiguousError, NotFoundError } from '../client/errors.js';
 import type { TestManagementClient } from '../client/tm.js';
 import type { CasebridgeConfig } from './config.js';
 import { expandTemplate } from './config.js';
+import { closeAsDuplicate } from './duplicate.js';
 import { fingerprintOf, primaryError } from './fingerprint.js';
 import { displayName } from './model.js';
 import { ciBuildUrl, truncate } from './text.js';
@@ -14,7 +15,8 @@ import type { WorkItem } from './work.js';
  * summary is searchable with JQL (`summary ~`) on every Jira. Before creating, the project is searched for it: an
  * open match is linked, a closed one makes the new defect a regression that names it. Within one process, one
  * search-and-create per fingerprint runs at a time, and a create whose answer was lost is searched for before it is
- * sent again.
+ * sent again. Across machines, a search after each create finds a defect another machine filed for the same failure
+ * at the same moment: the oldest open one is kept by both, the other closed as Duplicate.
  */
 
 /**
@@ -99,14 +101,23 @@ async function fileOrLink(
       return (await tm.jira.createIssue({ fields }, { signal })).key;
     }
   };
+  let key: string;
   try {
-    return { key: await create(), created: true };
+    key = await create();
   } catch (err) {
     if (!(err instanceof AmbiguousError)) throw err;
     const again = (await search(tm, project, hash, signal)).find((d) => d.open);
     if (again) return { key: again.key, created: true };
-    return { key: await create(), created: true };
+    key = await create();
   }
+  // Another machine may have filed the same failure at the same moment (two jobs of one pipeline, one failing test):
+  // the oldest open defect wins on both, and this one is closed as its duplicate. One search per new defect.
+  const oldest = (await search(tm, project, hash, signal)).find((d) => d.open);
+  if (oldest && oldest.key !== key) {
+    await closeAsDuplicate(tm, key, signal);
+    return { key: oldest.key, created: false };
+  }
+  return { key, created: true };
 }
 
 function defectFields(input: DefectInput, project: string, hash: string, regressionOf: string | undefined) {
