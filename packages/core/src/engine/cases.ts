@@ -111,8 +111,9 @@ export class CaseRegistry {
   private rechecking = false;
   /** The first re-read waits as long after the start as later ones after each other: a burst of creates, one read. */
   private lastRecheck = Date.now();
-  /** Cases this process created and kept. */
+  /** Cases this process created and kept (and the same as a set, for `isNew` on every result). */
   readonly created: string[] = [];
+  private readonly createdSet = new Set<string>();
   /** Cases this process created while another machine created the same test's case first: not used. */
   readonly duplicates: Array<{ key: string; kept: string }> = [];
   /** Mapping names resolved since the last `takeResolved()`: the engine writes them to the mapping file. */
@@ -121,6 +122,11 @@ export class CaseRegistry {
 
   constructor(private readonly o: CaseRegistryOptions) {
     this.every = o.recheckEveryMs ?? 1000;
+  }
+
+  /** Whether this process created the case `key` (a new case is in no plan yet). */
+  isNew(key: string): boolean {
+    return this.createdSet.has(key);
   }
 
   /** Whether creates or re-reads are still under way. */
@@ -362,7 +368,10 @@ export class CaseRegistry {
         const oldest = index.get(id)?.[0]?.key;
         for (const w of list) {
           const kept = oldest ?? w.key;
-          if (kept === w.key) this.created.push(w.key);
+          if (kept === w.key) {
+            this.created.push(w.key);
+            this.createdSet.add(w.key);
+          }
           else {
             this.duplicates.push({ key: w.key, kept });
             await closeAsDuplicate(this.o.tm, w.key, this.o.signal);

@@ -368,7 +368,7 @@ export class Engine {
     if (this.down) return;
     try {
       const key = await cases.keyOf(item.test);
-      if (cases.created.includes(key)) this.delivery?.markNew([key]);
+      if (cases.isNew(key)) this.delivery?.markNew([key]);
       item.key = key;
       this.schedule(item);
     } catch (err) {
@@ -421,7 +421,7 @@ export class Engine {
 
   /**
    * A bulk soon: results that arrive together (the tail of a run, cases created one after the other) go together.
-   * While cases are still being created, at most one bulk a second.
+   * While cases are still being created, at most one bulk every SOON_WHILE_CREATING_MS.
    */
   private flushSoon(): void {
     if (this.soonTimer) return;
