@@ -371,8 +371,7 @@ export class CaseRegistry {
           if (kept === w.key) {
             this.created.push(w.key);
             this.createdSet.add(w.key);
-          }
-          else {
+          } else {
             this.duplicates.push({ key: w.key, kept });
             await closeAsDuplicate(this.o.tm, w.key, this.o.signal);
           }
