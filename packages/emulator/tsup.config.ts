@@ -1,5 +1,10 @@
 import { defineConfig } from 'tsup';
 
+// Maps without the sources' text: stack traces still map to file and line, at a fifth of the size.
+const noSourcesContent = (o: { sourcesContent?: boolean }) => {
+  o.sourcesContent = false;
+};
+
 export default defineConfig([
   {
     entry: { index: 'src/index.ts' },
@@ -8,6 +13,7 @@ export default defineConfig([
     clean: true,
     target: 'node20',
     sourcemap: true,
+    esbuildOptions: noSourcesContent,
     shims: true,
   },
   {
@@ -15,6 +21,7 @@ export default defineConfig([
     format: ['esm'],
     target: 'node20',
     sourcemap: true,
+    esbuildOptions: noSourcesContent,
     banner: { js: '#!/usr/bin/env node' },
   },
 ]);

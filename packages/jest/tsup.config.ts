@@ -7,6 +7,10 @@ export default defineConfig({
   clean: true,
   target: 'node20',
   sourcemap: true,
+  // Maps without the sources' text: stack traces still map to file and line, at a fifth of the size.
+  esbuildOptions: (o) => {
+    o.sourcesContent = false;
+  },
   // The core and the runner stay external: the core is our dependency, jest the peer the user has.
   external: ['@casebridge/core', 'jest'],
 });

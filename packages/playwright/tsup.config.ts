@@ -7,6 +7,10 @@ export default defineConfig({
   clean: true,
   target: 'node20',
   sourcemap: true,
+  // Maps without the sources' text: stack traces still map to file and line, at a fifth of the size.
+  esbuildOptions: (o) => {
+    o.sourcesContent = false;
+  },
   // import.meta.url in the CommonJS build (the runtime loads @playwright/test beside this package).
   shims: true,
   // The core and the runner stay external: the core is our dependency, @playwright/test the peer the user has.

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '@casebridge/core';
 import { CYCLE_ACTIONS, type CycleAction, CycleError, cycleCommand } from './cycle.js';
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { JUNIT_HELP, JUNIT_USAGE, junitCommand } from './junit/index.js';
+import { emulatorCli, MissingPackageError } from './optional.js';
 import { type Io, paint, processIo } from './output.js';
 import { syncCommand } from './sync/index.js';
 
@@ -207,8 +207,7 @@ async function cycle(args: string[], io: Io): Promise<number> {
 }
 
 function emulator(args: string[]): Promise<number> {
-  const pkg = createRequire(import.meta.url).resolve('@casebridge/emulator/package.json');
-  const cli = join(dirname(pkg), 'dist', 'cli.js');
+  const cli = emulatorCli();
   return new Promise((done) => {
     const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit' });
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
@@ -243,7 +242,7 @@ async function main(argv: string[], io: Io): Promise<number> {
           io.err(`casebridge demo: --port expects a number, got "${values.port}"`);
           return 2;
         }
-        return demo({ port, keep: values.keep ?? false, out: io.out });
+        return await demo({ port, keep: values.keep ?? false, out: io.out });
       }
       case 'replay':
         return await replay(rest, io);
@@ -262,6 +261,10 @@ async function main(argv: string[], io: Io): Promise<number> {
         return 2;
     }
   } catch (err) {
+    if (err instanceof MissingPackageError) {
+      io.err(`casebridge ${command}: ${err.message}`);
+      return 1;
+    }
     // parseArgs refuses unknown options with a clear message: a usage error.
     if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
       io.err(`casebridge ${command}: ${err.message}; try casebridge ${command} --help`);

@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestManagementClient } from '@casebridge/core';
-import { DEFAULT_PORT, type RunningEmulator, startEmulator } from '@casebridge/emulator';
+import type { RunningEmulator } from '@casebridge/emulator';
+import { loadEmulator } from './optional.js';
 
 /**
  * `casebridge demo`: starts the emulator with its demo data, runs the example projects through their reporters in
@@ -68,6 +69,7 @@ function runExample(file: string, args: string[], cwd: string, env: NodeJS.Proce
 }
 
 export async function demo(o: DemoOptions): Promise<number> {
+  const { DEFAULT_PORT, startEmulator } = await loadEmulator();
   const root = repoRoot();
   const port = o.port ?? (await freePortOr(DEFAULT_PORT));
   const emu: RunningEmulator = await startEmulator({ port, seed: 'demo' });
