@@ -1,10 +1,11 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine, type TestResult } from '@casebridge/core';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, ROOT, run } from './support/runner.js';
+import { JEST_PACKAGE, jest, jestConfig } from './support/jest.js';
+import { fixture, hasChromium, ROOT, run } from './support/runner.js';
 import { cycleState } from './support/state.js';
 
 /** The `casebridge` command, built, as a user runs it. */
@@ -110,5 +111,69 @@ describe('casebridge replay', () => {
       ['DEMO-5', 'Failed'],
     ]);
     expect(readdirSync(join(dir, '.casebridge', 'journal')).filter((f) => f.endsWith('.json'))).toEqual([]);
+  });
+});
+
+describe('doctor and replay read the options in the runner config', () => {
+  let emu: RunningEmulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0 });
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+
+  it('doctor passes with options only in jest.config.js; replay delivers with only the token in the environment', async () => {
+    const options = {
+      url: emu.url,
+      projectKey: 'DEMO',
+      mode: 'cycle',
+      testPlan: 'DEMO-1',
+      cycle: 'CI runner options',
+      flushTimeoutMs: 1500,
+    };
+    const dir = fixture('cli-runner-options', {
+      'package.json': JEST_PACKAGE,
+      'jest.config.js': jestConfig(options),
+      'a.test.js': "test('DEMO-2 logs in', () => {});\ntest('DEMO-5 pays', () => { expect(1).toBe(2); });\n",
+    });
+    const token = { CASEBRIDGE_TOKEN: 'casebridge-dev-token' };
+
+    const doctor = await run(process.execPath, [CLI, 'doctor'], dir, token);
+    expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
+    expect(doctor.stdout).toContain("read the casebridge reporter's options in jest.config.js");
+    expect(doctor.stdout).toMatch(
+      /config .*project DEMO, test plan DEMO-1 \(from .*reporter options in jest\.config\.js/,
+    );
+    expect(doctor.stdout).toContain('looked in: ./casebridge.config.{json,mjs,cjs,js,ts,mts,cts}');
+
+    // The service refuses everything while the tests run: both results wait in the journal, with the options.
+    emu.faults.set([{ route: '**', errors: { 503: 1 } }]);
+    const down = await jest(dir, [], token);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/2 result\(s\) not delivered/);
+    const recorded = JSON.parse(readFileSync(join(dir, '.casebridge', 'journal', 'run-options.json'), 'utf8'));
+    expect(recorded.options).toMatchObject({ projectKey: 'DEMO', testPlan: 'DEMO-1' });
+    expect(JSON.stringify(recorded)).not.toContain('casebridge-dev-token');
+    emu.faults.set([]);
+
+    const replay = await run(process.execPath, [CLI, 'replay'], dir, token);
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+    expect(replay.stderr).toContain('using the options the jest reporter had in its run');
+    expect(cycleState(emu, 'CI runner options').map((r) => [r.key, r.status])).toEqual([
+      ['DEMO-2', 'Passed'],
+      ['DEMO-5', 'Failed'],
+    ]);
+  });
+
+  it('doctor says where it looked when nothing gives the url', async () => {
+    const dir = fixture('cli-no-options', { 'package.json': JEST_PACKAGE });
+    const doctor = await run(process.execPath, [CLI, 'doctor'], dir, { CASEBRIDGE_TOKEN: 'casebridge-dev-token' });
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toMatch(/url \(CASEBRIDGE_URL\): required/);
+    expect(doctor.stdout).toContain('no runner config in this folder names a casebridge reporter');
+    expect(doctor.stdout).toMatch(
+      /looked in: \.\/casebridge\.config\.\{json,mjs,cjs,js,ts,mts,cts\}, CASEBRIDGE_\* environment variables/,
+    );
   });
 });

@@ -402,3 +402,29 @@ test('DEMO-6 profile shows the user name', async ({ page }) => {
     expect(adhocState(emu).find((r) => r.key === 'DEMO-6')?.files).toEqual([sha]);
   });
 });
+
+describe('Playwright reporter, failOnError', () => {
+  it('fails a passing run, with one line why, when results are not delivered or the configuration is invalid', async () => {
+    const dir = project('pw-fail-on-error');
+    const only = ['test', '-g', 'search finds the teapot'];
+    const down = { CASEBRIDGE_URL: 'http://127.0.0.1:9', CASEBRIDGE_FLUSH_TIMEOUT_MS: '1500' };
+    const [tolerant, strict, invalid] = await Promise.all([
+      playwright(dir, only, env(down)),
+      playwright(dir, only, env({ ...down, CASEBRIDGE_FAIL_ON_ERROR: 'true' })),
+      playwright(dir, only, env({ CASEBRIDGE_URL: 'jira.example.com', CASEBRIDGE_FAIL_ON_ERROR: 'true' })),
+    ]);
+    expect(tolerant.code, tolerant.stderr).toBe(0);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toMatch(
+      /casebridge: 1 result\(s\) were not delivered \(kept in the journal; `npx @casebridge\/cli replay` delivers them\), and failOnError fails the run/,
+    );
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/url \(CASEBRIDGE_URL\): expected the Jira base URL/);
+    expect(invalid.stderr).toMatch(
+      /looked in: \.\/casebridge\.config\.\{json,mjs,cjs,js,ts,mts,cts\}, CASEBRIDGE_\* environment variables/,
+    );
+    expect(invalid.stderr).toMatch(
+      /the configuration has problems \(listed at the start\), and failOnError fails the run/,
+    );
+  });
+});

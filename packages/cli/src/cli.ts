@@ -7,6 +7,7 @@ import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { JUNIT_HELP, JUNIT_USAGE, junitCommand } from './junit/index.js';
 import { emulatorCli, MissingPackageError } from './optional.js';
+import { replayOptions, runnerConfigOptions } from './options.js';
 import { type Io, paint, processIo } from './output.js';
 import { syncCommand } from './sync/index.js';
 
@@ -141,10 +142,17 @@ async function replay(args: string[], io: Io): Promise<number> {
       io.err(`casebridge replay: ${done}/${total} result(s)${ok ? '' : ` (${key} not delivered)`}`);
     }
   };
-  const engine = Engine.create(
-    {},
-    { cwd, runner: { name: 'junit' }, env: io.env, out: values.json ? io.err : io.out, onReplay },
-  );
+  // The options the run that journaled had (or, for an older journal, the runner configs' ones).
+  const found = await replayOptions(cwd, io.env);
+  for (const note of [...found.notes, ...(found.warnings ?? [])]) io.err(`casebridge replay: ${note}`);
+  const engine = Engine.create(found.options, {
+    cwd,
+    runner: { name: 'junit' },
+    env: io.env,
+    out: values.json ? io.err : io.out,
+    onReplay,
+    ...(found.source ? { optionsSource: found.source } : {}),
+  });
   if (!engine.enabled) return 1;
   engine.begin();
   const end = await engine.end();
@@ -159,7 +167,8 @@ async function doctorCommand(args: string[], io: Io): Promise<number> {
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   });
-  const checks = await doctor(resolve(io.cwd, positionals[0] ?? '.'), io.env);
+  const dir = resolve(io.cwd, positionals[0] ?? '.');
+  const checks = await doctor(dir, io.env, await runnerConfigOptions(dir, io.env));
   const ok = checks.every((c) => c.ok);
   if (values.json) {
     io.out(JSON.stringify({ ok, checks }, null, 2));

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import {
   type CasebridgeConfig,
   clientsFor,
   cycleNameFor,
+  describeSearched,
   ForbiddenError,
   keyPattern,
   loadConfig,
@@ -14,6 +15,7 @@ import {
   TimeoutError,
   UnauthorizedError,
 } from '@casebridge/core';
+import type { CliOptions } from './options.js';
 
 /**
  * `casebridge doctor`: every check a first run depends on, each with ✓ or ✗ and, for a ✗, the fix. The same
@@ -100,15 +102,26 @@ function proxyCheck(c: CasebridgeConfig, env: NodeJS.ProcessEnv): Check {
   };
 }
 
-export async function doctor(cwd: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
+/**
+ * `runner`: the reporter options found in the project's runner configs (see options.ts); they rank above
+ * `CASEBRIDGE_*` and the config file, as in a run.
+ */
+export async function doctor(
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  runner: CliOptions = { options: {}, notes: [] },
+): Promise<Check[]> {
   const checks: Check[] = [];
-  const loaded = loadConfig({}, { env, cwd });
+  const loaded = loadConfig(runner.options, { env, cwd, ...(runner.source ? { inlineSource: runner.source } : {}) });
+  const looked = `looked in: ${describeSearched(cwd, loaded.searched)}`;
+  for (const note of runner.notes) checks.push({ name: 'runner config', ok: true, detail: note });
+  for (const w of runner.warnings ?? []) checks.push({ name: 'runner config', ok: true, warning: true, detail: w });
   if (!loaded.ok) {
     checks.push({
       name: 'config',
       ok: false,
-      detail: loaded.problems.join('; '),
-      fix: 'set the options named above (CASEBRIDGE_* variables or casebridge.config.json); see the core README',
+      detail: `${loaded.problems.join('; ')} (${looked})`,
+      fix: 'set the options named above in casebridge.config.json (npx @casebridge/cli init writes one), as CASEBRIDGE_* variables, or in the reporter entry of the runner config; see the README',
     });
     return checks;
   }
@@ -117,8 +130,8 @@ export async function doctor(cwd: string, env: NodeJS.ProcessEnv): Promise<Check
     name: 'config',
     ok: true,
     detail: `mode ${c.mode}, project ${c.projectKey}${c.mode === 'cycle' ? `, test plan ${c.testPlan}` : ''} (from ${
-      loaded.sources.join(', ') || 'defaults'
-    })`,
+      loaded.sources.map((s) => (relative(cwd, s) && !s.includes(' ') ? relative(cwd, s) : s)).join(', ') || 'defaults'
+    }; ${looked})`,
   });
   checks.push(proxyCheck(c, env));
   if (c.caFile) {

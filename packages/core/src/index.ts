@@ -15,3 +15,4 @@ export * from './engine/mapping.js';
 export { writeMapping } from './engine/mapping-file.js';
 export * from './engine/model.js';
 export * from './engine/types.js';
+export { defineCasebridgeConfig } from './runtime/index.js';

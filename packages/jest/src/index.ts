@@ -6,5 +6,7 @@
 import CasebridgeReporter from './reporter.js';
 
 export default CasebridgeReporter;
+export type { CasebridgeOptions } from '@casebridge/core';
+export { defineCasebridgeConfig } from '@casebridge/core/runtime';
 export type { JestFileResult, JestGlobalConfig, JestTest } from './reporter.js';
 export { attach, caseKey, step } from './runtime.js';

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Engine } from '@casebridge/core';
+import type { CasebridgeOptions, Engine } from '@casebridge/core';
 import { closeChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
 import { caseKeyOf, type JestAssertion, projectName, toTestResult } from './translate.js';
 
@@ -51,7 +51,7 @@ export default class CasebridgeReporter {
   private lastError: Error | undefined;
   private readonly printed = new Set<string>();
 
-  constructor(globalConfig: JestGlobalConfig, options?: Record<string, unknown>, _context?: unknown) {
+  constructor(globalConfig: JestGlobalConfig, options?: CasebridgeOptions, _context?: unknown) {
     this.globalConfig = globalConfig ?? { rootDir: process.cwd() };
     this.options = options && typeof options === 'object' ? { ...options } : {};
   }
@@ -124,7 +124,7 @@ export default class CasebridgeReporter {
       const r = await engine.end();
       if (r.failed) {
         // Jest fails the run on this error without printing it: say why the exit code changed.
-        this.lastError = new Error('casebridge: results were not delivered, and failOnError fails the run');
+        this.lastError = new Error(r.reason ?? 'casebridge: failOnError fails the run');
         process.stderr.write(`${this.lastError.message}\n`);
       }
     } catch (err) {

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { Engine } from '@casebridge/core';
+import { type CasebridgeOptions, Engine } from '@casebridge/core';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import { isFinal, type Paths, toPlanned, toTestResult } from './translate.js';
 
@@ -17,6 +17,9 @@ import { isFinal, type Paths, toPlanned, toTestResult } from './translate.js';
  * Nothing thrown here reaches Playwright (from 1.62 a reporter error fails the run): every hook catches and prints
  * one line. The run fails because of casebridge only with `failOnError`.
  */
+export type { CasebridgeOptions } from '@casebridge/core';
+export { defineCasebridgeConfig } from '@casebridge/core/runtime';
+
 export default class CasebridgeReporter implements Reporter {
   private readonly options: Record<string, unknown> = {};
   private readonly configDir: string | undefined;
@@ -28,10 +31,10 @@ export default class CasebridgeReporter implements Reporter {
   private readonly waiting = new Set<TestCase>();
   private readonly printed = new Set<string>();
 
-  constructor(options: Record<string, unknown> = {}) {
+  constructor(options: CasebridgeOptions & { configDir?: string } = {}) {
     let configDir: unknown;
     try {
-      const { configDir: dir, _mode, ...rest } = options ?? {};
+      const { configDir: dir, _mode, ...rest } = (options ?? {}) as Record<string, unknown>;
       configDir = dir;
       this.mode = _mode;
       // Playwright adds private keys (`_mode`, `_commandHash`) to every reporter's options: they are not ours.
@@ -92,7 +95,11 @@ export default class CasebridgeReporter implements Reporter {
         }
       }
       const r = await engine.end();
-      if (r.failed) return { status: 'failed' };
+      if (r.failed) {
+        // Playwright turns the run red without a word: say why the exit code changed.
+        process.stderr.write(`${r.reason ?? 'casebridge: failOnError fails the run'}\n`);
+        return { status: 'failed' };
+      }
     } catch (err) {
       this.problem('onEnd', err);
     }

@@ -35,7 +35,8 @@ type Core = typeof import('@casebridge/core');
  * rerun gets its own engine and is reported once.
  */
 export default class CasebridgeReporter {
-  private readonly options: Record<string, unknown>;
+  /** The options given to the constructor (`casebridge doctor` reads them from a Vitest config's reporter instance). */
+  readonly options: Record<string, unknown>;
   private core: Core | undefined;
   private vitest: VitestLike | undefined;
   private engine: Engine | undefined;
@@ -51,7 +52,7 @@ export default class CasebridgeReporter {
   private readonly printed = new Set<string>();
 
   /** Options win over `CASEBRIDGE_*` variables and `casebridge.config.json`; credentials are best left to those. */
-  constructor(options: Partial<CasebridgeOptions> = {}) {
+  constructor(options: CasebridgeOptions = {}) {
     this.options = options && typeof options === 'object' ? { ...options } : {};
   }
 
@@ -106,7 +107,7 @@ export default class CasebridgeReporter {
     const engine = this.engine;
     this.engine = undefined;
     if (!engine) return;
-    let failed = false;
+    let failed: string | undefined;
     try {
       // Tests that got no result event (replays, a module that failed late): their final state is known now.
       for (const module of testModules) {
@@ -118,7 +119,8 @@ export default class CasebridgeReporter {
           }
         }
       }
-      failed = (await engine.end()).failed;
+      const r = await engine.end();
+      if (r.failed) failed = r.reason ?? 'casebridge: failOnError fails the run';
     } catch (err) {
       this.problem('onTestRunEnd', err);
     } finally {
@@ -128,7 +130,7 @@ export default class CasebridgeReporter {
       }
     }
     // The opt-in `failOnError`: Vitest fails the run on a rejected reporter hook.
-    if (failed) throw new Error('casebridge: results were not delivered (failOnError is set)');
+    if (failed) throw new Error(failed);
   }
 
   private get root(): string {

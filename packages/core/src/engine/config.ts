@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import * as z from 'zod';
-import { registerSecret } from '../client/secrets.js';
+import { redact, registerSecret } from '../client/secrets.js';
 
 /**
  * The reporter's configuration: the same options for every runner and for the CLI. Sources, highest first: the
@@ -155,7 +156,11 @@ export const configSchema = z
   });
 
 export type CasebridgeConfig = z.output<typeof configSchema>;
-export type CasebridgeOptions = z.input<typeof configSchema>;
+/**
+ * The options a reporter, `casebridge.config.*` or the CLI takes. Every option may come from another source
+ * (`CASEBRIDGE_*` variables, the config file), so none is required here; the merged whole is checked at start.
+ */
+export type CasebridgeOptions = Partial<z.input<typeof configSchema>>;
 
 /** Environment variables and the option each sets. */
 export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boolean' | 'number' | 'dryRun' }> = {
@@ -241,14 +246,90 @@ export function mergeOptions(low: Record<string, unknown>, high: Record<string, 
 }
 
 export const CONFIG_FILE = 'casebridge.config.json';
+/** The config files looked for in the project root, in this order; at most one may exist. */
+export const CONFIG_FILES = [
+  'casebridge.config.json',
+  'casebridge.config.mjs',
+  'casebridge.config.cjs',
+  'casebridge.config.js',
+  'casebridge.config.ts',
+  'casebridge.config.mts',
+  'casebridge.config.cts',
+] as const;
 
 export type LoadedConfig =
-  | { ok: true; config: CasebridgeConfig; sources: string[] }
-  | { ok: false; problems: string[]; sources: string[] };
+  | { ok: true; config: CasebridgeConfig; sources: string[]; searched: string[] }
+  | {
+      ok: false;
+      problems: string[];
+      sources: string[];
+      searched: string[];
+      /** `failOnError` as the sources set it, valid or not: an invalid configuration fails the run when asked. */
+      failOnError: boolean;
+    };
+
+/**
+ * Where `loadConfig` looked, in one line: `./casebridge.config.{json,mjs,...}` (relative to the project folder),
+ * then the other sources. For messages about a missing option and for `casebridge doctor`.
+ */
+export function describeSearched(cwd: string, searched: readonly string[]): string {
+  const files = searched.filter((s) => isAbsolute(s));
+  const others = searched.filter((s) => !isAbsolute(s));
+  const dirs = [...new Set(files.map((f) => dirname(f)))];
+  const parts = dirs.map((dir) => {
+    const names = files.filter((f) => dirname(f) === dir).map((f) => basename(f));
+    const where = relative(cwd, dir) || '.';
+    const exts = names.map((n) => n.replace(/^casebridge\.config\./, ''));
+    return names.length > 1 && names.every((n) => n.startsWith('casebridge.config.'))
+      ? `${where}/casebridge.config.{${exts.join(',')}}`
+      : names.map((n) => `${where}/${n}`).join(', ');
+  });
+  return [...parts, ...others].join(', ');
+}
+
+/**
+ * Reads one config file: JSON, or a module whose default export (or `module.exports`) is the options object.
+ * Modules are loaded with `require`, synchronously (the reporters start synchronously): CommonJS always, ES modules
+ * through Node's require(esm) (Node 20.19 and later, without top-level await), TypeScript where Node strips types
+ * (22.18 and later).
+ */
+function readConfigFile(file: string): { options?: Record<string, unknown>; problem?: string } {
+  if (file.endsWith('.json')) {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      return isPlainObject(parsed) ? { options: parsed } : { problem: `${file}: expected a JSON object of options` };
+    } catch (err) {
+      return { problem: `${file}: not valid JSON (${err instanceof Error ? err.message : String(err)})` };
+    }
+  }
+  let loaded: unknown;
+  try {
+    loaded = createRequire(file)(file);
+  } catch (err) {
+    const message = redact(err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err));
+    const hint = /\.[cm]?ts$/.test(file)
+      ? `; TypeScript config files need Node 22.18 or later (this is ${process.version}): use casebridge.config.mjs or .json`
+      : /ERR_REQUIRE_ASYNC_MODULE|top-level await/i.test(message)
+        ? '; a config file cannot use top-level await'
+        : '';
+    return { problem: `${file}: could not be loaded (${message})${hint}` };
+  }
+  // An ES module's namespace (or a transpiled one's exports) holds the options as `default`.
+  const esm =
+    typeof loaded === 'object' &&
+    loaded !== null &&
+    'default' in loaded &&
+    (Object.prototype.toString.call(loaded) === '[object Module]' || '__esModule' in loaded);
+  const value = esm ? (loaded as { default: unknown }).default : loaded;
+  return isPlainObject(value)
+    ? { options: value }
+    : { problem: `${file}: expected its default export to be an object of options (defineCasebridgeConfig({...}))` };
+}
 
 /**
  * Loads the configuration: file, then environment, then inline options (highest). Never throws: problems are
- * returned as lines that name the option (and the environment variable) and say what was expected.
+ * returned as lines that name the option (and the environment variable) and say what was expected. `searched`
+ * lists every place looked at, for `casebridge doctor` and for messages about a missing option.
  */
 export function loadConfig(
   inline: Record<string, unknown> = {},
@@ -256,28 +337,32 @@ export function loadConfig(
     env = process.env,
     cwd = process.cwd(),
     configFile,
-  }: { env?: NodeJS.ProcessEnv; cwd?: string; configFile?: string } = {},
+    inlineSource = 'reporter options',
+  }: { env?: NodeJS.ProcessEnv; cwd?: string; configFile?: string; inlineSource?: string } = {},
 ): LoadedConfig {
   const sources: string[] = [];
   const problems: string[] = [];
   let fromFile: Record<string, unknown> = {};
-  const file = resolve(cwd, configFile ?? CONFIG_FILE);
-  if (existsSync(file)) {
+  const candidates = configFile ? [resolve(cwd, configFile)] : CONFIG_FILES.map((name) => resolve(cwd, name));
+  const searched = [...candidates];
+  const found = candidates.filter((file) => existsSync(file));
+  if (found.length > 1) {
+    problems.push(`more than one config file: ${found.join(', ')}; keep one`);
+  } else if (found[0]) {
+    const file = found[0];
     sources.push(file);
-    try {
-      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-      if (!isPlainObject(parsed)) problems.push(`${file}: expected a JSON object of options`);
-      else fromFile = parsed;
-    } catch (err) {
-      problems.push(`${file}: not valid JSON (${err instanceof Error ? err.message : String(err)})`);
-    }
+    const read = readConfigFile(file);
+    if (read.problem) problems.push(read.problem);
+    else fromFile = read.options ?? {};
   } else if (configFile) {
-    problems.push(`config file ${file} does not exist`);
+    problems.push(`config file ${candidates[0]} does not exist`);
   }
+  searched.push('CASEBRIDGE_* environment variables');
   const fromEnv = optionsFromEnv(env);
   if (Object.keys(fromEnv.options).length > 0) sources.push('CASEBRIDGE_* environment variables');
   problems.push(...fromEnv.problems);
-  if (Object.keys(inline).length > 0) sources.push('reporter options');
+  if (Object.keys(inline).length > 0) sources.push(inlineSource);
+  searched.push(inlineSource);
   const merged = mergeOptions(mergeOptions(fromFile, fromEnv.options), inline);
   for (const k of ['token', 'password']) if (typeof merged[k] === 'string') registerSecret(merged[k] as string);
   if (isPlainObject(merged.repository)) {
@@ -301,8 +386,11 @@ export function loadConfig(
       }
     }
   }
-  if (problems.length > 0 || !parsed.success) return { ok: false, problems, sources };
-  return { ok: true, config: parsed.data, sources };
+  if (problems.length > 0 || !parsed.success) {
+    const failOnError = merged.failOnError === true && merged.enabled !== false;
+    return { ok: false, problems, sources, searched, failOnError };
+  }
+  return { ok: true, config: parsed.data, sources, searched };
 }
 
 /** Expands `${name}` in a template from `vars`, then the environment; unknown names become empty. */

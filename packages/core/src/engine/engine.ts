@@ -15,13 +15,13 @@ import { redact } from '../client/secrets.js';
 import type { TestManagementClient } from '../client/tm.js';
 import { CaseRegistry, caseSummary } from './cases.js';
 import { clientsFor, cycleNameFor } from './clients.js';
-import { type CasebridgeConfig, loadConfig } from './config.js';
+import { type CasebridgeConfig, describeSearched, loadConfig } from './config.js';
 import { type Caller, caller, Delivery, NotJiraError, PermanentProblem } from './delivery.js';
 import { Journal, type WriteAheadLog } from './journal.js';
 import { keyPattern, type MappingFile, mappingProblems, resolveKeys, titleWithoutKeys } from './mapping.js';
 import { writeMapping } from './mapping-file.js';
 import { displayName, outcomeOf, type ResultAttachment, type ResultStep, type TestResult } from './model.js';
-import { ciWarning, formatSummary, markdownSummary } from './summary.js';
+import { ciWarning, formatSummary, markdownSummary, REPLAY } from './summary.js';
 import { pipelineId } from './text.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
 import { appendTo, needsDetails, statusOnly, type Target, type WorkItem } from './work.js';
@@ -97,6 +97,10 @@ export class Engine {
   private down?: string;
   private ended = false;
   private readonly problems: string[] = [];
+  /** The configuration is invalid and asked for `failOnError`. */
+  private failInvalid = false;
+  /** The options the runner gave (recorded beside journaled results for `casebridge replay`). */
+  private inline: Record<string, unknown> = {};
   private readonly unmapped: string[] = [];
   private readonly byStatus: Record<string, number> = {};
   private results = 0;
@@ -131,17 +135,30 @@ export class Engine {
   static create(options: unknown, ctx: EngineContext): Engine {
     try {
       const inline = options && typeof options === 'object' ? (options as Record<string, unknown>) : {};
-      const loaded = loadConfig(inline, { env: ctx.env ?? process.env, cwd: ctx.cwd });
+      const loaded = loadConfig(inline, {
+        env: ctx.env ?? process.env,
+        cwd: ctx.cwd,
+        ...(ctx.optionsSource ? { inlineSource: ctx.optionsSource } : {}),
+      });
       if (!loaded.ok) {
         const engine = new Engine(ctx, undefined, loaded.problems);
+        engine.failInvalid = loaded.failOnError;
+        // `junit` is the CLI (replay, JUnit import): no tests run there.
+        const then =
+          ctx.runner.name === 'junit'
+            ? 'nothing is sent'
+            : loaded.failOnError
+              ? 'the tests still run; failOnError fails the run at its end'
+              : 'the tests still run';
         engine.out(
-          `casebridge: reporting is off for this run: the configuration has problems (the tests still run):\n${loaded.problems
+          `casebridge: reporting is off for this run: the configuration has problems (${then}):\n${loaded.problems
             .map((p) => `  - ${p}`)
-            .join('\n')}`,
+            .join('\n')}\n  (looked in: ${describeSearched(ctx.cwd, loaded.searched)})`,
         );
         return engine;
       }
       const engine = new Engine(ctx, loaded.config, []);
+      engine.inline = inline;
       if (engine.enabled) engine.setUp();
       return engine;
     } catch (err) {
@@ -653,6 +670,11 @@ export class Engine {
    */
   async end(): Promise<EndResult> {
     if (!this.enabled || !this.config) {
+      if (this.failInvalid) {
+        const reason =
+          'casebridge: the configuration has problems (listed at the start), and failOnError fails the run';
+        return { failed: true, reason, summary: this.summary() };
+      }
       return { failed: false, summary: this.summary() };
     }
     this.ended = true;
@@ -682,10 +704,17 @@ export class Engine {
       if (journaled === undelivered.length) await this.wal?.discard().catch(() => undefined);
       const summary = this.summary(journaled);
       this.print(summary);
-      return { failed: c.failOnError && (journaled > 0 || this.problems.length > 0), summary };
+      const failed = c.failOnError && (journaled > 0 || this.problems.length > 0);
+      if (!failed) return { failed, summary };
+      const reason =
+        journaled > 0
+          ? `casebridge: ${journaled} result(s) were not delivered (kept in the journal; \`${REPLAY}\` delivers them), and failOnError fails the run`
+          : `casebridge: ${summary.problems.length} problem(s) while reporting (listed above), and failOnError fails the run`;
+      return { failed, reason, summary };
     } catch (err) {
       this.out(`casebridge: internal error at the end of the run: ${redact(String(err))}`);
-      return { failed: c.failOnError, summary: this.summary() };
+      const reason = 'casebridge: an internal error at the end of the run (above), and failOnError fails the run';
+      return { failed: c.failOnError, ...(c.failOnError ? { reason } : {}), summary: this.summary() };
     } finally {
       await Promise.allSettled([this.tm?.close(), this.repo?.close()]);
     }
@@ -737,6 +766,11 @@ export class Engine {
       } catch (err) {
         this.problems.push(`could not write ${item.key} to the journal: ${redact(String(err))}`);
       }
+    }
+    if (n > 0) {
+      await journal.saveRunOptions(this.inline, this.ctx.runner.name).catch((err: unknown) => {
+        this.problems.push(`could not record the run's options in ${journal.dir}: ${redact(String(err))}`);
+      });
     }
     return n;
   }

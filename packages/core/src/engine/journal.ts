@@ -23,6 +23,22 @@ export interface JournalEntry<T = unknown> {
 }
 
 const VERSION = 1;
+/** Beside the entries: the reporter options of the run that wrote them, without credentials (for `replay`). */
+const RUN_OPTIONS = 'run-options.json';
+/** Options never written to disk: credentials, wherever they sit. */
+const SECRET_OPTIONS = new Set(['token', 'password', 'ticket']);
+
+function withoutSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !SECRET_OPTIONS.has(k))
+        .map(([k, v]) => [k, withoutSecrets(v)]),
+    );
+  }
+  return value;
+}
 
 async function atomicWrite(path: string, data: string | Uint8Array): Promise<void> {
   const tmp = `${path}.${randomUUID()}.tmp`;
@@ -80,6 +96,27 @@ export class Journal {
     return entry;
   }
 
+  /**
+   * Records the options the runner gave the reporter (its config's reporter entry), without credentials, so that
+   * `casebridge replay` delivers to the same place without reading the runner's config. The latest run's win.
+   */
+  async saveRunOptions(options: Record<string, unknown>, runner: string): Promise<void> {
+    await this.ensure();
+    const body = { version: VERSION, runner, savedAt: new Date().toISOString(), options: withoutSecrets(options) };
+    await atomicWrite(join(this.dir, RUN_OPTIONS), `${JSON.stringify(redactDeep(body), null, 2)}\n`);
+  }
+
+  /** The options `saveRunOptions` recorded, if any. */
+  async readRunOptions(): Promise<{ runner: string; savedAt: string; options: Record<string, unknown> } | undefined> {
+    try {
+      const parsed = JSON.parse(await readFile(join(this.dir, RUN_OPTIONS), 'utf8'));
+      if (parsed?.version !== VERSION || typeof parsed.options !== 'object' || parsed.options === null) return undefined;
+      return { runner: String(parsed.runner), savedAt: String(parsed.savedAt), options: parsed.options };
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Every readable entry, oldest first. Unreadable files are moved aside (`.corrupt`) and reported. */
   async list<T = unknown>(): Promise<{ entries: JournalEntry<T>[]; corrupt: string[] }> {
     let names: string[];
@@ -93,7 +130,7 @@ export class Journal {
     names = await readdir(this.dir);
     const entries: JournalEntry<T>[] = [];
     const corrupt: string[] = [];
-    for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
+    for (const name of names.filter((n) => n.endsWith('.json') && n !== RUN_OPTIONS).sort()) {
       const path = join(this.dir, name);
       try {
         const parsed = JSON.parse(await readFile(path, 'utf8')) as JournalEntry<T> & { version?: number };

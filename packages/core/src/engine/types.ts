@@ -32,13 +32,18 @@ export interface EngineContext {
   onReplay?: (p: { done: number; total: number; key: string; ok: boolean }) => void;
   /** Folders files may be uploaded from besides the project folder (e.g. the folders of JUnit XML files). */
   attachmentRoots?: readonly string[];
+  /** Where the options passed to `Engine.create` come from, for messages (default: `reporter options`). */
+  optionsSource?: string;
   /** The shard of this process (`--shard=current/total`), named in the summary. */
   shard?: { current: number; total: number };
 }
 
 /** What `end()` resolves to. `failed` is true only when `failOnError` is set and something was not delivered. */
 export interface EndResult {
+  /** Only with `failOnError`: casebridge fails the test run. */
   failed: boolean;
+  /** Why, in one line, when `failed`: the adapter prints it (or hands it to the runner as the error). */
+  reason?: string;
   summary: RunSummary;
 }
 

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
+import type { CasebridgeOptions } from '../engine/config.js';
 import type { ResultAttachment, ResultStep, TestResult } from '../engine/model.js';
 
 /** The environment variable that names the channel folder. */
@@ -353,4 +354,19 @@ export function mergeRuntime(result: TestResult, data: RuntimeData | undefined, 
 function lastRecorded(data: RuntimeData) {
   const last = Math.max(-1, ...data.attempts.keys());
   return last >= 0 ? data.attempts.get(last) : undefined;
+}
+
+/**
+ * Types a configuration in a JavaScript config file (`casebridge.config.mjs`, a runner's config): returns its
+ * argument unchanged.
+ *
+ * ```js
+ * // casebridge.config.mjs
+ * import { defineCasebridgeConfig } from '@casebridge/playwright';
+ * export default defineCasebridgeConfig({ url: 'https://jira.example.com', projectKey: 'PROJ', testPlan: 'PROJ-1' });
+ * ```
+ */
+// In the runtime entry: a config file or test code that imports it does not load the engine.
+export function defineCasebridgeConfig(options: CasebridgeOptions): CasebridgeOptions {
+  return options;
 }
