@@ -110,7 +110,8 @@ export class Journal {
   async readRunOptions(): Promise<{ runner: string; savedAt: string; options: Record<string, unknown> } | undefined> {
     try {
       const parsed = JSON.parse(await readFile(join(this.dir, RUN_OPTIONS), 'utf8'));
-      if (parsed?.version !== VERSION || typeof parsed.options !== 'object' || parsed.options === null) return undefined;
+      if (parsed?.version !== VERSION || typeof parsed.options !== 'object' || parsed.options === null)
+        return undefined;
       return { runner: String(parsed.runner), savedAt: String(parsed.savedAt), options: parsed.options };
     } catch {
       return undefined;
