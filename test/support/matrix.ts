@@ -10,7 +10,7 @@ import { ROOT, run } from './runner.js';
  */
 
 const PACKS = join(ROOT, 'test', '.fixtures', 'packs');
-const PACKAGES = ['core', 'playwright', 'vitest', 'jest'] as const;
+const PACKAGES = ['core', 'playwright', 'vitest', 'jest', 'cli'] as const;
 export type Packed = (typeof PACKAGES)[number];
 
 let packed: Promise<Record<Packed, string>> | undefined;

@@ -5,6 +5,7 @@ import { Engine } from '@casebridge/core';
 import { CYCLE_ACTIONS, type CycleAction, CycleError, cycleCommand } from './cycle.js';
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
+import { INIT_HELP, INIT_USAGE, initCommand } from './init/index.js';
 import { JUNIT_HELP, JUNIT_USAGE, junitCommand } from './junit/index.js';
 import { emulatorCli, MissingPackageError } from './optional.js';
 import { replayOptions, runnerConfigOptions } from './options.js';
@@ -16,6 +17,7 @@ const HELP = `casebridge: push test results into a Jira test-management service 
 Usage: casebridge <command> [options]        casebridge <command> --help for one command
 
 Commands:
+${INIT_HELP}
   demo [--port N] [--keep]   start the emulator with demo data, run the example projects (Playwright, Vitest,
                              Jest) through their reporters, print what arrived and where to look
   replay [dir]               deliver the results a run left in the journal; safe to run twice
@@ -24,15 +26,18 @@ ${JUNIT_HELP}
   cycle <action> [options]   create | start | complete | abort | resume the run's cycle; prints its id
   sync [dir] [--write-keys]  list the project's tests (Playwright, Vitest, Jest), create the missing test cases and
                              write their keys to the mapping file (or, --write-keys, into the test titles)
-  emulator [options]         start the emulator (casebridge emulator --help lists the options)
+  emulator [options]         start the emulator (casebridge emulator --help lists the options); emulator and demo
+                             need the package @casebridge/emulator installed beside this one
 
-Options and credentials come from CASEBRIDGE_* variables and casebridge.config.json, as for the reporters.
+Options come from the reporter entry of the runner config, CASEBRIDGE_* variables and casebridge.config.* (json,
+mjs, cjs, js, ts), as for the reporters; credentials best from CASEBRIDGE_TOKEN.
 
 Global options:
   -h, --help                 help
   --json                     machine-readable output on stdout (replay, doctor, cycle, sync, junit)
 
 Examples:
+  npx @casebridge/cli init --url https://jira.example.com --project PROJ --plan PROJ-1
   casebridge demo
   CASEBRIDGE_URL=https://jira.example.com CASEBRIDGE_TOKEN=... casebridge doctor
   CYCLE_ID=$(casebridge cycle start --plan PROJ-1 --name "CI $GITHUB_RUN_ID")
@@ -46,6 +51,7 @@ input. Colour only on a terminal, never with NO_COLOR set.
 `;
 
 const COMMAND_HELP: Record<string, string> = {
+  init: INIT_USAGE,
   junit: JUNIT_USAGE,
   demo: `Usage: casebridge demo [--port N] [--keep]
 
@@ -251,8 +257,10 @@ async function main(argv: string[], io: Io): Promise<number> {
           io.err(`casebridge demo: --port expects a number, got "${values.port}"`);
           return 2;
         }
-        return await demo({ port, keep: values.keep ?? false, out: io.out });
+        return await demo({ port, keep: values.keep ?? false, out: io.out, cwd: io.cwd });
       }
+      case 'init':
+        return await initCommand(rest, io);
       case 'replay':
         return await replay(rest, io);
       case 'doctor':

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestManagementClient } from '@casebridge/core';
 import type { RunningEmulator } from '@casebridge/emulator';
@@ -14,6 +14,8 @@ import { loadEmulator } from './optional.js';
 
 export interface DemoOptions {
   port?: number;
+  /** Where the demo runs: outside the repository, its tiny suites use the runners installed here. */
+  cwd?: string;
   /** Keep the emulator serving after the demo (until Ctrl+C). */
   keep: boolean;
   out: (line: string) => void;
@@ -45,6 +47,71 @@ function bin(pkg: string, file: string, args: string[]): Example['command'] {
   };
 }
 
+/**
+ * Outside the repository (an installed CLI), the demo writes a tiny suite per runner into
+ * `.casebridge/demo/<runner>` of the current project and runs it with the runner and reporter installed there:
+ * two passing tests and one failing, keyed to the demo data's cases.
+ */
+const TINY: Record<string, Record<string, string>> = {
+  vitest: {
+    'vitest.config.mjs': `export default { test: { include: ['demo.test.mjs'], reporters: ['default', '@casebridge/vitest'] } };\n`,
+    'demo.test.mjs': `import { expect, test } from 'vitest';
+test('DEMO-2 logs in', () => expect(1 + 1).toBe(2));
+test('[DEMO-4] search finds the teapot', () => expect('teapot').toContain('tea'));
+test('DEMO-5 pays with the saved card (fails on purpose)', () => expect('expired').toBe('valid'));
+`,
+  },
+  jest: {
+    'jest.config.cjs': `module.exports = { testMatch: ['**/demo.test.cjs'], reporters: ['default', '@casebridge/jest'] };\n`,
+    'demo.test.cjs': `test('DEMO-2 logs in', () => expect(1 + 1).toBe(2));
+test('[DEMO-4] search finds the teapot', () => expect('teapot').toContain('tea'));
+test('DEMO-5 pays with the saved card (fails on purpose)', () => expect('expired').toBe('valid'));
+`,
+  },
+  playwright: {
+    'playwright.config.mjs': `export default { testDir: '.', testMatch: 'demo.spec.mjs', reporter: [['list'], ['@casebridge/playwright']] };\n`,
+    'demo.spec.mjs': `import { expect, test } from '@playwright/test';
+test('DEMO-2 logs in', () => expect(1 + 1).toBe(2));
+test('[DEMO-4] search finds the teapot', () => expect('teapot').toContain('tea'));
+test('DEMO-5 pays with the saved card (fails on purpose)', () => expect('expired').toBe('valid'));
+`,
+  },
+};
+
+/** Whether `pkg` resolves from the project in `dir`. */
+function installed(dir: string, pkg: string): boolean {
+  try {
+    createRequire(join(dir, 'package.json')).resolve(`${pkg}/package.json`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The tiny suites for the runners (with their reporters) installed in `cwd`, written into `.casebridge/demo`. */
+function tinySuites(cwd: string): Array<Example & { dir: string }> {
+  const runners: Array<[string, string, Example['command']]> = [
+    ['playwright', '@playwright/test', bin('@playwright/test', 'cli.js', ['test'])],
+    ['vitest', 'vitest', bin('vitest', 'vitest.mjs', ['run'])],
+    ['jest', 'jest', bin('jest', 'bin/jest.js', [])],
+  ];
+  const out: Array<Example & { dir: string }> = [];
+  for (const [runner, pkg, command] of runners) {
+    if (!installed(cwd, pkg) || !installed(cwd, `@casebridge/${runner}`)) continue;
+    const dir = join(cwd, '.casebridge', 'demo', runner);
+    mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(TINY[runner] ?? {})) writeFileSync(join(dir, name), text);
+    out.push({ runner, dir, command });
+  }
+  return out;
+}
+
+const OUTSIDE_NEEDS = `casebridge demo: outside the casebridge repository the demo runs a tiny suite with each runner installed in
+this project that has its casebridge reporter beside it, and none was found here. Either install one, e.g.
+  npm i -D vitest @casebridge/vitest @casebridge/emulator @casebridge/cli && npx @casebridge/cli demo
+(or jest with @casebridge/jest, @playwright/test with @casebridge/playwright), or run the full demo from the
+repository: git clone https://github.com/casebridge/casebridge && cd casebridge && npm run demo`;
+
 const EXAMPLES: Example[] = [
   { runner: 'playwright', dir: 'examples/playwright', command: bin('@playwright/test', 'cli.js', ['test']) },
   { runner: 'vitest', dir: 'examples/vitest', command: bin('vitest', 'vitest.mjs', ['run']) },
@@ -69,23 +136,32 @@ function runExample(file: string, args: string[], cwd: string, env: NodeJS.Proce
 }
 
 export async function demo(o: DemoOptions): Promise<number> {
-  const { DEFAULT_PORT, startEmulator } = await loadEmulator();
   const root = repoRoot();
+  const inRepo = existsSync(join(root, 'examples'));
+  const suites: Array<Example & { dir: string }> = inRepo
+    ? EXAMPLES.map((ex) => ({ ...ex, dir: join(root, ex.dir) }))
+    : tinySuites(o.cwd ?? process.cwd());
+  if (suites.length === 0) {
+    o.out(OUTSIDE_NEEDS);
+    return 1;
+  }
+  const { DEFAULT_PORT, startEmulator } = await loadEmulator();
   const port = o.port ?? (await freePortOr(DEFAULT_PORT));
   const emu: RunningEmulator = await startEmulator({ port, seed: 'demo' });
   o.out(`casebridge demo: emulator with demo data at ${emu.url} (project DEMO, test plan DEMO-1)`);
   const stamp = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const cycles: Array<{ runner: string; cycle: string; exit: number | null }> = [];
   try {
-    for (const ex of EXAMPLES) {
-      const dir = join(root, ex.dir);
+    for (const ex of suites) {
+      const dir = ex.dir;
+      const shown = relative(inRepo ? root : (o.cwd ?? process.cwd()), dir);
       const cmd = existsSync(dir) ? ex.command(dir) : undefined;
       if (!cmd) {
-        o.out(`casebridge demo: ${ex.runner}: example or runner not installed (${ex.dir}); skipped`);
+        o.out(`casebridge demo: ${ex.runner}: example or runner not installed (${shown}); skipped`);
         continue;
       }
       const cycle = `Demo ${ex.runner} ${stamp}`;
-      o.out(`\ncasebridge demo: running ${ex.dir} (${ex.runner}) into cycle "${cycle}"\n`);
+      o.out(`\ncasebridge demo: running ${shown} (${ex.runner}) into cycle "${cycle}"\n`);
       const exit = await runExample(cmd.file, cmd.args, dir, {
         ...process.env,
         CASEBRIDGE_URL: emu.url,
@@ -105,7 +181,9 @@ export async function demo(o: DemoOptions): Promise<number> {
     );
     o.out(`  e.g. curl -u admin:admin '${emu.url}/rest/synapse/latest/public/testPlan/DEMO-1/cycles'`);
     o.out(
-      "The example suites fail on purpose (a failing and a flaky test): their exit codes are theirs, not the demo's.",
+      inRepo
+        ? "The example suites fail on purpose (a failing and a flaky test): their exit codes are theirs, not the demo's."
+        : "The demo suites (in .casebridge/demo) fail on purpose (one failing test): their exit codes are theirs, not the demo's.",
     );
     if (o.keep) {
       o.out(`\nThe emulator keeps serving at ${emu.url}; press Ctrl+C to stop.`);
@@ -114,7 +192,7 @@ export async function demo(o: DemoOptions): Promise<number> {
         process.once('SIGTERM', () => done());
       });
     } else {
-      o.out('Run `casebridge demo --keep` to keep the emulator serving after the demo.');
+      o.out('Run `npx @casebridge/cli demo --keep` to keep the emulator serving after the demo.');
     }
     return cycles.every((c) => c.exit !== null) ? 0 : 1;
   } finally {

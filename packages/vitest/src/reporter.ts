@@ -60,6 +60,8 @@ export default class CasebridgeReporter {
     try {
       this.vitest = vitest;
       this.watching = vitest.config.watch === true;
+      const unsupported = nodeTooOld(vitest.version, process.versions.node);
+      if (unsupported) process.stderr.write(`${unsupported}\n`);
       this.core = await import('@casebridge/core');
       const loaded = this.core.loadConfig(this.options, { cwd: this.root });
       if (this.watching && !(loaded.ok && loaded.config.watch)) {
@@ -171,4 +173,15 @@ export default class CasebridgeReporter {
       // Nothing left to tell it with.
     }
   }
+}
+
+/**
+ * Vitest 5 needs Node 22.12 or later. On older Node it starts, then fails inside itself (`Map.groupBy is not a
+ * function` when it prints a failure): one line from us names the cause before that happens.
+ */
+export function nodeTooOld(vitestVersion: string | undefined, nodeVersion: string): string | undefined {
+  const vitestMajor = Number(/^(\d+)\./.exec(vitestVersion ?? '')?.[1] ?? 0);
+  const [major = 0, minor = 0] = nodeVersion.split('.').map(Number);
+  if (vitestMajor < 5 || major > 22 || (major === 22 && minor >= 12)) return undefined;
+  return `casebridge: Vitest ${vitestVersion} needs Node 22.12 or later, and this is Node ${nodeVersion}: Vitest itself may fail (e.g. "Map.groupBy is not a function"). Run it with a newer Node (npx -p node@24 vitest run) or use Vitest 4, which runs on Node 20.`;
 }
