@@ -158,4 +158,25 @@ export default defineCasebridgeConfig({ projectKey: 'DEMO', flushTimeoutMs: 1500
       rmSync(join(SCRATCH, 'node_modules', '@casebridge', 'emulator'));
     }
   });
+
+  it('from a project with a test suite to results in the service: init, then the tests', async () => {
+    const dir = join(SCRATCH, 'fresh');
+    mkdirSync(join(dir, 'tests'), { recursive: true });
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: 'fresh', private: true, devDependencies: { jest: '30.5.2' } }),
+    );
+    writeFileSync(join(dir, 'tests', 'cart.test.js'), "test('DEMO-5 pays with the saved card', () => {});\n");
+    const init = await npx(['@casebridge/cli', 'init', 'fresh', '--url', emu.url, '--project', 'DEMO']);
+    expect(init.code, init.stdout + init.stderr).toBe(0);
+    expect(init.stdout).toContain('+++ fresh/package.json');
+    expect(init.stdout).toContain('npx jest');
+    const tests = await run('npx', ['--offline', 'jest', '--ci'], dir, { CASEBRIDGE_TOKEN: 'casebridge-dev-token' });
+    expect(tests.code, tests.stderr).toBe(0);
+    expect(
+      adhocState(emu)
+        .filter((r) => r.key === 'DEMO-5')
+        .map((r) => r.status),
+    ).toEqual(['Passed']);
+  });
 });
