@@ -152,7 +152,7 @@ describe('doctor and replay read the options in the runner config', () => {
     const down = await jest(dir, [], token);
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/2 result\(s\) not delivered/);
-    const recorded = JSON.parse(readFileSync(join(dir, '.casebridge', 'journal', 'run-options.json'), 'utf8'));
+    const recorded = JSON.parse(readFileSync(join(dir, '.casebridge', 'journal', 'run-options'), 'utf8'));
     expect(recorded.options).toMatchObject({ projectKey: 'DEMO', testPlan: 'DEMO-1' });
     expect(JSON.stringify(recorded)).not.toContain('casebridge-dev-token');
     emu.faults.set([]);

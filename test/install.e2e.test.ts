@@ -61,8 +61,10 @@ describe("a user's install from the tarballs", () => {
     expect(modules).not.toContain('better-sqlite3');
     expect(modules).not.toContain('swagger-ui-dist');
     expect(existsSync(join(SCRATCH, 'node_modules', '@casebridge', 'emulator'))).toBe(false);
-    // p-queue is bundled into the core: it must not be installed beside it as well.
+    // p-queue and zod are bundled into the core: they must not be installed beside it as well (typescript, the
+    // only other package of this project, depends on neither).
     expect(modules).not.toContain('p-queue');
+    expect(modules).not.toContain('zod');
     for (const p of ['core', 'cli', 'jest', 'vitest', 'playwright']) {
       expect(existsSync(join(SCRATCH, 'node_modules', '@casebridge', p, 'LICENSE')), `${p} LICENSE`).toBe(true);
     }

@@ -151,13 +151,14 @@ async function replay(args: string[], io: Io): Promise<number> {
   // The options the run that journaled had (or, for an older journal, the runner configs' ones).
   const found = await replayOptions(cwd, io.env);
   for (const note of [...found.notes, ...(found.warnings ?? [])]) io.err(`casebridge replay: ${note}`);
-  const engine = Engine.create(found.options, {
+  const source = found.source ?? 'reporter options';
+  const engine = Engine.create(found.recorded ? {} : found.options, {
     cwd,
     runner: { name: 'junit' },
     env: io.env,
     out: values.json ? io.err : io.out,
     onReplay,
-    ...(found.source ? { optionsSource: found.source } : {}),
+    ...(found.recorded ? { baseOptions: { options: found.options, source } } : { optionsSource: source }),
   });
   if (!engine.enabled) return 1;
   engine.begin();

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 import { Journal } from '@casebridge/core';
 import { readRunnerOptions } from './runner-options.js';
@@ -15,6 +16,8 @@ import { readRunnerOptions } from './runner-options.js';
 
 export interface CliOptions {
   options: Record<string, unknown>;
+  /** Recorded by a run: they rank below `CASEBRIDGE_*` (what the user sets for the replay wins). */
+  recorded?: boolean;
   /** The source of `options`, as a message names it (e.g. `reporter options in playwright.config.ts`). */
   source?: string;
   notes: string[];
@@ -30,11 +33,15 @@ function journalDirOf(dir: string, env: NodeJS.ProcessEnv, options: Record<strin
 /** The options a run recorded beside its journaled results, if any. */
 export async function recordedOptions(dir: string, env: NodeJS.ProcessEnv): Promise<CliOptions | undefined> {
   const journal = new Journal(journalDirOf(dir, env));
+  // Only while results wait: the file stays after a replay emptied the journal.
+  const waiting = await readdir(journal.dir).catch(() => [] as string[]);
+  if (!waiting.some((name) => name.endsWith('.json'))) return undefined;
   const recorded = await journal.readRunOptions();
   if (!recorded || Object.keys(recorded.options).length === 0) return undefined;
   const where = relative(dir, journal.dir) || '.';
   return {
     options: recorded.options,
+    recorded: true,
     source: `the ${recorded.runner} run's options recorded in ${where} (${recorded.savedAt})`,
     notes: [`using the options the ${recorded.runner} reporter had in its run of ${recorded.savedAt} (${where})`],
   };
@@ -74,7 +81,14 @@ export async function runnerConfigOptions(dir: string, env: NodeJS.ProcessEnv): 
   };
 }
 
-/** For `replay`: the recorded options when there are some, else the runner configs'. */
+/**
+ * For `replay`: the recorded options when results wait beside them, else the runner configs' (when no result
+ * waits at all, nothing is read: the replay has nothing to do).
+ */
 export async function replayOptions(dir: string, env: NodeJS.ProcessEnv): Promise<CliOptions> {
-  return (await recordedOptions(dir, env)) ?? (await runnerConfigOptions(dir, env));
+  const recorded = await recordedOptions(dir, env);
+  if (recorded) return recorded;
+  const waiting = await readdir(journalDirOf(dir, env)).catch(() => [] as string[]);
+  if (!waiting.some((name) => name.endsWith('.json') || name.startsWith('wal-'))) return { options: {}, notes: [] };
+  return runnerConfigOptions(dir, env);
 }

@@ -6,7 +6,7 @@
 import CasebridgeReporter from './reporter.js';
 
 export default CasebridgeReporter;
-export type { CasebridgeOptions } from '@casebridge/core';
+export type { CasebridgeOptions } from '@casebridge/core/runtime';
 export { defineCasebridgeConfig } from '@casebridge/core/runtime';
 export type { JestFileResult, JestGlobalConfig, JestTest } from './reporter.js';
 export { attach, caseKey, step } from './runtime.js';

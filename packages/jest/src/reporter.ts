@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { CasebridgeOptions, Engine } from '@casebridge/core';
+import type { Engine } from '@casebridge/core';
+import type { CasebridgeOptions } from '@casebridge/core/runtime';
 import { closeChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
 import { caseKeyOf, type JestAssertion, projectName, toTestResult } from './translate.js';
 

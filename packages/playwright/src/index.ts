@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
-import { type CasebridgeOptions, Engine } from '@casebridge/core';
+import { Engine } from '@casebridge/core';
+import type { CasebridgeOptions } from '@casebridge/core/runtime';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import { isFinal, type Paths, toPlanned, toTestResult } from './translate.js';
 
@@ -17,7 +18,7 @@ import { isFinal, type Paths, toPlanned, toTestResult } from './translate.js';
  * Nothing thrown here reaches Playwright (from 1.62 a reporter error fails the run): every hook catches and prints
  * one line. The run fails because of casebridge only with `failOnError`.
  */
-export type { CasebridgeOptions } from '@casebridge/core';
+export type { CasebridgeOptions } from '@casebridge/core/runtime';
 export { defineCasebridgeConfig } from '@casebridge/core/runtime';
 
 export default class CasebridgeReporter implements Reporter {

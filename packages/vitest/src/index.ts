@@ -4,8 +4,7 @@
  * itself when the run starts.
  */
 
-export type { CasebridgeOptions } from '@casebridge/core';
-export type { RuntimeApi } from '@casebridge/core/runtime';
+export type { CasebridgeOptions, RuntimeApi } from '@casebridge/core/runtime';
 export { defineCasebridgeConfig } from '@casebridge/core/runtime';
 export { default } from './reporter.js';
 export { attach, caseKey, step } from './runtime.js';

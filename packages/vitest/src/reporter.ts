@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
-import type { CasebridgeOptions, Engine } from '@casebridge/core';
+import type { Engine } from '@casebridge/core';
+import type { CasebridgeOptions } from '@casebridge/core/runtime';
 import { channelFile, closeChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
 import { runtimeName, titlePathOf, toTestResult, type VtTestCase } from './translate.js';
 

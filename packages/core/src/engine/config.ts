@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import * as z from 'zod';
 import { redact, registerSecret } from '../client/secrets.js';
+import type { CasebridgeOptions } from './options.js';
 
 /**
  * The reporter's configuration: the same options for every runner and for the CLI. Sources, highest first: the
@@ -156,11 +157,25 @@ export const configSchema = z
   });
 
 export type CasebridgeConfig = z.output<typeof configSchema>;
-/**
- * The options a reporter, `casebridge.config.*` or the CLI takes. Every option may come from another source
- * (`CASEBRIDGE_*` variables, the config file), so none is required here; the merged whole is checked at start.
- */
-export type CasebridgeOptions = Partial<z.input<typeof configSchema>>;
+export type { CasebridgeOptions } from './options.js';
+
+/** `CasebridgeOptions`, written out without zod for the declaration files, is exactly the schema's input. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Mutually assignable with the same keys (optional keys would let one side lack some). */
+type Exact<A, B> = Same<A, B> extends true ? Same<keyof A, keyof B> : false;
+type Input = Partial<z.input<typeof configSchema>>;
+type Nested<K extends keyof Input & keyof CasebridgeOptions> = Exact<
+  NonNullable<CasebridgeOptions[K]>,
+  NonNullable<Input[K]>
+>;
+const optionsTypeMatchesSchema: [
+  Exact<CasebridgeOptions, Input>,
+  Nested<'defects'>,
+  Nested<'attachments'>,
+  Nested<'repository'>,
+  Nested<'timeouts'>,
+] = [true, true, true, true, true];
+void optionsTypeMatchesSchema;
 
 /** Environment variables and the option each sets. */
 export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boolean' | 'number' | 'dryRun' }> = {
@@ -338,7 +353,15 @@ export function loadConfig(
     cwd = process.cwd(),
     configFile,
     inlineSource = 'reporter options',
-  }: { env?: NodeJS.ProcessEnv; cwd?: string; configFile?: string; inlineSource?: string } = {},
+    base,
+  }: {
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    configFile?: string;
+    inlineSource?: string;
+    /** Options ranked above the config file and below the environment (replay: those a run recorded). */
+    base?: { options: Record<string, unknown>; source: string };
+  } = {},
 ): LoadedConfig {
   const sources: string[] = [];
   const problems: string[] = [];
@@ -357,13 +380,17 @@ export function loadConfig(
   } else if (configFile) {
     problems.push(`config file ${candidates[0]} does not exist`);
   }
+  if (base) {
+    searched.push(base.source);
+    if (Object.keys(base.options).length > 0) sources.push(base.source);
+  }
   searched.push('CASEBRIDGE_* environment variables');
   const fromEnv = optionsFromEnv(env);
   if (Object.keys(fromEnv.options).length > 0) sources.push('CASEBRIDGE_* environment variables');
   problems.push(...fromEnv.problems);
   if (Object.keys(inline).length > 0) sources.push(inlineSource);
   searched.push(inlineSource);
-  const merged = mergeOptions(mergeOptions(fromFile, fromEnv.options), inline);
+  const merged = mergeOptions(mergeOptions(mergeOptions(fromFile, base?.options ?? {}), fromEnv.options), inline);
   for (const k of ['token', 'password']) if (typeof merged[k] === 'string') registerSecret(merged[k] as string);
   if (isPlainObject(merged.repository)) {
     for (const k of ['token', 'password', 'ticket']) {

@@ -139,6 +139,7 @@ export class Engine {
         env: ctx.env ?? process.env,
         cwd: ctx.cwd,
         ...(ctx.optionsSource ? { inlineSource: ctx.optionsSource } : {}),
+        ...(ctx.baseOptions ? { base: ctx.baseOptions } : {}),
       });
       if (!loaded.ok) {
         const engine = new Engine(ctx, undefined, loaded.problems);

@@ -24,7 +24,8 @@ export interface JournalEntry<T = unknown> {
 
 const VERSION = 1;
 /** Beside the entries: the reporter options of the run that wrote them, without credentials (for `replay`). */
-const RUN_OPTIONS = 'run-options.json';
+// Not `.json`: the entries are the folder's `.json` files (tools and people count them).
+const RUN_OPTIONS = 'run-options';
 /** Options never written to disk: credentials, wherever they sit. */
 const SECRET_OPTIONS = new Set(['token', 'password', 'ticket']);
 
@@ -131,7 +132,7 @@ export class Journal {
     names = await readdir(this.dir);
     const entries: JournalEntry<T>[] = [];
     const corrupt: string[] = [];
-    for (const name of names.filter((n) => n.endsWith('.json') && n !== RUN_OPTIONS).sort()) {
+    for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
       const path = join(this.dir, name);
       try {
         const parsed = JSON.parse(await readFile(path, 'utf8')) as JournalEntry<T> & { version?: number };

@@ -34,6 +34,8 @@ export interface EngineContext {
   attachmentRoots?: readonly string[];
   /** Where the options passed to `Engine.create` come from, for messages (default: `reporter options`). */
   optionsSource?: string;
+  /** Options ranked above the config file and below `CASEBRIDGE_*` (replay: those the run recorded). */
+  baseOptions?: { options: Record<string, unknown>; source: string };
   /** The shard of this process (`--shard=current/total`), named in the summary. */
   shard?: { current: number; total: number };
 }

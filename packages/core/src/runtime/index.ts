@@ -13,7 +13,10 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
-import type { CasebridgeOptions } from '../engine/config.js';
+import type { CasebridgeOptions } from '../engine/options.js';
+
+export type { CasebridgeOptions } from '../engine/options.js';
+
 import type { ResultAttachment, ResultStep, TestResult } from '../engine/model.js';
 
 /** The environment variable that names the channel folder. */

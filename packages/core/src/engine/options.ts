@@ -1,0 +1,107 @@
+/**
+ * The options a reporter, a `casebridge.config.*` file or the CLI takes, as a plain type: no zod in it, so a
+ * reporter's declaration files need nothing but this package (config.ts checks at compile time that it is exactly
+ * the input of the schema that validates them). Every option may come from another source (`CASEBRIDGE_*`
+ * variables, the config file): none is required here; the merged whole is checked when the run starts.
+ */
+export interface CasebridgeOptions {
+  /** Turn the reporter off without removing it from the runner's config (default true). */
+  enabled?: boolean | undefined;
+  /** The Jira base URL, e.g. https://jira.example.com (`CASEBRIDGE_URL`). */
+  url?: string | undefined;
+  /** API prefix of the test-management service. */
+  apiPrefix?: string | undefined;
+  /** Personal access token, sent as Bearer (`CASEBRIDGE_TOKEN`); best from the environment, never in a file. */
+  token?: string | undefined;
+  /** User name, with `password` (`CASEBRIDGE_USER`). */
+  user?: string | undefined;
+  /** A password or API token (`CASEBRIDGE_PASSWORD`). */
+  password?: string | undefined;
+  /** How user + password are sent: Basic on every request (default), or one session login. */
+  authType?: 'basic' | 'session' | undefined;
+  /** The Jira project of the test cases and defects, e.g. PROJ (`CASEBRIDGE_PROJECT`). */
+  projectKey?: string | undefined;
+  /** `adhoc` (default): one ad hoc run per test; `cycle`: runs in a cycle of `testPlan`. */
+  mode?: 'adhoc' | 'cycle' | undefined;
+  /** Test plan key, e.g. PROJ-1; required in cycle mode (`CASEBRIDGE_TEST_PLAN`). */
+  testPlan?: string | undefined;
+  /** Cycle name template: `${build}`, `${environment}`, `${date}`, `${branch}` and any `${ENV_VAR}` (default `CI ${date}`). */
+  cycle?: string | undefined;
+  environment?: string | undefined;
+  build?: string | undefined;
+  /** Complete the cycle when the run ends (default false: shards may still be reporting). */
+  completeCycle?: boolean | undefined;
+  /** Regular expression of a case key; default: keys of `projectKey`. */
+  keyPattern?: string | undefined;
+  /** Mapping file, relative to the project root (default `casebridge.keys.json`). */
+  mappingFile?: string | undefined;
+  /** Create test cases for unmapped tests and record them in the mapping file (default false). */
+  autoCreate?: boolean | undefined;
+  defects?:
+    | {
+        /** File a defect for a new failure, link the existing one when it recurs (default true). */
+        enabled?: boolean | undefined;
+        /** Project of new defects; default `projectKey`. */
+        projectKey?: string | undefined;
+        /** Default `Bug`. */
+        issueType?: string | undefined;
+        /** File defects for flaky tests too (default false). */
+        onFlaky?: boolean | undefined;
+        /** `${title}`, `${error}`, `${file}`, `${key}` (default `${title}: ${error}`). */
+        summaryTemplate?: string | undefined;
+      }
+    | undefined;
+  attachments?:
+    | {
+        /** Screenshots: of failed tests (default), of every test, or none. */
+        screenshots?: 'on-failure' | 'all' | 'off' | undefined;
+        traces?: boolean | undefined;
+        videos?: boolean | undefined;
+        /** Other attachments (logs, custom files). */
+        others?: boolean | undefined;
+        /** Folders files may be uploaded from besides the project folder, the temporary folder and the journal. */
+        roots?: string[] | undefined;
+        /** Larger files are not uploaded; the run's comment names them (default 50 MiB). */
+        maxBytes?: number | undefined;
+        /** Send files at least this large to the content repository, when configured (default 10 MiB). */
+        repositoryMinBytes?: number | undefined;
+      }
+    | undefined;
+  /** Optional content repository for large artifacts (videos, traces). */
+  repository?:
+    | {
+        url: string;
+        token?: string | undefined;
+        user?: string | undefined;
+        password?: string | undefined;
+        ticket?: string | undefined;
+      }
+    | undefined;
+  /** How long the end of the run waits while delivery makes no progress (default 30,000 ms). */
+  flushTimeoutMs?: number | undefined;
+  /** The longest the end of the run waits for delivery, progress or not (default 600,000 ms). */
+  flushMaxMs?: number | undefined;
+  /** Let delivery failures (and an invalid configuration) fail the test run (default false). */
+  failOnError?: boolean | undefined;
+  /** Make no writes; print every call it would make (and save them as JSON when a path is given). */
+  dryRun?: string | boolean | undefined;
+  /** Where undelivered results wait, relative to the project root (default `.casebridge/journal`). */
+  journalDir?: string | undefined;
+  /** Requests in flight at once, 1 to 32 (default 4). */
+  concurrency?: number | undefined;
+  requestsPerSecond?: number | undefined;
+  proxy?: string | undefined;
+  caFile?: string | undefined;
+  /** Client timeouts per request, ms (defaults: connect 10 s, headers 30 s, body 60 s). */
+  timeouts?:
+    | {
+        connectMs?: number | undefined;
+        headersMs?: number | undefined;
+        bodyMs?: number | undefined;
+      }
+    | undefined;
+  /** Log every request (redacted) to stderr; also CASEBRIDGE_DEBUG=1. */
+  debug?: boolean | undefined;
+  /** Report in watch mode (Vitest): each rerun once. */
+  watch?: boolean | undefined;
+}
