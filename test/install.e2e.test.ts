@@ -70,6 +70,20 @@ describe("a user's install from the tarballs", () => {
     }
   });
 
+  it('every package publishes without npm correcting it, with its licence and README', async () => {
+    for (const p of ['core', 'cli', 'emulator', 'playwright', 'vitest', 'jest']) {
+      const out = await run('npm', ['publish', '--dry-run', '--json'], join(ROOT, 'packages', p), {
+        npm_config_update_notifier: 'false',
+      });
+      expect(out.stderr, p).not.toMatch(/auto-corrected|invalid and removed/);
+      // npm 11 keys the report by package name; npm 10 gives the report itself.
+      const report = JSON.parse(out.stdout.slice(out.stdout.indexOf('{'))) as Record<string, unknown>;
+      const entry = (report.files ? report : Object.values(report)[0]) as { files: { path: string }[] };
+      const files = entry.files;
+      expect(files.map((f) => f.path)).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
+    }
+  });
+
   it('types a config with the exported CasebridgeOptions and defineCasebridgeConfig (url and project optional)', async () => {
     writeFileSync(
       join(SCRATCH, 'typed.ts'),
