@@ -15,6 +15,12 @@ export type AuthResult =
   | { ok: true; user: User; via: 'basic' | 'bearer' | 'ticket' | 'session' | 'guest'; sessionId?: string }
   | { ok: false; reason: 'missing' | 'invalid' };
 
+/**
+ * Operations that answer without authentication (they report on or create the login itself). The request pipeline
+ * lets them through without credentials, and the OpenAPI document says so; the contract has no field for it yet.
+ */
+export const PUBLIC_OPERATIONS: ReadonlySet<string> = new Set(['repo.validateSession', 'jira.login']);
+
 export const GUEST: User = {
   id: 0,
   name: 'guest',

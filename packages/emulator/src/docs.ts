@@ -2,7 +2,8 @@ import { createReadStream, readdirSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
-import { buildOpenApi, type Service } from '@casebridge/core/contract';
+import type { Service } from '@casebridge/core/contract';
+import { buildOpenApi } from './openapi/document.js';
 
 /**
  * The OpenAPI document and the browsable API pages (Swagger UI, served from the installed `swagger-ui-dist`

@@ -1,22 +1,9 @@
-import { formatExecutionOn, formatTimestamp } from '@casebridge/core/contract';
-import { type Ctx, forbidden, idf, invalid, notFound } from './context.js';
-import type {
-  Attachment,
-  BugLink,
-  Cycle,
-  HistoryEntry,
-  Issue,
-  PlanMember,
-  Run,
-  RunStatusDef,
-  RunStep,
-  Store,
-  User,
-} from './store.js';
+import { type Ctx, forbidden, invalid, notFound } from './context.js';
+import type { Cycle, HistoryEntry, Issue, Project, Run, RunStatusDef, RunStep, Store, User } from './store.js';
 
 /**
- * Rules of the test-management service shared by several operation groups, and the presenters that turn rows
- * into the documented response shapes of the active variant.
+ * Rules of the test-management service shared by several operation groups (the presenters that turn rows into the
+ * documented response shapes are in present.ts).
  */
 
 export const ISSUE_TYPES = {
@@ -225,80 +212,84 @@ export function linkBugs(
   }
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Presenters
-
-type PCtx = Pick<Ctx, 'store' | 'variant' | 'origin' | 'prefix'>;
-
-export function presentCycle(ctx: PCtx, c: Cycle): Record<string, unknown> {
-  const v = ctx.variant;
-  const ts = (ms: number | null) => (ms === null ? undefined : formatTimestamp(ms, 'iso'));
-  return {
-    ...idf(v, c.id),
-    name: c.name,
-    ...(v.ids === 'ID'
-      ? {}
-      : {
-          environment: c.environment ?? '',
-          build: c.build ?? '',
-          plannedStartDate: c.plannedStartDate ?? undefined,
-          plannedEndDate: c.plannedEndDate ?? undefined,
-        }),
-    status: c.status,
-    draft: c.status === 'Draft',
-    active: c.status === 'Active',
-    aborted: c.status === 'Aborted',
-    deleteable: c.status === 'Draft' || c.status === 'Aborted',
-    cycleStartedDate: ts(c.startedAt),
-    cycleCompletedDate: c.status === 'Completed' || c.status === 'Aborted' ? ts(c.completedAt) : undefined,
-  };
-}
-
-export function presentMember(ctx: PCtx, m: PlanMember): Record<string, unknown> {
-  const tc = ctx.store.issues.get(m.tcId);
-  const tp = ctx.store.issues.get(m.tpId);
-  return {
-    ...idf(ctx.variant, m.id),
-    tcId: m.tcId,
-    tpId: m.tpId,
-    testCaseKey: tc?.key ?? '',
-    ...(ctx.variant.ids === 'ID' ? {} : { testPlanKey: tp?.key ?? '' }),
-    testCaseSummary: tc?.summary ?? '',
-  };
-}
-
 export function userByName(store: Store, name: string): User | undefined {
   return store.users.find((u) => u.name === name);
 }
 
-export function presentHistory(ctx: PCtx, h: HistoryEntry): Record<string, unknown> {
-  const u = ctx.store.users.get(h.userId);
-  return {
-    executorName: u?.name ?? 'unknown',
-    activity: h.activity,
-    activityType: h.activityType,
-    testRunId: h.runId,
-    executionTime: h.at,
-    ...(ctx.variant.ids === 'id'
-      ? { executorId: h.userId, executorFullName: u?.displayName ?? '', executionOn: formatExecutionOn(h.at) }
-      : {}),
-  };
+/** Orders rows by id. */
+export function byId(a: { id: number }, b: { id: number }): number {
+  return a.id - b.id;
 }
 
-export function attachmentUrl(ctx: PCtx, a: Attachment): string {
-  return `${ctx.origin}${ctx.prefix}/attachment/${a.runId}/download/${a.id}/${encodeURIComponent(a.fileName)}`;
+/** An issue of one type by key; 404 saying what was found instead when the type differs. */
+export function requireOfType(store: Store, key: string, type: string): Issue {
+  const issue = issueByKey(store, key);
+  if (!issue) throw notFound(`${type} ${key} not found`);
+  if (issue.type !== type) throw notFound(`${key} is a ${issue.type}, not a ${type}`);
+  return issue;
 }
 
-export function presentAttachment(ctx: PCtx, a: Attachment): Record<string, unknown> {
-  return {
-    id: a.id,
-    fileName: a.fileName,
-    mimeType: a.mimeType,
-    ...(ctx.variant.ids === 'id' ? { filePath: attachmentUrl(ctx, a) } : {}),
-  };
+/** The issues with these ids that exist, by id. */
+export function issuesByIds(store: Store, ids: Iterable<number>): Issue[] {
+  const out: Issue[] = [];
+  for (const id of ids) {
+    const issue = store.issues.get(id);
+    if (issue) out.push(issue);
+  }
+  return out.sort(byId);
 }
 
-function bugsOf(store: Store, runId: number, stepId: number | null): Issue[] {
+/** Creates an issue in a project: the project's next key, status Open, reported by the caller. */
+export function createIssue(
+  ctx: Pick<Ctx, 'store' | 'user' | 'now'>,
+  project: Project,
+  fields: { type: string; summary: string; description?: string | null; labels?: string[] },
+): Issue {
+  project.issueCounter += 1;
+  ctx.store.projects.update(project);
+  const now = ctx.now();
+  return ctx.store.issues.insert({
+    key: `${project.key}-${project.issueCounter}`,
+    projectId: project.id,
+    type: fields.type,
+    summary: fields.summary,
+    description: fields.description ?? '',
+    status: 'Open',
+    resolution: null,
+    labels: fields.labels ?? [],
+    reporter: ctx.user.name,
+    created: now,
+    updated: now,
+    automationReference: null,
+  });
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A planned date as given (`yyyy-mm-dd`), null when blank; a validation error naming the field otherwise. */
+export function checkDate(value: string | null | undefined, field: string): string | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (!DATE.test(value) || Number.isNaN(Date.parse(value))) {
+    throw invalid(`Invalid ${field} "${value}": expected a date yyyy-mm-dd`, field);
+  }
+  return value;
+}
+
+/** Deletes a run with its steps, bug links, history and attachments. */
+export function removeRun(ctx: Pick<Ctx, 'store' | 'blobs'>, run: Run): void {
+  const { store } = ctx;
+  for (const s of store.runSteps.filter((x) => x.runId === run.id)) store.runSteps.remove(s.id);
+  for (const b of store.bugLinks.filter((x) => x.runId === run.id)) store.bugLinks.remove(b.id);
+  for (const h of store.history.filter((x) => x.runId === run.id)) store.history.remove(h.id);
+  for (const a of store.attachments.filter((x) => x.runId === run.id)) {
+    store.attachments.remove(a.id);
+    void ctx.blobs.remove(a.blob);
+  }
+  store.runs.remove(run.id);
+}
+
+/** The bugs linked to a run (`stepId` null) or to one of its steps. */
+export function bugsOf(store: Store, runId: number, stepId: number | null): Issue[] {
   return store.bugLinks
     .filter((b) => b.runId === runId && b.runStepId === stepId)
     .map((b) => store.issues.get(b.issueId))
@@ -315,105 +306,9 @@ export function allBugsOfRun(store: Store, runId: number): Issue[] {
   return [...seen.values()];
 }
 
-export function lozenge(store: Store, status: string): string {
-  return statusDef(store, status)?.lozenge ?? 'aui-lozenge-default';
-}
-
-/** The run-level attachments and bug links of every run, for presenting a whole run list in one pass. */
-export interface RunExtras {
-  attachments: Map<number, Attachment[]>;
-  bugLinks: Map<number, BugLink[]>;
-}
-
-export function runExtras(store: Store): RunExtras {
-  const attachments = new Map<number, Attachment[]>();
-  for (const a of store.attachments.rows.values()) if (a.runStepId === null) pushTo(attachments, a.runId, a);
-  const bugLinks = new Map<number, BugLink[]>();
-  for (const b of store.bugLinks.rows.values()) if (b.runStepId === null) pushTo(bugLinks, b.runId, b);
-  return { attachments, bugLinks };
-}
-
-function pushTo<T>(map: Map<number, T[]>, key: number, value: T): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
-}
-
-/**
- * Item of a cycle's run list. A list passes `extras` (built once): looking each run's attachments and bugs up in
- * the whole store made a list of 10,000 runs cost runs × attachments.
- */
-export function presentRun(ctx: PCtx, run: Run, extras?: RunExtras): Record<string, unknown> {
-  const { store, variant } = ctx;
-  const tc = store.issues.get(run.tcId);
-  const attachments = extras
-    ? (extras.attachments.get(run.id) ?? [])
-    : store.attachments.filter((a) => a.runId === run.id && a.runStepId === null);
-  const bugs = extras
-    ? (extras.bugLinks.get(run.id) ?? []).map((b) => store.issues.get(b.issueId)).filter((i): i is Issue => !!i)
-    : bugsOf(store, run.id, null);
-  return {
-    ...idf(variant, run.id),
-    summary: tc?.summary ?? '',
-    status: run.status,
-    testCaseKey: tc?.key ?? '',
-    comment: run.comment ?? '',
-    executedBy: run.executedBy ?? '',
-    testerName: run.tester ?? '',
-    executionTimeStamp: run.executedAt === null ? undefined : formatTimestamp(run.executedAt, variant.timestamps),
-    ...(attachments.length ? { attachments: attachments.map((a) => presentAttachment(ctx, a)) } : {}),
-    ...(bugs.length ? { bugs: bugs.map(issueRef) } : {}),
-  };
-}
-
-/** Neighbouring runs in the same cycle, by order. */
-export function neighbours(store: Store, run: Run): { prevRunId?: number; nextRunId?: number } {
-  const siblings = store.runs.filter((r) => r.cycleId === run.cycleId).sort((a, b) => a.order - b.order || a.id - b.id);
-  const i = siblings.findIndex((r) => r.id === run.id);
-  return { prevRunId: siblings[i - 1]?.id, nextRunId: siblings[i + 1]?.id };
-}
-
-/** Run details (single run). */
-export function presentRunDetails(ctx: PCtx, run: Run): Record<string, unknown> {
-  const { store, variant } = ctx;
-  const tc = store.issues.get(run.tcId);
-  const steps = runSteps(store, run.id);
-  const attachments = store.attachments.filter((a) => a.runId === run.id && a.runStepId === null);
-  const history = store.history.filter((h) => h.runId === run.id).sort((a, b) => a.at - b.at || a.id - b.id);
-  return {
-    ...idf(variant, run.id),
-    type: 0,
-    summary: tc?.summary ?? '',
-    comment: run.comment ?? '',
-    status: run.status,
-    testerName: run.tester ?? '',
-    testCaseKey: tc?.key ?? '',
-    testCaseId: run.tcId,
-    estimate: '',
-    efforts: '',
-    lozenge: lozenge(store, run.status),
-    bugs: bugsOf(store, run.id, null).map(issueRef),
-    testRunDetails: {
-      testRunSteps: steps.map((s) => {
-        const stepBugs = bugsOf(store, run.id, s.id);
-        return {
-          ...idf(variant, s.id),
-          status: s.status,
-          step: s.step,
-          expectedResult: s.expectedResult,
-          ...(s.stepData === null ? {} : { stepData: s.stepData }),
-          ...(s.actualResult === null ? {} : { actualResult: s.actualResult }),
-          ...(stepBugs.length ? { testRunStepBugsWrapper: stepBugs.map(issueRef) } : {}),
-          testRunStepAttachments: store.attachments
-            .filter((a) => a.runId === run.id && a.runStepId === s.id)
-            .map((a) => presentAttachment(ctx, a)),
-        };
-      }),
-      automationRunSteps: [],
-      testRunHistory: history.map((h) => presentHistory(ctx, h)),
-      testRunBugs: allBugsOfRun(store, run.id).map(issueRef),
-      testRunAttachments: attachments.map((a) => presentAttachment(ctx, a)),
-      ...neighbours(store, run),
-    },
-  };
+/** The bugs of these runs (linked to a run or to one of its steps), once each, by id, as issue references. */
+export function bugRefsOfRuns(store: Store, runs: Iterable<Run>): ReturnType<typeof issueRef>[] {
+  const bugs = new Map<number, Issue>();
+  for (const run of runs) for (const bug of allBugsOfRun(store, run.id)) bugs.set(bug.id, bug);
+  return [...bugs.values()].sort(byId).map(issueRef);
 }

@@ -111,6 +111,11 @@ function splitTemplate(path: string): string[] {
   return p.split('/').slice(1);
 }
 
+/** Names of the `{name}` segments of a path template, in order. */
+export function templateNames(path: string): string[] {
+  return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+}
+
 /** Decodes one path segment; a malformed escape is kept as written rather than failing the request. */
 export function safeDecode(seg: string): string {
   try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { automationParams } from '../src/handlers/cycles.js';
+import { automationParams } from '../src/handlers/automation.js';
 import { demoSeed, type SeedInput } from '../src/index.js';
 import { allKeys, basic, call, enc, expectShape, TM, TM_ALIAS, useEmulator } from './helpers.js';
 

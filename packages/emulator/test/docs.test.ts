@@ -1,5 +1,6 @@
-import { CONTRACT_OPERATIONS_KEY, operations } from '@casebridge/core/contract';
+import { operations } from '@casebridge/core/contract';
 import { describe, expect, it } from 'vitest';
+import { CONTRACT_OPERATIONS_KEY } from '../src/openapi/document.js';
 import { call, enc, REPO, TM, useEmulator } from './helpers.js';
 
 /**

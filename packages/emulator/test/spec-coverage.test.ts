@@ -1,14 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import {
-  buildOpenApi,
-  CONTRACT_OPERATIONS_KEY,
-  operations,
-  type Service,
-  tmOperations,
-} from '@casebridge/core/contract';
+import { operations, type Service, tmOperations } from '@casebridge/core/contract';
 import { describe, expect, it } from 'vitest';
 import { handlers } from '../src/handlers/index.js';
+import { buildOpenApi, CONTRACT_OPERATIONS_KEY } from '../src/openapi/document.js';
 
 /**
  * The contract covers the specs: every `| METHOD | /path |` row of the endpoint tables has an operation in the

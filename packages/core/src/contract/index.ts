@@ -9,7 +9,6 @@ import { runOperations } from './tm/runs.js';
 import { suiteOperations } from './tm/suites.js';
 
 export * from './define.js';
-export * from './openapi.js';
 export * from './tm/schemas.js';
 
 /** Every operation of the test-management spec (72: updateStep has two body forms). */

@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { authenticate } from '../auth.js';
+import { ServiceError } from '../context.js';
+import { sendBlob, sendError } from '../pipeline/reply.js';
 import { safeDecode } from '../router.js';
 import type { DownloadArgs } from './downloads.js';
 
@@ -14,15 +16,8 @@ import type { DownloadArgs } from './downloads.js';
 const DOWNLOAD_PATH = /^\/attachment\/([^/]+)\/download\/([^/]+)(?:\/[^/]*)?\/?$/;
 
 /** Writes a test-management JSON error (the service's `{"message": ...}` shape). */
-function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify({ message });
-  res.writeHead(status, {
-    'content-type': 'application/json;charset=UTF-8',
-    'content-length': String(Buffer.byteLength(text)),
-    ...headers,
-  });
-  res.end(text);
-}
+const fail = (res: ServerResponse, status: number, message: string, headers?: Record<string, string>) =>
+  sendError(res, 'tm', undefined, new ServiceError(status, message), headers);
 
 export async function attachmentDownload({
   store,
@@ -39,7 +34,7 @@ export async function attachmentDownload({
   req.resume();
   const auth = authenticate(store, 'tm', req.headers);
   if (!auth.ok) {
-    sendError(
+    fail(
       res,
       401,
       auth.reason === 'missing'
@@ -50,33 +45,16 @@ export async function attachmentDownload({
     return true;
   }
   if (!auth.user.licensed) {
-    sendError(res, 403, `User ${auth.user.name} is not authorised: no valid licence for the test-management add-on`);
+    fail(res, 403, `User ${auth.user.name} is not authorised: no valid licence for the test-management add-on`);
     return true;
   }
   const runId = safeDecode(m[1] ?? '');
   const attachmentId = safeDecode(m[2] ?? '');
   const attachment = /^\d+$/.test(attachmentId) ? store.attachments.get(Number(attachmentId)) : undefined;
   if (!attachment || String(attachment.runId) !== runId) {
-    sendError(res, 404, `Attachment ${attachmentId} not found in test run ${runId}`);
+    fail(res, 404, `Attachment ${attachmentId} not found in test run ${runId}`);
     return true;
   }
-  // Headers wait until the blob is open, so missing bytes become a 500 answer and never an unhandled stream error.
-  const stream = blobs.read(attachment.blob);
-  await new Promise<void>((resolve) => {
-    stream.once('error', (err) => {
-      if (res.headersSent) res.destroy();
-      else sendError(res, 500, `The stored bytes of "${attachment.fileName}" cannot be read: ${err.message}`);
-      resolve();
-    });
-    stream.once('open', () => {
-      res.writeHead(200, {
-        'content-type': attachment.mimeType,
-        'content-length': String(attachment.size),
-        'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(attachment.fileName)}`,
-      });
-      stream.pipe(res);
-      resolve();
-    });
-  });
+  await sendBlob(res, blobs, attachment, (message) => fail(res, 500, message));
   return true;
 }

@@ -1,5 +1,14 @@
 import { type Ctx, type Handler, idf, invalid, notFound } from '../context.js';
-import { allBugsOfRun, ISSUE_TYPES, issueByKey, issueRef } from '../domain.js';
+import {
+  bugRefsOfRuns,
+  byId,
+  createIssue,
+  ISSUE_TYPES,
+  issueByKey,
+  issueRef,
+  issuesByIds,
+  requireOfType,
+} from '../domain.js';
 import type { CaseStep, Issue, Project, Store } from '../store.js';
 import { ensureSuitePath, linkCaseToSuite, parseSuitePath, suitePathOf } from '../suitePath.js';
 
@@ -22,20 +31,8 @@ import { ensureSuitePath, linkCaseToSuite, parseSuitePath, suitePathOf } from '.
 /** A summary is one line: Jira refuses line breaks in it. */
 const LINE_BREAK = /[\r\n]/;
 
-/** An issue of one type by key; 404 saying what was found instead when the type differs. */
-function requireOfType(store: Store, key: string, type: string): Issue {
-  const issue = issueByKey(store, key);
-  if (!issue) throw notFound(`${type} ${key} not found`);
-  if (issue.type !== type) throw notFound(`${key} is a ${issue.type}, not a ${type}`);
-  return issue;
-}
-
 function testCase(ctx: Ctx): Issue {
   return requireOfType(ctx.store, ctx.params.testCaseIssueKey, ISSUE_TYPES.testCase);
-}
-
-function byId(a: { id: number }, b: { id: number }): number {
-  return a.id - b.id;
 }
 
 /** The steps of a case in order of position. */
@@ -133,22 +130,10 @@ function checkNewCase(
 /** Creates the test case issue (key `<PROJECT>-n`) and its steps in the order given. */
 function createCase(ctx: Ctx, project: Project, body: NewCase): Issue {
   const { store } = ctx;
-  project.issueCounter += 1;
-  store.projects.update(project);
-  const now = ctx.now();
-  const issue = store.issues.insert({
-    key: `${project.key}-${project.issueCounter}`,
-    projectId: project.id,
+  const issue = createIssue(ctx, project, {
     type: ISSUE_TYPES.testCase,
     summary: body.fields.summary,
-    description: body.fields.description ?? '',
-    status: 'Open',
-    resolution: null,
-    labels: [],
-    reporter: ctx.user.name,
-    created: now,
-    updated: now,
-    automationReference: null,
+    description: body.fields.description,
   });
   appendSteps(store, issue.id, body.testcasesteps ?? []);
   return issue;
@@ -266,11 +251,8 @@ export const casesHandlers: Record<string, Handler> = {
     const { store } = ctx;
     const tc = testCase(ctx);
     const cyclesWithRun = new Set(store.runs.filter((r) => r.tcId === tc.id).map((r) => r.cycleId));
-    const plans = store.planMembers
-      .filter((m) => m.tcId === tc.id)
-      .map((m) => store.issues.get(m.tpId))
-      .filter((p): p is Issue => p !== undefined)
-      .sort(byId);
+    const planIds = store.planMembers.filter((m) => m.tcId === tc.id).map((m) => m.tpId);
+    const plans = issuesByIds(store, planIds);
     return {
       summary: tc.summary,
       projectKey: projectKeyOf(store, tc),
@@ -329,12 +311,8 @@ export const casesHandlers: Record<string, Handler> = {
   'cases.linkedRequirements': (ctx) => {
     const { store } = ctx;
     const tc = testCase(ctx);
-    return store.requirementCases
-      .filter((l) => l.tcId === tc.id)
-      .map((l) => store.issues.get(l.reqId))
-      .filter((i): i is Issue => i !== undefined)
-      .sort(byId)
-      .map(issueRef);
+    const reqIds = store.requirementCases.filter((l) => l.tcId === tc.id).map((l) => l.reqId);
+    return issuesByIds(store, reqIds).map(issueRef);
   },
 
   'cases.deleteLinkedRequirements': (ctx) => {
@@ -350,11 +328,8 @@ export const casesHandlers: Record<string, Handler> = {
   'cases.getDefects': (ctx) => {
     const { store } = ctx;
     const tc = testCase(ctx);
-    const bugs = new Map<number, Issue>();
-    for (const run of store.runs.filter((r) => r.tcId === tc.id)) {
-      for (const bug of allBugsOfRun(store, run.id)) bugs.set(bug.id, bug);
-    }
-    return [...bugs.values()].sort(byId).map(issueRef);
+    const runs = store.runs.filter((r) => r.tcId === tc.id);
+    return bugRefsOfRuns(store, runs);
   },
 };
 

@@ -1,5 +1,7 @@
 import type { Handler } from '../context.js';
+import { automationHandlers } from './automation.js';
 import { casesHandlers } from './cases.js';
+import { createTestRunsHandlers } from './createTestRuns.js';
 import { cyclesHandlers } from './cycles.js';
 import { jiraHandlers } from './jira.js';
 import { plansHandlers } from './plans.js';
@@ -12,6 +14,8 @@ import { suitesHandlers } from './suites.js';
 export const handlers: Record<string, Handler> = {
   ...plansHandlers,
   ...cyclesHandlers,
+  ...createTestRunsHandlers,
+  ...automationHandlers,
   ...runsHandlers,
   ...casesHandlers,
   ...requirementsHandlers,

@@ -1,7 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { authenticate } from '../auth.js';
+import { ServiceError } from '../context.js';
+import { sendError } from '../pipeline/reply.js';
 import type { DownloadArgs } from './downloads.js';
-import { canAccess } from './repo.js';
+import { canAccess } from './repoNodes.js';
 
 /**
  * Serves a content-repository node's content at the `downloadUrl` the node operations hand out:
@@ -12,13 +14,9 @@ import { canAccess } from './repo.js';
 
 const DOWNLOAD_PATH = /^\/(?:edu-sharing|repo)\/eduservlet\/download\/?$/;
 
+/** Writes an edu-sharing error body. */
 function sendRepoError(res: ServerResponse, status: number, error: string, message: string): void {
-  const text = JSON.stringify({ error, message, logLevel: 'INFO', stacktraceArray: null, details: {} });
-  res.writeHead(status, {
-    'content-type': 'application/json;charset=UTF-8',
-    'content-length': String(Buffer.byteLength(text)),
-  });
-  res.end(text);
+  sendError(res, 'repo', undefined, new ServiceError(status, message, { error }));
 }
 
 export async function nodeDownload({ store, blobs, req, res, rawPath }: DownloadArgs): Promise<boolean> {

@@ -1,21 +1,17 @@
 import { formatTimestamp } from '@casebridge/core/contract';
 import { type Ctx, type Handler, idf, invalid, notFound, ServiceError } from '../context.js';
 import {
-  allBugsOfRun,
+  bugRefsOfRuns,
+  checkDate,
   createRun,
   ISSUE_TYPES,
-  issueRef,
-  lozenge,
-  presentCycle,
-  presentHistory,
-  presentMember,
+  removeRun,
   requireIssue,
   runSteps,
   statusDef,
 } from '../domain.js';
+import { lozenge, presentCycle, presentHistory, presentMember } from '../present.js';
 import type { Cycle, Issue, Run } from '../store.js';
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 function plan(ctx: Ctx): Issue {
   return requireIssue(ctx.store, ctx.params.testPlanIssueKey, ISSUE_TYPES.testPlan);
@@ -34,26 +30,9 @@ export function planRuns(ctx: Ctx, tp: Issue): Run[] {
 /** Deletes a cycle with everything that hangs off its runs. */
 export function deleteCycle(ctx: Ctx, cycle: Cycle): void {
   const { store } = ctx;
-  for (const run of store.runs.filter((r) => r.cycleId === cycle.id)) {
-    for (const s of store.runSteps.filter((x) => x.runId === run.id)) store.runSteps.remove(s.id);
-    for (const b of store.bugLinks.filter((x) => x.runId === run.id)) store.bugLinks.remove(b.id);
-    for (const h of store.history.filter((x) => x.runId === run.id)) store.history.remove(h.id);
-    for (const a of store.attachments.filter((x) => x.runId === run.id)) {
-      store.attachments.remove(a.id);
-      void ctx.blobs.remove(a.blob);
-    }
-    store.runs.remove(run.id);
-  }
+  for (const run of store.runs.filter((r) => r.cycleId === cycle.id)) removeRun(ctx, run);
   for (const j of store.automationJobs.filter((x) => x.cycleId === cycle.id)) store.automationJobs.remove(j.id);
   store.cycles.remove(cycle.id);
-}
-
-function checkDate(value: string | undefined, field: string): string | null {
-  if (value === undefined || value === '') return null;
-  if (!DATE.test(value) || Number.isNaN(Date.parse(value))) {
-    throw invalid(`Invalid ${field} "${value}": expected a date yyyy-mm-dd`, field);
-  }
-  return value;
 }
 
 export const plansHandlers: Record<string, Handler> = {
@@ -273,9 +252,6 @@ export const plansHandlers: Record<string, Handler> = {
   },
 
   'plans.defects': (ctx) => {
-    const tp = plan(ctx);
-    const seen = new Map<number, Issue>();
-    for (const r of planRuns(ctx, tp)) for (const i of allBugsOfRun(ctx.store, r.id)) seen.set(i.id, i);
-    return [...seen.values()].sort((a, b) => a.id - b.id).map(issueRef);
+    return bugRefsOfRuns(ctx.store, planRuns(ctx, plan(ctx)));
   },
 };

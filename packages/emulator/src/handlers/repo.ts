@@ -1,19 +1,27 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { authenticate, openSession } from '../auth.js';
 import type { BlobStore } from '../blobs.js';
 import { type Ctx, forbidden, type Handler, notFound, Reply, ServiceError } from '../context.js';
-import type { RepoNode, Store, User } from '../store.js';
+import type { RepoNode } from '../store.js';
+import {
+  canAccess,
+  DEFAULT_ASPECTS,
+  EXTENSION_TYPES,
+  extension,
+  findSpecialFolder,
+  HOME_REPOSITORY,
+  insertNode,
+  presentNode,
+  USER_HOME,
+  userHome,
+  userInbox,
+} from './repoNodes.js';
 
 /**
  * The content repository (edu-sharing): session validation, node creation, content upload and ticket issuance.
- *
- * Model: every user has a home folder (`-userhome-`) and an inbox (`-inbox-`, a folder inside the home), both
- * created lazily as folder nodes owned by the user and told apart by their `ccm:maptype` property. Only the owner of
- * a node and administrators may add children to it, write its content or download it; the guest may do neither.
+ * Only the owner of a node and administrators may add children to it, write its content or download it; the guest
+ * may do neither. The node model (home folder, inbox, presentation) is in repoNodes.ts.
  */
-
-/** Id of the one (home) repository; `-home-` is its alias. */
-export const HOME_REPOSITORY = 'local';
 
 /** Default per-user storage quota: 10 GiB. */
 const DEFAULT_QUOTA_BYTES = 10 * 1024 ** 3;
@@ -40,43 +48,11 @@ export function setRepoQuota(bytes: number): number {
   return previous;
 }
 
-/** Map types that mark a user's special folders. */
-const MAP_TYPE = 'ccm:maptype';
-const USER_HOME = 'USERHOME';
-const USER_INBOX = 'USER_INBOX';
-
 const NODE_TYPES: Record<string, { isDirectory: boolean }> = {
   'ccm:io': { isDirectory: false },
   'cm:content': { isDirectory: false },
   'ccm:map': { isDirectory: true },
   'cm:folder': { isDirectory: true },
-};
-
-/** Every right a node grants (what its owner and administrators get). */
-const NODE_ACCESS = ['ReadAll', 'Comment', 'AddChildren', 'ChangePermissions', 'Write', 'Delete', 'CCPublish'];
-
-const DEFAULT_ASPECTS = ['cm:auditable', 'sys:referenceable', 'sys:localized', 'cm:titled'];
-
-/** Extension → media types that fit it (`application/octet-stream` fits every file: "type unknown to the sender"). */
-const EXTENSION_TYPES: Record<string, readonly string[]> = {
-  png: ['image/png'],
-  jpg: ['image/jpeg'],
-  jpeg: ['image/jpeg'],
-  gif: ['image/gif'],
-  webp: ['image/webp'],
-  svg: ['image/svg+xml'],
-  pdf: ['application/pdf'],
-  txt: ['text/plain'],
-  log: ['text/plain'],
-  md: ['text/markdown', 'text/plain'],
-  csv: ['text/csv', 'text/plain'],
-  html: ['text/html'],
-  htm: ['text/html'],
-  json: ['application/json', 'text/plain'],
-  xml: ['application/xml', 'text/xml'],
-  zip: ['application/zip', 'application/x-zip-compressed'],
-  mp4: ['video/mp4'],
-  webm: ['video/webm'],
 };
 
 const EICAR = 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE';
@@ -90,50 +66,6 @@ const TOOL_PERMISSIONS = [
   'TOOLPERMISSION_INVITE',
 ];
 
-/** The extension of a file name, lower case, without the dot; '' when it has none. */
-function extension(name: string): string {
-  const dot = name.lastIndexOf('.');
-  return dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
-}
-
-/** The media type a file of this name most likely has. */
-function guessMimetype(name: string): string {
-  return EXTENSION_TYPES[extension(name)]?.[0] ?? 'application/octet-stream';
-}
-
-/** edu-sharing's coarse category of a media type, as used in icon names. */
-function mediatype(node: RepoNode, mimetype: string | null): string {
-  if (node.isDirectory) return 'folder';
-  const m = mimetype ?? '';
-  if (m.startsWith('image/')) return 'file-image';
-  if (m.startsWith('video/')) return 'file-video';
-  if (m.startsWith('audio/')) return 'file-audio';
-  if (m === 'application/pdf') return 'file-pdf';
-  if (m.includes('zip')) return 'file-zip';
-  if (m.startsWith('text/')) return 'file-txt';
-  return 'file';
-}
-
-/** `2026-01-31T12:00:00Z`: the node timestamps carry seconds, no milliseconds. */
-function isoSeconds(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
-}
-
-/** `/edu-sharing` or `/repo`: the web application root the client reached the REST API under. */
-export function appRoot(prefix: string): string {
-  return prefix.replace(/\/rest$/, '');
-}
-
-/** The URL a node's content is downloaded from (served by nodeDownload.ts). */
-export function downloadUrl(origin: string, prefix: string, nodeId: string): string {
-  return `${origin}${appRoot(prefix)}/eduservlet/download?nodeId=${encodeURIComponent(nodeId)}`;
-}
-
-/** Owners and administrators may write a node and read its content; the guest owns nothing. */
-export function canAccess(user: User, isGuest: boolean, node: RepoNode): boolean {
-  return !isGuest && (user.admin || node.ownerId === user.id);
-}
-
 function requireRepository(ctx: Ctx): void {
   const repo = ctx.params.repository as string;
   if (repo !== '-home-' && repo !== HOME_REPOSITORY) {
@@ -141,123 +73,7 @@ function requireRepository(ctx: Ctx): void {
   }
 }
 
-function findSpecialFolder(store: Store, user: User, mapType: string): RepoNode | undefined {
-  return store.nodes.find((n) => n.ownerId === user.id && n.properties[MAP_TYPE]?.[0] === mapType);
-}
-
-function newFolder(ctx: Ctx, parentId: string | null, name: string, type: string, mapType: string): RepoNode {
-  const now = ctx.now();
-  return ctx.store.nodes.insert({
-    id: randomUUID(),
-    parentId,
-    name,
-    type,
-    isDirectory: true,
-    ownerId: ctx.user.id,
-    properties: {
-      'cm:name': [name],
-      [MAP_TYPE]: [mapType],
-      'cm:creator': [ctx.user.name],
-      'cm:modifier': [ctx.user.name],
-    },
-    aspects: [...DEFAULT_ASPECTS],
-    mimetype: null,
-    size: null,
-    blob: null,
-    sha256: null,
-    createdAt: now,
-    modifiedAt: now,
-    contentVersion: null,
-  });
-}
-
-/** The calling user's home folder, created on first use. */
-function userHome(ctx: Ctx): RepoNode {
-  if (ctx.isGuest) throw forbidden('The guest user has no home folder (-userhome-): authenticate first');
-  return (
-    findSpecialFolder(ctx.store, ctx.user, USER_HOME) ?? newFolder(ctx, null, ctx.user.name, 'cm:folder', USER_HOME)
-  );
-}
-
-/** The calling user's inbox, a folder inside the home, created on first use. */
-function userInbox(ctx: Ctx): RepoNode {
-  const home = userHome(ctx);
-  return findSpecialFolder(ctx.store, ctx.user, USER_INBOX) ?? newFolder(ctx, home.id, 'Inbox', 'ccm:map', USER_INBOX);
-}
-
 const ALIASES = new Set(['-userhome-', '-inbox-', '-root-', '-saved_search-', '-home-']);
-
-function userByName(store: Store, name: string | undefined): User | undefined {
-  return name === undefined ? undefined : store.users.find((u) => u.name === name);
-}
-
-/** edu-sharing's user object; `profile` is not modelled. */
-function presentUser(user: User | undefined): Record<string, unknown> {
-  const display = user?.displayName ?? 'Unknown';
-  const space = display.indexOf(' ');
-  return {
-    profile: null,
-    firstName: space < 0 ? display : display.slice(0, space),
-    lastName: space < 0 ? '' : display.slice(space + 1),
-    mailbox: user?.email ?? '',
-  };
-}
-
-function ref(id: string): Record<string, unknown> {
-  return { repo: HOME_REPOSITORY, id, archived: false, isHomeRepo: true };
-}
-
-/** A node as the spec's Node table lists it, with the caller's access rights. */
-export function presentNode(ctx: Ctx, n: RepoNode): Record<string, unknown> {
-  const root = `${ctx.origin}${appRoot(ctx.prefix)}`;
-  const owner = ctx.store.users.get(n.ownerId);
-  const mimetype = n.isDirectory ? null : (n.mimetype ?? guessMimetype(n.name));
-  const media = mediatype(n, mimetype);
-  const hasContent = n.blob !== null && n.size !== null;
-  return {
-    isDirectory: n.isDirectory,
-    commentCount: 0,
-    ref: ref(n.id),
-    parent: n.parentId === null ? null : ref(n.parentId),
-    type: n.type,
-    aspects: n.aspects,
-    name: n.name,
-    title: n.properties['cm:title']?.[0] ?? null,
-    description: n.properties['cm:description']?.[0] ?? null,
-    metadataset: 'default',
-    repositoryType: 'ALFRESCO',
-    createdAt: isoSeconds(n.createdAt),
-    modifiedAt: isoSeconds(n.modifiedAt),
-    createdBy: presentUser(userByName(ctx.store, n.properties['cm:creator']?.[0]) ?? owner),
-    modifiedBy: presentUser(userByName(ctx.store, n.properties['cm:modifier']?.[0]) ?? owner),
-    owner: presentUser(owner),
-    access: canAccess(ctx.user, ctx.isGuest, n) ? [...NODE_ACCESS] : ['ReadAll'],
-    contentVersion: n.contentVersion,
-    contentUrl: `${root}/components/render/${encodeURIComponent(n.id)}`,
-    downloadUrl: hasContent ? downloadUrl(ctx.origin, ctx.prefix, n.id) : null,
-    properties: {
-      ...n.properties,
-      'cm:name': [n.name],
-      'sys:node-uuid': [n.id],
-      'cm:created': [new Date(n.createdAt).toISOString()],
-      'cm:modified': [new Date(n.modifiedAt).toISOString()],
-      ...(n.contentVersion ? { 'cm:versionLabel': [n.contentVersion] } : {}),
-    },
-    mimetype,
-    mediatype: media,
-    size: hasContent ? String(n.size) : null,
-    preview: {
-      isIcon: !hasContent,
-      isGenerated: false,
-      url: `${root}/preview?nodeId=${encodeURIComponent(n.id)}&storeProtocol=workspace&storeId=SpacesStore&dontcache=${n.modifiedAt}`,
-      width: null,
-      height: null,
-    },
-    iconURL: `${root}/themes/default/images/common/mime-types/svg/${media}.svg`,
-    licenseURL: `${root}/ccimages/licenses/none.svg`,
-    collection: null,
-  };
-}
 
 /** Characters Alfresco refuses in a node name (and a trailing dot or space). */
 const ILLEGAL_NAME = /["*\\<>?/:|]|[. ]$/;
@@ -403,7 +219,6 @@ export const repoHandlers: Record<string, Handler> = {
       .split(',')
       .map((a) => a.trim())
       .filter((a) => a !== '');
-    const now = ctx.now();
     const properties: Record<string, string[]> = {
       ...props,
       'cm:name': [name],
@@ -411,22 +226,13 @@ export const repoHandlers: Record<string, Handler> = {
       'cm:modifier': [ctx.user.name],
     };
     if (ctx.query.versionComment) properties['ccm:versioncomment'] = [ctx.query.versionComment];
-    const node = ctx.store.nodes.insert({
-      id: randomUUID(),
+    const node = insertNode(ctx, {
       parentId: parent.id,
       name,
       type,
       isDirectory: kind.isDirectory,
-      ownerId: ctx.user.id,
       properties,
       aspects: [...new Set([...DEFAULT_ASPECTS, ...extraAspects])],
-      mimetype: null,
-      size: null,
-      blob: null,
-      sha256: null,
-      createdAt: now,
-      modifiedAt: now,
-      contentVersion: null,
     });
     return { node: presentNode(ctx, node) };
   },

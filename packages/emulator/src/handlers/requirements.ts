@@ -1,5 +1,5 @@
 import { type Ctx, type Handler, invalid, notFound } from '../context.js';
-import { allBugsOfRun, ISSUE_TYPES, issueByKey, issueRef } from '../domain.js';
+import { bugRefsOfRuns, byId, ISSUE_TYPES, issueRef, issuesByIds, requireOfType } from '../domain.js';
 import type { Issue, Project, RequirementSuite, Store } from '../store.js';
 
 /**
@@ -12,14 +12,6 @@ import type { Issue, Project, RequirementSuite, Store } from '../store.js';
  * - The project suite list is the root level of the project's tree: root suites, and requirements in no suite.
  */
 
-/** An issue of one type by key; 404 saying what was found instead when the type differs. */
-function requireOfType(store: Store, key: string, type: string): Issue {
-  const issue = issueByKey(store, key);
-  if (!issue) throw notFound(`${type} ${key} not found`);
-  if (issue.type !== type) throw notFound(`${key} is a ${issue.type}, not a ${type}`);
-  return issue;
-}
-
 function requirement(ctx: Ctx): Issue {
   return requireOfType(ctx.store, ctx.params.requirementIssueKey, ISSUE_TYPES.requirement);
 }
@@ -27,10 +19,6 @@ function requirement(ctx: Ctx): Issue {
 /** Keys once each, in the order given (a repeated key in a request is not an error). */
 function distinct(keys: readonly string[]): string[] {
   return [...new Set(keys)];
-}
-
-function byId(a: { id: number }, b: { id: number }): number {
-  return a.id - b.id;
 }
 
 /** The parent of a requirement, if any. */
@@ -52,11 +40,8 @@ function lineage(store: Store, req: Issue): Issue[] {
 }
 
 function immediateChildren(store: Store, reqId: number): Issue[] {
-  return store.requirementChildren
-    .filter((e) => e.parentId === reqId)
-    .map((e) => store.issues.get(e.childId))
-    .filter((i): i is Issue => i !== undefined)
-    .sort(byId);
+  const childIds = store.requirementChildren.filter((e) => e.parentId === reqId).map((e) => e.childId);
+  return issuesByIds(store, childIds);
 }
 
 /** All descendants, depth first: each child is followed by its own descendants. */
@@ -164,12 +149,8 @@ export const requirementsHandlers: Record<string, Handler> = {
   'requirements.linkedTestCases': (ctx) => {
     const { store } = ctx;
     const req = requirement(ctx);
-    return store.requirementCases
-      .filter((l) => l.reqId === req.id)
-      .map((l) => store.issues.get(l.tcId))
-      .filter((i): i is Issue => i !== undefined)
-      .sort(byId)
-      .map(issueRef);
+    const caseIds = store.requirementCases.filter((l) => l.reqId === req.id).map((l) => l.tcId);
+    return issuesByIds(store, caseIds).map(issueRef);
   },
 
   'requirements.deleteLinkedTestCases': (ctx) => {
@@ -186,11 +167,8 @@ export const requirementsHandlers: Record<string, Handler> = {
     const { store } = ctx;
     const req = requirement(ctx);
     const cases = new Set(store.requirementCases.filter((l) => l.reqId === req.id).map((l) => l.tcId));
-    const bugs = new Map<number, Issue>();
-    for (const run of store.runs.filter((r) => cases.has(r.tcId))) {
-      for (const bug of allBugsOfRun(store, run.id)) bugs.set(bug.id, bug);
-    }
-    return [...bugs.values()].sort(byId).map(issueRef);
+    const runs = store.runs.filter((r) => cases.has(r.tcId));
+    return bugRefsOfRuns(store, runs);
   },
 
   'requirements.linkedRequirementSuites': (ctx) => {
@@ -293,17 +271,13 @@ export const requirementsHandlers: Record<string, Handler> = {
   'requirementSuites.get': (ctx) => {
     const { store } = ctx;
     const suite = requireSuite(store, ctx.params.suiteId, 'suiteId');
+    const reqIds = store.requirementSuiteMembers.filter((m) => m.suiteId === suite.id).map((m) => m.reqId);
     return {
       id: suite.id,
       name: suite.name,
       projectId: suite.projectId,
       requirementSuites: subSuites(store, suite.id).map(presentSuiteItem),
-      requirements: store.requirementSuiteMembers
-        .filter((m) => m.suiteId === suite.id)
-        .map((m) => store.issues.get(m.reqId))
-        .filter((i): i is Issue => i !== undefined)
-        .sort(byId)
-        .map(issueRef),
+      requirements: issuesByIds(store, reqIds).map(issueRef),
     };
   },
 };

@@ -4,14 +4,11 @@ import {
   addHistory,
   allBugsOfRun,
   assertRunWritable,
-  attachmentUrl,
+  createIssue,
   createRun,
   ISSUE_TYPES,
   issueRef,
   linkBugs,
-  lozenge,
-  neighbours,
-  presentRunDetails,
   requireCycleByName,
   requireIssue,
   requireRun,
@@ -21,6 +18,7 @@ import {
   setRunStatus,
   statusDef,
 } from '../domain.js';
+import { attachmentUrl, lozenge, neighbours, presentRunDetails } from '../present.js';
 import type { Cycle, Issue, Run, RunStep } from '../store.js';
 
 /**
@@ -114,23 +112,7 @@ function createDefect(ctx: Ctx): Issue {
   }
   const wanted = f.issuetype?.name ?? ISSUE_TYPES.bug;
   const type = wanted.toLowerCase() === ISSUE_TYPES.bug.toLowerCase() ? ISSUE_TYPES.bug : wanted;
-  project.issueCounter += 1;
-  ctx.store.projects.update(project);
-  const now = ctx.now();
-  return ctx.store.issues.insert({
-    key: `${project.key}-${project.issueCounter}`,
-    projectId: project.id,
-    type,
-    summary: f.summary,
-    description: f.description ?? '',
-    status: 'Open',
-    resolution: null,
-    labels: [],
-    reporter: ctx.user.name,
-    created: now,
-    updated: now,
-    automationReference: null,
-  });
+  return createIssue(ctx, project, { type, summary: f.summary, description: f.description });
 }
 
 /**

@@ -1,14 +1,11 @@
 import {
   automationJob,
-  buildOpenApi,
-  CONTRACT_OPERATIONS_KEY,
   createdIssue,
   defineOperation,
   entity,
   executionHistoryItem,
   historyEntry,
   issueRefs,
-  type OpenApiDocument,
   type OperationDef,
   obj,
   operations,
@@ -17,7 +14,6 @@ import {
   runStep,
   type SchemaMode,
   SERVICE_PREFIXES,
-  templateNames,
   testCycle,
   testRun,
   testRunDetails,
@@ -25,6 +21,8 @@ import {
 } from '@casebridge/core/contract';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { buildOpenApi, CONTRACT_OPERATIONS_KEY, type OpenApiDocument } from '../src/openapi/document.js';
+import { templateNames } from '../src/router.js';
 
 /**
  * The generated OpenAPI document, checked structurally (no validator package is installed, so the checks that

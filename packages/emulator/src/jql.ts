@@ -1,0 +1,190 @@
+import { ServiceError } from './context.js';
+
+/**
+ * JQL, the subset a reporter needs: `field op value` clauses joined by AND, then an optional ORDER BY. The parser
+ * is pure (text in, query out); the Jira search handler evaluates the query against the store. A query outside
+ * the subset is Jira's 400 naming what was expected and where (OR included: the emulator has no OR).
+ */
+
+/** One `field op value(s)` clause; `negated` for `!=`, `!~` and `not in`. */
+export interface JqlClause {
+  field: 'project' | 'issuetype' | 'status' | 'resolution' | 'labels' | 'key' | 'summary' | 'description' | 'text';
+  negated: boolean;
+  values: string[];
+}
+
+export interface JqlQuery {
+  clauses: JqlClause[];
+  orderBy: { field: string; direction: 'ASC' | 'DESC' }[];
+}
+
+interface Token {
+  kind: 'word' | 'string' | 'op' | 'punct' | 'end';
+  text: string;
+  /** 0-based character offset. */
+  pos: number;
+}
+
+const JQL_FIELDS: Record<string, JqlClause['field']> = {
+  project: 'project',
+  issuetype: 'issuetype',
+  type: 'issuetype',
+  status: 'status',
+  resolution: 'resolution',
+  labels: 'labels',
+  key: 'key',
+  issuekey: 'key',
+  id: 'key',
+  summary: 'summary',
+  description: 'description',
+  text: 'text',
+};
+
+const SORT_FIELDS = new Set(['created', 'updated', 'key', 'id', 'summary']);
+
+function jqlError(message: string, at?: Token): ServiceError {
+  const where = at ? ` (line 1, character ${at.pos + 1})` : '';
+  return new ServiceError(400, `Error in the JQL Query: ${message}${where}.`);
+}
+
+const shown = (t: Token) => (t.kind === 'end' ? 'the end of the query' : `'${t.text}'`);
+
+function tokenize(jql: string): Token[] {
+  const out: Token[] = [];
+  const word = /[^\s"'=!~<>(),]+/y;
+  let i = 0;
+  while (i < jql.length) {
+    const ch = jql[i] ?? '';
+    if (/\s/.test(ch)) {
+      i += 1;
+    } else if (ch === '"' || ch === "'") {
+      let j = i + 1;
+      let text = '';
+      while (j < jql.length && jql[j] !== ch) {
+        if (jql[j] === '\\' && j + 1 < jql.length) {
+          text += jql[j + 1];
+          j += 2;
+        } else {
+          text += jql[j];
+          j += 1;
+        }
+      }
+      if (j >= jql.length) throw jqlError(`the quoted string starting at character ${i + 1} is not closed`);
+      out.push({ kind: 'string', text, pos: i });
+      i = j + 1;
+    } else if (['!=', '!~', '>=', '<='].includes(jql.slice(i, i + 2))) {
+      out.push({ kind: 'op', text: jql.slice(i, i + 2), pos: i });
+      i += 2;
+    } else if ('=~<>'.includes(ch)) {
+      out.push({ kind: 'op', text: ch, pos: i });
+      i += 1;
+    } else if ('(),'.includes(ch)) {
+      out.push({ kind: 'punct', text: ch, pos: i });
+      i += 1;
+    } else {
+      word.lastIndex = i;
+      const m = word.exec(jql);
+      if (!m) throw jqlError(`the character '${ch}' is not expected here`, { kind: 'op', text: ch, pos: i });
+      out.push({ kind: 'word', text: m[0], pos: i });
+      i += m[0].length;
+    }
+  }
+  out.push({ kind: 'end', text: '', pos: jql.length });
+  return out;
+}
+
+/**
+ * Parses the JQL subset: `project`, `issuetype` (or `type`), `status`, `resolution`, `labels`, `key` with `=`, `!=`,
+ * `in (...)` and `not in (...)`; `summary`, `description` and `text` (either) with `~` and `!~` (case-insensitive contains); values bare or quoted;
+ * clauses joined by AND; `ORDER BY created|updated|key|id|summary [ASC|DESC], ...`. Anything else is a 400 naming
+ * what was expected and where.
+ */
+export function parseJql(jql: string): JqlQuery {
+  const tokens = tokenize(jql);
+  let at = 0;
+  const peek = (): Token => tokens[at] ?? (tokens[tokens.length - 1] as Token);
+  const next = (): Token => {
+    const t = peek();
+    if (t.kind !== 'end') at += 1;
+    return t;
+  };
+  const isWord = (t: Token, w: string) => t.kind === 'word' && t.text.toLowerCase() === w;
+
+  const value = (): string => {
+    const t = next();
+    if (t.kind !== 'word' && t.kind !== 'string') throw jqlError(`Expecting a value but got ${shown(t)}`, t);
+    return t.text;
+  };
+
+  const clause = (): JqlClause => {
+    const f = next();
+    if (f.kind !== 'word' && f.kind !== 'string') throw jqlError(`Expecting a field name but got ${shown(f)}`, f);
+    const field = JQL_FIELDS[f.text.toLowerCase()];
+    if (!field) {
+      throw new ServiceError(400, `Field '${f.text}' does not exist or you do not have permission to view it.`);
+    }
+    const o = next();
+    let op: string;
+    if (o.kind === 'op') op = o.text;
+    else if (isWord(o, 'in')) op = 'in';
+    else if (isWord(o, 'not') && isWord(peek(), 'in')) {
+      next();
+      op = 'not in';
+    } else {
+      throw jqlError(
+        `Expecting operator but got ${shown(o)}. The valid operators are '=', '!=', '~', '!~', 'in' and 'not in'`,
+        o,
+      );
+    }
+    const textField = field === 'summary' || field === 'description' || field === 'text';
+    const allowed = textField ? ['~', '!~'] : ['=', '!=', 'in', 'not in'];
+    if (!allowed.includes(op))
+      throw new ServiceError(400, `The operator '${op}' is not supported by the '${f.text}' field.`);
+    const values: string[] = [];
+    if (op === 'in' || op === 'not in') {
+      const open = next();
+      if (open.text !== '(' || open.kind !== 'punct') throw jqlError(`Expecting '(' but got ${shown(open)}`, open);
+      values.push(value());
+      while (peek().kind === 'punct' && peek().text === ',') {
+        next();
+        values.push(value());
+      }
+      const close = next();
+      if (close.text !== ')' || close.kind !== 'punct') {
+        throw jqlError(`Expecting ',' or ')' but got ${shown(close)}`, close);
+      }
+    } else values.push(value());
+    return { field, negated: op === '!=' || op === '!~' || op === 'not in', values };
+  };
+
+  const clauses: JqlClause[] = [];
+  const orderBy: JqlQuery['orderBy'] = [];
+  if (peek().kind !== 'end' && !isWord(peek(), 'order')) {
+    clauses.push(clause());
+    while (isWord(peek(), 'and')) {
+      next();
+      clauses.push(clause());
+    }
+  }
+  if (isWord(peek(), 'order')) {
+    next();
+    const by = next();
+    if (!isWord(by, 'by')) throw jqlError(`Expecting 'by' after 'order' but got ${shown(by)}`, by);
+    do {
+      const f = next();
+      const field = f.text.toLowerCase();
+      if ((f.kind !== 'word' && f.kind !== 'string') || !SORT_FIELDS.has(field)) {
+        throw jqlError(`Expecting a sort field (${[...SORT_FIELDS].join(', ')}) but got ${shown(f)}`, f);
+      }
+      let direction: 'ASC' | 'DESC' = 'ASC';
+      if (isWord(peek(), 'asc') || isWord(peek(), 'desc')) direction = next().text.toUpperCase() as 'ASC' | 'DESC';
+      orderBy.push({ field: field === 'key' ? 'id' : field, direction });
+    } while (peek().kind === 'punct' && peek().text === ',' && next());
+  }
+  const rest = peek();
+  if (rest.kind !== 'end') {
+    const hint = isWord(rest, 'or') ? ' (OR is not supported by the emulator: use AND or in (...))' : '';
+    throw jqlError(`Expecting 'AND' or 'ORDER BY' but got ${shown(rest)}${hint}`, rest);
+  }
+  return { clauses, orderBy };
+}

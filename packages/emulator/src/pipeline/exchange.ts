@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Service } from '@casebridge/core/contract';
+import type { BlobStore } from '../blobs.js';
+import type { Variant } from '../context.js';
+import type { FaultController } from '../faults.js';
+import type { RateLimiter } from '../ratelimit.js';
+import type { Router } from '../router.js';
+import type { RequestLogEntry, RunningEmulator } from '../server.js';
+import type { Store } from '../store.js';
+
+/** What every request of one emulator shares: its state and settings, fixed when it starts. */
+export interface Env {
+  emu: RunningEmulator;
+  store: Store;
+  blobs: BlobStore;
+  variant: Variant;
+  faults: FaultController;
+  /** Absent: no rate limit. */
+  limiter: RateLimiter | undefined;
+  router: Router;
+  now: () => number;
+  /** Host named in the origin of a request that sends no Host header. */
+  host: string;
+  /** Content repository: unauthenticated requests run as the guest. */
+  repoGuest: boolean;
+  /** Largest JSON body, bytes. */
+  maxJson: number;
+  /** Largest uploaded file, bytes. */
+  maxFile: number;
+  /** Aborted when the emulator closes: injected latency and hangs end at once. */
+  closing: AbortSignal;
+  /** Writes the store's changes to disk (sessions are not kept). */
+  commit: () => void;
+}
+
+/** One request on its way through the steps: what its request line says, and the log entry the steps fill in. */
+export interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  entry: RequestLogEntry;
+  /** Upper case. */
+  method: string;
+  /** As sent (still percent-encoded), without the query. */
+  rawPath: string;
+  query: URLSearchParams;
+  /** Base URL the client reached the emulator at, e.g. `http://127.0.0.1:8990`. */
+  origin: string;
+}
+
+/** An exchange addressed to one service. */
+export interface ServiceExchange extends Exchange {
+  service: Service;
+  /** The service prefix the request came in under ('' for the Jira platform). */
+  prefix: string;
+  /** The path after the prefix. */
+  rest: string;
+}
+
+/** What a step returns when it has answered the request (or dropped the connection): the pipeline stops there. */
+export const ANSWERED = Symbol('answered');
+export type Answered = typeof ANSWERED;

@@ -1,0 +1,89 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { handleAdmin } from '../admin.js';
+import { serveDocs } from '../docs.js';
+import { serveDownload } from '../handlers/downloads.js';
+import type { RequestLogEntry } from '../server.js';
+import { auth, licence } from './access.js';
+import { dispatch, unitOfWork } from './dispatch.js';
+import { ANSWERED, type Env, type Exchange } from './exchange.js';
+import { afterFaults, faults } from './faults.js';
+import { newContext, parse } from './parse.js';
+import { rateLimit } from './rateLimit.js';
+import { reply } from './reply.js';
+import { address, route } from './route.js';
+
+export type { Env } from './exchange.js';
+
+/**
+ * How the emulator answers a request: a pipeline of small steps, in this order. The admin endpoints and the API
+ * documentation are the emulator's own and skip it. Each step either hands its result to the next or answers the
+ * request itself (an error, a fault, a download) and returns ANSWERED, which ends the pipeline.
+ *
+ * 1. faults: injected latency, error answers, resets and hangs (what the network or a proxy would do);
+ * 2. rate limit: 429 above the configured rate;
+ *    then the downloads at the URLs the services hand out (not operations of the spec);
+ * 3. route: the operation at the method and path (404, 405, OPTIONS);
+ * 4. auth: the caller (401), the repository's guest;
+ * 5. licence: the test-management add-on's licence (403);
+ * 6. parse: path, query and body against the operation's schemas (the service's validation error);
+ * 7. dispatch: the operation's handler, committed as one unit with the parse;
+ * 8. reply: the handler's answer, lost or malformed when a fault says so.
+ */
+export async function handleRequest(
+  env: Env,
+  req: IncomingMessage,
+  res: ServerResponse,
+  entry: RequestLogEntry,
+): Promise<void> {
+  const x = exchange(env, req, res, entry);
+  if (await serveOwn(env, x)) return;
+  const sx = address(x);
+  const fault = await faults(env, sx);
+  if (fault === ANSWERED) return;
+  if (rateLimit(env, sx) === ANSWERED) return;
+  if (sx.method === 'GET' && (await serveDownload({ store: env.store, blobs: env.blobs, ...sx }))) return;
+  const match = route(env, sx);
+  if (match === ANSWERED) return;
+  const caller = auth(env, sx, match.op);
+  if (caller === ANSWERED) return;
+  if (licence(sx, match.op, caller) === ANSWERED) return;
+  const ctx = newContext(env, sx, match.op, caller);
+  const result = await unitOfWork(env, sx, ctx, async () => {
+    await parse(env, sx, ctx, match.params);
+    return dispatch(ctx);
+  });
+  if (result === ANSWERED) return;
+  if ((await afterFaults(env, sx, fault)) === ANSWERED) return;
+  await reply(env, sx, ctx.op, result, fault);
+}
+
+/** What the request line says. */
+function exchange(env: Env, req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry): Exchange {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return {
+    req,
+    res,
+    entry,
+    method: (req.method ?? 'GET').toUpperCase(),
+    rawPath: q < 0 ? url : url.slice(0, q),
+    query: new URLSearchParams(q < 0 ? '' : url.slice(q + 1)),
+    origin: `http://${req.headers.host ?? `${env.host}:${env.emu.port}`}`,
+  };
+}
+
+/** The emulator's own endpoints: the admin API under `/__emulator/`, and the API documentation. */
+async function serveOwn(env: Env, x: Exchange): Promise<boolean> {
+  const { req, res, rawPath } = x;
+  if (rawPath.startsWith('/__emulator/') || rawPath === '/__emulator') {
+    x.entry.service = 'admin';
+    const { emu, commit, blobs } = env;
+    await handleAdmin(emu, { req, res, method: x.method, path: rawPath, query: x.query, commit, blobs });
+    return true;
+  }
+  if (serveDocs(req, res, rawPath, x.origin)) {
+    x.entry.service = 'docs';
+    return true;
+  }
+  return false;
+}

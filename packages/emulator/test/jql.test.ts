@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../src/context.js';
+import { parseJql } from '../src/jql.js';
+
+/**
+ * The JQL parser on its own (the search operation's evaluation of a query is tested through the service in
+ * jira.test.ts): the subset it reads, and the 400 it answers for anything else, naming what it expected and where.
+ */
+
+/** The error `parseJql` throws for `jql`. */
+function refusal(jql: string): ServiceError {
+  try {
+    parseJql(jql);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ServiceError);
+    return err as ServiceError;
+  }
+  throw new Error(`expected ${JSON.stringify(jql)} to be refused`);
+}
+
+describe('parseJql', () => {
+  it('reads an empty query as no clauses and no order', () => {
+    expect(parseJql('')).toEqual({ clauses: [], orderBy: [] });
+    expect(parseJql('   ')).toEqual({ clauses: [], orderBy: [] });
+  });
+
+  it('reads = and != clauses joined by AND, in any letter case', () => {
+    expect(parseJql('project = DEMO and issuetype != Bug AND Status=Open')).toEqual({
+      clauses: [
+        { field: 'project', negated: false, values: ['DEMO'] },
+        { field: 'issuetype', negated: true, values: ['Bug'] },
+        { field: 'status', negated: false, values: ['Open'] },
+      ],
+      orderBy: [],
+    });
+  });
+
+  it('maps the field aliases: type, issuekey and id', () => {
+    const q = parseJql('type = Bug AND issuekey = DEMO-1 AND id = 10 AND key = DEMO-2');
+    expect(q.clauses.map((c) => c.field)).toEqual(['issuetype', 'key', 'key', 'key']);
+  });
+
+  it('reads ~ and !~ on the text fields', () => {
+    expect(parseJql('summary ~ login AND description !~ "flaky test" AND text ~ checkout').clauses).toEqual([
+      { field: 'summary', negated: false, values: ['login'] },
+      { field: 'description', negated: true, values: ['flaky test'] },
+      { field: 'text', negated: false, values: ['checkout'] },
+    ]);
+  });
+
+  it('reads in (...) and not in (...) with bare and quoted values', () => {
+    expect(parseJql('labels in (smoke, "nightly run", \'e2e\') AND resolution NOT IN (Fixed)').clauses).toEqual([
+      { field: 'labels', negated: false, values: ['smoke', 'nightly run', 'e2e'] },
+      { field: 'resolution', negated: true, values: ['Fixed'] },
+    ]);
+  });
+
+  it('reads quoted values: double or single quotes, a backslash escapes the next character', () => {
+    const q = parseJql(String.raw`status = "In Progress" AND summary ~ 'don"t' AND labels = "a\"b" AND key = 'x\\y'`);
+    expect(q.clauses.map((c) => c.values[0])).toEqual(['In Progress', 'don"t', 'a"b', 'x\\y']);
+  });
+
+  it('reads a quoted field name', () => {
+    expect(parseJql('"project" = DEMO').clauses).toEqual([{ field: 'project', negated: false, values: ['DEMO'] }]);
+  });
+
+  it('reads ORDER BY with several fields and directions (key sorts as id; ASC by default)', () => {
+    expect(parseJql('project = DEMO ORDER BY created DESC, key, summary asc').orderBy).toEqual([
+      { field: 'created', direction: 'DESC' },
+      { field: 'id', direction: 'ASC' },
+      { field: 'summary', direction: 'ASC' },
+    ]);
+    expect(parseJql('order by updated desc')).toEqual({
+      clauses: [],
+      orderBy: [{ field: 'updated', direction: 'DESC' }],
+    });
+  });
+
+  it('refuses OR with a hint, and says where', () => {
+    const err = refusal('project = DEMO OR project = OTHER');
+    expect(err.status).toBe(400);
+    expect(err.message).toBe(
+      "Error in the JQL Query: Expecting 'AND' or 'ORDER BY' but got 'OR' (OR is not supported by the emulator: use AND or in (...)) (line 1, character 16).",
+    );
+  });
+
+  it('refuses an unknown field, and an operator the field does not take', () => {
+    expect(refusal('assignee = me').message).toBe(
+      "Field 'assignee' does not exist or you do not have permission to view it.",
+    );
+    expect(refusal('summary = login').message).toBe("The operator '=' is not supported by the 'summary' field.");
+    expect(refusal('status ~ Open').message).toBe("The operator '~' is not supported by the 'status' field.");
+    expect(refusal('status > Open').message).toBe("The operator '>' is not supported by the 'status' field.");
+  });
+
+  it('names what it expected and the character where it did not find it', () => {
+    const cases: [string, string][] = [
+      [
+        'project',
+        "Expecting operator but got the end of the query. The valid operators are '=', '!=', '~', '!~', 'in' and 'not in' (line 1, character 8)",
+      ],
+      ['project =', 'Expecting a value but got the end of the query (line 1, character 10)'],
+      ['project = (', "Expecting a value but got '(' (line 1, character 11)"],
+      ['= DEMO', "Expecting a field name but got '=' (line 1, character 1)"],
+      ['labels in smoke', "Expecting '(' but got 'smoke' (line 1, character 11)"],
+      ['labels in (a b)', "Expecting ',' or ')' but got 'b' (line 1, character 14)"],
+      ['project = DEMO ORDER created', "Expecting 'by' after 'order' but got 'created' (line 1, character 22)"],
+      [
+        'ORDER BY status',
+        "Expecting a sort field (created, updated, key, id, summary) but got 'status' (line 1, character 10)",
+      ],
+      ['project = DEMO AND', 'Expecting a field name but got the end of the query (line 1, character 19)'],
+      ['summary ~ "open', 'the quoted string starting at character 11 is not closed'],
+      ['project = DEMO "x"', "Expecting 'AND' or 'ORDER BY' but got 'x' (line 1, character 16)"],
+    ];
+    for (const [jql, message] of cases) {
+      const err = refusal(jql);
+      expect(err.status, jql).toBe(400);
+      expect(err.message, jql).toContain(message);
+      expect(err.message, jql).toMatch(/^(Error in the JQL Query: )/);
+    }
+  });
+});
