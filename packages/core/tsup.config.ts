@@ -1,7 +1,12 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', contract: 'src/contract/index.ts', runtime: 'src/runtime/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    contract: 'src/contract/index.ts',
+    runtime: 'src/runtime/index.ts',
+    adapter: 'src/adapter/index.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { caseIdentity, caseSummary, identityInDescription } from '../src/engine/cases.js';
-import { KeyBatcher } from '../src/engine/delivery.js';
+import { KeyBatcher } from '../src/engine/keyed.js';
 import { pipelineId, pipelineMarker } from '../src/engine/text.js';
 import { isWorse } from '../src/engine/work.js';
 

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Engine } from '@casebridge/core';
+import { problemPrinter } from '@casebridge/core/adapter';
 import type { CasebridgeOptions } from '@casebridge/core/runtime';
 import { closeChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
 import { caseKeyOf, type JestAssertion, projectName, toTestResult } from './translate.js';
@@ -50,7 +51,8 @@ export default class CasebridgeReporter {
   /** Per-attempt events by file and full name, until the file's result hands the test over. */
   private readonly events = new Map<string, JestAssertion[]>();
   private lastError: Error | undefined;
-  private readonly printed = new Set<string>();
+  /** One line per distinct problem on stderr; the test run goes on. */
+  private readonly problem = problemPrinter('Jest');
 
   constructor(globalConfig: JestGlobalConfig, options?: CasebridgeOptions, _context?: unknown) {
     this.globalConfig = globalConfig ?? { rootDir: process.cwd() };
@@ -139,20 +141,6 @@ export default class CasebridgeReporter {
   /** An error only when `failOnError` is set and delivery failed: Jest then fails the run. */
   getLastError(): Error | undefined {
     return this.lastError;
-  }
-
-  /** One line per distinct problem on stderr; the test run goes on. */
-  private problem(where: string, err: unknown): void {
-    const line = `casebridge: the Jest reporter failed in ${where} and goes on without it: ${
-      err instanceof Error ? err.message : String(err)
-    }`;
-    if (this.printed.has(line) || this.printed.size > 20) return;
-    this.printed.add(line);
-    try {
-      process.stderr.write(`${line}\n`);
-    } catch {
-      // Nothing left to tell it with.
-    }
   }
 }
 

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
-import { isAbsolute, relative } from 'node:path';
 import type { Attempt, AttemptStatus, ResultError, TestResult } from '@casebridge/core';
+import { relativeFile, stableId, stripAnsi } from '@casebridge/core/adapter';
 
 /**
  * Pure translation from Jest's reporter objects to casebridge's result model. `JestAssertion` is the subset of
@@ -26,22 +25,6 @@ export interface JestAssertion {
   /** Jest 30: the errors of the attempts that were retried (often empty). */
   retryReasons?: unknown[];
   location?: { line: number; column: number } | null;
-}
-
-const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[ -/]*[@-~]`, 'g');
-export const stripAnsi = (s: string) => s.replace(ANSI, '');
-
-/** `file` relative to the project root, with forward slashes. */
-export function relativeFile(root: string, file: string): string {
-  return (isAbsolute(file) ? relative(root, file) : file).replace(/\\/g, '/');
-}
-
-/** A stable id: a hash of the relative file, the describe blocks and title, and the project (`displayName`). */
-export function stableId(file: string, titlePath: string[], project: string | undefined): string {
-  return createHash('sha1')
-    .update(JSON.stringify([file, titlePath, project ?? '']))
-    .digest('hex')
-    .slice(0, 20);
 }
 
 /** Where a test's events are grouped: its file and full name (what a retried test keeps). */
@@ -160,6 +143,7 @@ export function toTestResult(final: JestAssertion, events: readonly JestAssertio
   const file = relativeFile(f.root, f.path);
   const titlePath = [...final.ancestorTitles, final.title];
   return {
+    // The project is the Jest project's `displayName`.
     id: stableId(file, titlePath, f.project),
     file,
     ...(final.location?.line ? { line: final.location.line } : {}),

@@ -1,15 +1,7 @@
 import { outcomeOf } from '@casebridge/core';
+import { relativeFile, stableId } from '@casebridge/core/adapter';
 import { describe, expect, it } from 'vitest';
-import {
-  attemptsOf,
-  type JestAssertion,
-  projectName,
-  relativeFile,
-  stableId,
-  statusOf,
-  toError,
-  toTestResult,
-} from '../src/translate.js';
+import { attemptsOf, type JestAssertion, projectName, statusOf, toError, toTestResult } from '../src/translate.js';
 
 // Literals shaped like what Jest 30.5 hands a reporter (copied from a real run, stacks shortened): the per-attempt
 // `TestCaseResult` of `onTestCaseResult` (`startedAt`) and the `AssertionResult` of the file result (`startAt`).

@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import { Engine } from '@casebridge/core';
+import { problemPrinter } from '@casebridge/core/adapter';
 import type { CasebridgeOptions } from '@casebridge/core/runtime';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import { isFinal, type Paths, toPlanned, toTestResult } from './translate.js';
@@ -30,7 +31,8 @@ export default class CasebridgeReporter implements Reporter {
   private paths: Paths = { root: process.cwd() };
   /** Tests with an attempt that were not handed over yet: a retry may follow. */
   private readonly waiting = new Set<TestCase>();
-  private readonly printed = new Set<string>();
+  /** One line per distinct problem on stderr; the test run goes on. */
+  private readonly problem = problemPrinter('Playwright');
 
   constructor(options: CasebridgeOptions & { configDir?: string } = {}) {
     let configDir: unknown;
@@ -110,20 +112,6 @@ export default class CasebridgeReporter implements Reporter {
   private handOver(test: TestCase): void {
     this.waiting.delete(test);
     if (test.results.length > 0) this.engine?.add(toTestResult(test, test.results, this.paths));
-  }
-
-  /** One line per distinct problem on stderr; the test run goes on. */
-  private problem(where: string, err: unknown): void {
-    const line = `casebridge: the Playwright reporter failed in ${where} and goes on without it: ${
-      err instanceof Error ? err.message : String(err)
-    }`;
-    if (this.printed.has(line) || this.printed.size > 20) return;
-    this.printed.add(line);
-    try {
-      process.stderr.write(`${line}\n`);
-    } catch {
-      // Nothing left to tell it with.
-    }
   }
 }
 

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { isAbsolute, relative } from 'node:path';
 import type {
   Annotation,
   Attempt,
@@ -9,6 +7,14 @@ import type {
   ResultStep,
   TestResult,
 } from '@casebridge/core';
+import {
+  leavesRoot,
+  outputExcerpt,
+  relativeFile as relativeTo,
+  stableId,
+  stackWithCauses,
+  stripAnsi,
+} from '@casebridge/core/adapter';
 
 /**
  * Pure translation from Playwright's reporter objects to casebridge's result model. The `Pw*` interfaces are the
@@ -87,12 +93,6 @@ export interface PwTestCase {
   parent: PwSuite;
 }
 
-/** The bound of each of an attempt's stdout and stderr excerpts, in characters (the end is kept). */
-export const OUTPUT_EXCERPT_CHARS = 4096;
-
-const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[ -/]*[@-~]`, 'g');
-const stripAnsi = (s: string) => s.replace(ANSI, '');
-
 /**
  * Where test files are made relative to: `root` is the project root (the Playwright config's folder); `testDir` is
  * Playwright's `config.rootDir`, used when a file lies outside `root` (a merged report recorded on a machine whose
@@ -105,10 +105,8 @@ export interface Paths {
 
 /** `file` relative to the project root, with forward slashes (Playwright's locations are absolute). */
 export function relativeFile(paths: Paths, file: string): string {
-  if (!isAbsolute(file)) return file.replace(/\\/g, '/');
-  let rel = relative(paths.root, file);
-  if ((/^\.\.(?:[\\/]|$)/.test(rel) || isAbsolute(rel)) && paths.testDir) rel = relative(paths.testDir, file);
-  return rel.replace(/\\/g, '/');
+  const rel = relativeTo(paths.root, file);
+  return paths.testDir && leavesRoot(rel) ? relativeTo(paths.testDir, file) : rel;
 }
 
 /** Describe blocks and the title: `titlePath()` without the root (''), project and file entries. */
@@ -118,18 +116,6 @@ export function titlePathOf(test: PwTestCase): string[] {
 
 export function projectOf(test: PwTestCase): string | undefined {
   return test.parent.project?.()?.name || undefined;
-}
-
-/**
- * A stable id: a hash of the relative file, the title path and the project name. Not `test.id`: that one hashes the
- * path from the project's testDir and a de-duplicated project id, and merge-reports salts it when the same test
- * comes from several blob reports.
- */
-export function stableId(file: string, titlePath: string[], project: string | undefined): string {
-  return createHash('sha1')
-    .update(JSON.stringify([file, titlePath, project ?? '']))
-    .digest('hex')
-    .slice(0, 20);
 }
 
 type Identity = { id: string; file: string; titlePath: string[]; project: string | undefined };
@@ -142,6 +128,8 @@ function identity(test: PwTestCase, paths: Paths): Identity {
   const file = relativeFile(paths, test.location.file);
   const titlePath = titlePathOf(test);
   const project = projectOf(test);
+  // Not `test.id`: that one hashes the path from the project's testDir and a de-duplicated project id, and
+  // merge-reports salts it when the same test comes from several blob reports.
   const made = { id: stableId(file, titlePath, project), file, titlePath, project };
   identities.set(test, { paths, identity: made });
   return made;
@@ -193,16 +181,17 @@ export function toAttempt(result: PwResult, paths: Paths): Attempt {
       result.attachments.filter((a) => !ctx.owned.has(a)),
       new Set(),
     ),
-    stdout: excerpt(result.stdout),
-    stderr: excerpt(result.stderr),
+    stdout: outputExcerpt(result.stdout),
+    stderr: outputExcerpt(result.stderr),
   };
 }
 
 export function toError(e: PwError, paths: Paths): ResultError {
-  let stack = e.stack === undefined ? undefined : stripAnsi(e.stack);
-  for (let c = e.cause, depth = 0; c && depth < 5; c = c.cause, depth++) {
-    stack = `${stack ?? ''}\n[cause]: ${stripAnsi(c.stack ?? c.message ?? c.value ?? '')}`;
-  }
+  const stack = stackWithCauses(
+    e.stack === undefined ? undefined : stripAnsi(e.stack),
+    e.cause,
+    (c: PwError) => c.stack ?? c.message ?? c.value ?? '',
+  );
   const out: ResultError = { message: stripAnsi(e.message ?? e.value ?? 'Error') };
   if (stack !== undefined) out.stack = stack;
   if (e.snippet !== undefined) out.snippet = stripAnsi(e.snippet);
@@ -265,14 +254,6 @@ function toAttachment(a: PwAttachment): ResultAttachment | undefined {
   if (typeof a.body === 'string') out.body = new TextEncoder().encode(a.body);
   else if (a.body) out.body = new Uint8Array(a.body.buffer, a.body.byteOffset, a.body.byteLength);
   return out;
-}
-
-/** The end of what an attempt printed, without colour codes; undefined when it printed nothing. */
-export function excerpt(chunks: readonly (string | Uint8Array)[], max = OUTPUT_EXCERPT_CHARS): string | undefined {
-  const decoder = new TextDecoder();
-  const text = stripAnsi(chunks.map((c) => (typeof c === 'string' ? c : decoder.decode(c))).join(''));
-  if (!text) return undefined;
-  return text.length > max ? `…${text.slice(text.length - max + 1)}` : text;
 }
 
 /**

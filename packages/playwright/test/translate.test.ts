@@ -1,7 +1,7 @@
 import { outcomeOf } from '@casebridge/core';
+import { outputExcerpt, stableId } from '@casebridge/core/adapter';
 import { describe, expect, it } from 'vitest';
 import {
-  excerpt,
   isFinal,
   type PwAttachment,
   type PwResult,
@@ -9,7 +9,6 @@ import {
   type PwSuite,
   type PwTestCase,
   relativeFile,
-  stableId,
   toPlanned,
   toTestResult,
 } from '../src/translate.js';
@@ -219,11 +218,11 @@ describe('toTestResult', () => {
 
   it('bounds output excerpts, keeping the end', () => {
     const long = `${'a'.repeat(5000)}THE END`;
-    const e = excerpt([long]) as string;
+    const e = outputExcerpt([long]) as string;
     expect(e.length).toBe(4096);
     expect(e.startsWith('…')).toBe(true);
     expect(e.endsWith('THE END')).toBe(true);
-    expect(excerpt([])).toBeUndefined();
+    expect(outputExcerpt([])).toBeUndefined();
   });
 });
 

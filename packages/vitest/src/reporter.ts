@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import type { Engine } from '@casebridge/core';
+import { problemPrinter } from '@casebridge/core/adapter';
 import type { CasebridgeOptions } from '@casebridge/core/runtime';
 import { channelFile, closeChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
 import { runtimeName, titlePathOf, toTestResult, type VtTestCase } from './translate.js';
@@ -50,7 +51,8 @@ export default class CasebridgeReporter {
    * the end) counts once. Not by our stable id: two tests of a file may share a title.
    */
   private readonly handed = new Set<unknown>();
-  private readonly printed = new Set<string>();
+  /** One line per distinct problem on stderr; the test run goes on. */
+  private readonly problem = problemPrinter('Vitest');
 
   /** Options win over `CASEBRIDGE_*` variables and `casebridge.config.json`; credentials are best left to those. */
   constructor(options: CasebridgeOptions = {}) {
@@ -159,20 +161,6 @@ export default class CasebridgeReporter {
       if (existsSync(file)) rmSync(file, { force: true });
     }
     engine.add(result);
-  }
-
-  /** One line per distinct problem on stderr; the test run goes on. */
-  private problem(where: string, err: unknown): void {
-    const line = `casebridge: the Vitest reporter failed in ${where} and goes on without it: ${
-      err instanceof Error ? err.message : String(err)
-    }`;
-    if (this.printed.has(line) || this.printed.size > 20) return;
-    this.printed.add(line);
-    try {
-      process.stderr.write(`${line}\n`);
-    } catch {
-      // Nothing left to tell it with.
-    }
   }
 }
 

@@ -1,6 +1,13 @@
-import { createHash } from 'node:crypto';
-import { basename, extname, isAbsolute, relative, resolve } from 'node:path';
+import { basename, extname, isAbsolute, resolve } from 'node:path';
 import type { Annotation, Attempt, ResultAttachment, ResultError, TestResult } from '@casebridge/core';
+import {
+  leavesRoot,
+  outputExcerpt,
+  relativeFile as relativeTo,
+  stableId,
+  stackWithCauses,
+  stripAnsi,
+} from '@casebridge/core/adapter';
 
 /**
  * Pure translation from Vitest's reported tasks (`vitest/node`) to casebridge's result model. The `Vt*` interfaces
@@ -75,15 +82,10 @@ export interface VtTestCase {
   logs?(): readonly { content: string; type: string }[];
 }
 
-const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[ -/]*[@-~]`, 'g');
-const stripAnsi = (s: string) => s.replace(ANSI, '');
-
 /** `file` relative to the project root, forward slashes; a path outside the root (a merge recorded elsewhere) as given. */
 export function relativeFile(root: string, file: string, fallback?: string): string {
-  if (!isAbsolute(file)) return file.replace(/\\/g, '/');
-  const rel = relative(root, file);
-  if ((/^\.\.(?:[\\/]|$)/.test(rel) || isAbsolute(rel)) && fallback) return fallback.replace(/\\/g, '/');
-  return rel.replace(/\\/g, '/');
+  const rel = relativeTo(root, file);
+  return fallback && isAbsolute(file) && leavesRoot(rel) ? fallback.replace(/\\/g, '/') : rel;
 }
 
 /** Describe blocks and the title, outermost first (the module is not part of it). */
@@ -101,17 +103,6 @@ export function titlePathOf(tc: Pick<VtTestCase, 'name' | 'parent'>): string[] {
  */
 export function runtimeName(project: string | undefined, titlePath: readonly string[]): string {
   return JSON.stringify([project || '', ...titlePath]);
-}
-
-/**
- * A stable id: a hash of the relative file, the title path and the project name. Not Vitest's `id`: that one
- * depends on the order of the tests in the file.
- */
-export function stableId(file: string, titlePath: readonly string[], project: string | undefined): string {
-  return createHash('sha1')
-    .update(JSON.stringify([file, titlePath, project ?? '']))
-    .digest('hex')
-    .slice(0, 20);
 }
 
 const asKeys = (v: unknown): string[] =>
@@ -137,12 +128,13 @@ export function toTestResult(tc: VtTestCase, root: string): TestResult {
   if (last) last.attachments.push(...attachmentsOf(tc, root));
   const logs = tc.logs?.() ?? [];
   if (last && logs.length > 0) {
-    const out = excerpt(logs.filter((l) => l.type === 'stdout').map((l) => l.content));
-    const err = excerpt(logs.filter((l) => l.type === 'stderr').map((l) => l.content));
+    const out = outputExcerpt(logs.filter((l) => l.type === 'stdout').map((l) => l.content));
+    const err = outputExcerpt(logs.filter((l) => l.type === 'stderr').map((l) => l.content));
     if (out) last.stdout = out;
     if (err) last.stderr = err;
   }
   return {
+    // Not Vitest's `id`: that one depends on the order of the tests in the file.
     id: stableId(file, titlePath, project),
     file,
     ...(tc.location ? { line: tc.location.line } : {}),
@@ -218,11 +210,11 @@ function isoOf(ms: number | undefined): { startedAt?: string } {
 
 /** Message, stack with the diff and the causes (no colour codes), location of the first stack frame. */
 export function toError(e: VtError, root: string): ResultError {
-  let stack = e.stack === undefined ? undefined : stripAnsi(e.stack);
-  let cause = e.cause as VtError | undefined;
-  for (let depth = 0; cause && typeof cause === 'object' && depth < 5; cause = cause.cause as VtError, depth++) {
-    stack = `${stack ?? ''}\n[cause]: ${stripAnsi(cause.stack ?? cause.message ?? '')}`;
-  }
+  let stack = stackWithCauses(
+    e.stack === undefined ? undefined : stripAnsi(e.stack),
+    e.cause,
+    (c: VtError) => c.stack ?? c.message ?? '',
+  );
   if (e.diff) stack = `${stack ?? ''}\n\n${stripAnsi(e.diff)}`;
   const out: ResultError = { message: stripAnsi(e.message || e.name || 'Error') };
   if (stack !== undefined) out.stack = stack;
@@ -284,11 +276,4 @@ export function toAttachment(a: VtAttachment, name: string, root: string): Resul
         ? new TextEncoder().encode(a.body)
         : new Uint8Array(Buffer.from(a.body, 'base64'));
   return { name, contentType, body };
-}
-
-/** The end of what a test printed, without colour codes; undefined when it printed nothing. */
-export function excerpt(chunks: readonly string[], max = 4096): string | undefined {
-  const text = stripAnsi(chunks.join(''));
-  if (!text) return undefined;
-  return text.length > max ? `…${text.slice(text.length - max + 1)}` : text;
 }

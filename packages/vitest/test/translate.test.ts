@@ -1,10 +1,10 @@
 import { outcomeOf } from '@casebridge/core';
+import { stableId } from '@casebridge/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { identify } from '../src/runtime.js';
 import {
   relativeFile,
   runtimeName,
-  stableId,
   titlePathOf,
   toTestResult,
   type VtParent,

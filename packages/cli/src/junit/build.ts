@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Annotation, Attempt, ResultAttachment, ResultError, TestResult } from '@casebridge/core';
+import { stableId } from '@casebridge/core/adapter';
 import { isAttachmentProperty, MarkerScanner, splitPaths } from './attachments.js';
 import { gluedKeys } from './dialect.js';
 import { durationMs, errorOf, type Head, LIMITS, Tail } from './text.js';
@@ -35,14 +35,6 @@ export const newStreams = () => ({
   err: new Tail(LIMITS.output),
   markers: new MarkerScanner(),
 });
-
-/** Stable across runs: a hash of the file (or classname), title path and project (the Playwright adapter's formula). */
-export function stableId(file: string, titlePath: string[], project?: string): string {
-  return createHash('sha1')
-    .update(JSON.stringify([file, titlePath, project ?? '']))
-    .digest('hex')
-    .slice(0, 20);
-}
 
 /** Resolves referenced paths to attachments (a missing one becomes a note, not an attachment). */
 export type Resolve = (refs: string[]) => ResultAttachment[];
@@ -99,6 +91,7 @@ export function toResult(
   const reruns = c.extras.filter((x) => x.kind === 'rerun').map(extra);
   const line = Number(c.attrs.line);
   return {
+    // The file is the test's file or its classname: the id is every adapter's (`@casebridge/core/adapter`).
     id: stableId(identity.file, identity.titlePath, identity.project),
     file: identity.file,
     ...(Number.isInteger(line) && line > 0 ? { line } : {}),

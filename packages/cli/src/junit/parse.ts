@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { ResultAttachment, TestResult } from '@casebridge/core';
 import { SaxesParser } from 'saxes';
 import { resolveAttachment } from './attachments.js';
-import { type CaseState, type Extra, newStreams, stableId, toResult } from './build.js';
+import { type CaseState, type Extra, newStreams, toResult } from './build.js';
 import { type CaseContext, type Dialect, dialectOfRoot, identify, projectPath } from './dialect.js';
 import { errorOf, firstMeaningfulLine, Head, LIMITS, ownAttrs } from './text.js';
 
@@ -54,8 +54,6 @@ interface Open {
   sink?: (text: string) => void;
   onClose?: () => void;
 }
-
-export { stableId };
 
 /** Reads one JUnit XML file. Iterate it for the results; `stats` is complete once the iteration ends. */
 export function readJunit(path: string, options: ReadOptions): AsyncIterable<TestResult> & { stats: JunitFileStats } {

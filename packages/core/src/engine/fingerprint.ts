@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ANSI } from '../adapter/text.js';
 import type { ResultError, TestResult } from './model.js';
 
 /**
@@ -6,9 +7,6 @@ import type { ResultError, TestResult } from './model.js';
  * and shard, so that one defect is filed per distinct failure. It hashes the test id, the normalised error message
  * (numbers, ids, paths, URLs and timestamps removed) and the first stack frame in the test's own file.
  */
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC.
-const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
 /** The message with run-specific details replaced by placeholders. */
 export function normaliseMessage(message: string): string {

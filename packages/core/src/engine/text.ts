@@ -1,3 +1,4 @@
+import { ANSI } from '../adapter/text.js';
 import { redact } from '../client/secrets.js';
 
 /** The CI job's URL, for comments and defects (GitHub Actions, GitLab, Jenkins, Azure, CircleCI, Buildkite). */
@@ -37,7 +38,6 @@ export function pipelineMarker(pipeline: string): string {
  * configured secrets redacted (a test that prints the token must not publish it in Jira), then cut to `max`.
  */
 export function truncate(s: string, max: number): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: strip ANSI colour codes from runner messages.
-  const clean = redact(s.replace(/\u001b\[[0-9;]*[A-Za-z]/g, ''));
+  const clean = redact(s.replace(ANSI, ''));
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
 }

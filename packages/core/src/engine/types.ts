@@ -1,8 +1,11 @@
 import type { Annotation, TestResult } from './model.js';
 
-/** Which runner an adapter serves; named in summaries, defect descriptions and the debug log. */
+/**
+ * Which runner an adapter serves; named in summaries, defect descriptions and the debug log. The name is open: a new
+ * adapter names its runner (`'cypress'`) without a change here. `junit` is the CLI (JUnit import, replay).
+ */
 export interface RunnerInfo {
-  name: 'playwright' | 'vitest' | 'jest' | 'junit';
+  name: 'playwright' | 'vitest' | 'jest' | 'junit' | (string & {});
   version?: string;
 }
 

@@ -1,0 +1,34 @@
+import { createHash } from 'node:crypto';
+import { isAbsolute, relative } from 'node:path';
+
+/**
+ * A test's identity across runs, machines and shards: a hash of its file (relative to the project root, forward
+ * slashes), its title path (describe blocks and title) and its project. Not the runner's own id: Playwright's salts
+ * merged reports, Vitest's depends on the order of the tests in the file.
+ *
+ * The id is the `TestResult.id` that the defect fingerprint hashes and the journal keys its entries by, so every
+ * adapter must compute it here: one that hashed differently would file a second defect for the same failure. The
+ * formula is frozen (the tests pin its output); a project of `undefined` and of `''` give the same id.
+ */
+export function stableId(file: string, titlePath: readonly string[], project?: string): string {
+  return createHash('sha1')
+    .update(JSON.stringify([file, titlePath, project ?? '']))
+    .digest('hex')
+    .slice(0, 20);
+}
+
+/**
+ * `file` relative to `root`, with forward slashes: the `file` of a test's identity. A relative `file` is taken as
+ * already relative to the root (only its slashes change).
+ */
+export function relativeFile(root: string, file: string): string {
+  return (isAbsolute(file) ? relative(root, file) : file).replace(/\\/g, '/');
+}
+
+/**
+ * Whether a path that `relativeFile` made leaves the root (`../x`, or another drive on Windows): the test file lies
+ * outside the project, e.g. a merged report recorded on a machine whose checkout path differs.
+ */
+export function leavesRoot(rel: string): boolean {
+  return /^\.\.(?:[\\/]|$)/.test(rel) || isAbsolute(rel);
+}
