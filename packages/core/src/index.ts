@@ -4,10 +4,19 @@
  */
 export * from './client/index.js';
 export * as contract from './contract/index.js';
+export { type Caller, caller, type Service } from './engine/caller.js';
 export { CaseRegistry, type CaseRegistryOptions, caseIdentity, caseSummary, suitePathOf } from './engine/cases.js';
 export { clientsFor, cycleNameFor } from './engine/clients.js';
 export * from './engine/config.js';
-export { type Caller, caller } from './engine/delivery.js';
+export {
+  CYCLE_STATUS_AFTER,
+  type CycleInfo,
+  type CycleSpec,
+  type CycleWorkflow,
+  createCycle,
+  findCycle,
+  moveCycle,
+} from './engine/cycles.js';
 export { Engine } from './engine/engine.js';
 export * from './engine/fingerprint.js';
 export { Journal, type JournalEntry } from './engine/journal.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { suitePathOf } from '../src/engine/cases.js';
-import { commentFor, matchSteps } from '../src/engine/delivery.js';
+import { commentFor } from '../src/engine/comment.js';
 import type { TestResult } from '../src/engine/model.js';
+import { matchSteps } from '../src/engine/steps.js';
 import { ciWarning, formatSummary } from '../src/engine/summary.js';
 import type { RunSummary } from '../src/engine/types.js';
 import { needsDetails, selectedAttachments, statusOnly, worseStatus } from '../src/engine/work.js';

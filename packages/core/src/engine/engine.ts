@@ -13,14 +13,16 @@ import {
 import type { ContentRepositoryClient } from '../client/repo.js';
 import { redact } from '../client/secrets.js';
 import type { TestManagementClient } from '../client/tm.js';
+import { type Caller, caller } from './caller.js';
 import { CaseRegistry, caseSummary } from './cases.js';
 import { clientsFor, cycleNameFor } from './clients.js';
 import { type CasebridgeConfig, describeSearched, loadConfig } from './config.js';
-import { type Caller, caller, Delivery, NotJiraError, PermanentProblem } from './delivery.js';
+import { Delivery } from './delivery.js';
 import { Journal, type WriteAheadLog } from './journal.js';
 import { keyPattern, type MappingFile, mappingProblems, resolveKeys, titleWithoutKeys } from './mapping.js';
 import { writeMapping } from './mapping-file.js';
 import { displayName, outcomeOf, type ResultAttachment, type ResultStep, type TestResult } from './model.js';
+import { NotJiraError, PermanentProblem } from './problems.js';
 import { ciWarning, formatSummary, markdownSummary, REPLAY } from './summary.js';
 import { pipelineId } from './text.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
@@ -693,7 +695,7 @@ export class Engine {
       this.saveMapping(c);
       const undelivered = this.items.filter((i) => !i.progress.done);
       const allDelivered = undelivered.length === 0 && !this.down;
-      if (allDelivered || this.delivery?.cycleSeen.some((cy) => cy.resumed)) {
+      if (allDelivered || this.delivery?.stats().resumedCycle) {
         try {
           if (!this.abort.signal.aborted) await this.delivery?.completeCycles(c.completeCycle && allDelivered);
         } catch (err) {
@@ -777,7 +779,7 @@ export class Engine {
   }
 
   private summary(journaled = 0): RunSummary {
-    const d = this.delivery;
+    const d = this.delivery?.stats();
     // Keys the service refused in a bulk of status-only results: name each once, as a result with details would.
     for (const key of d?.badKeys ?? []) {
       if (this.problems.some((p) => p.startsWith(`${key}:`))) continue;
@@ -787,7 +789,7 @@ export class Engine {
       );
     }
     for (const p of d?.repoProblems ?? []) if (!this.problems.includes(p)) this.problems.push(p);
-    const cycle = d?.cycleSeen[0];
+    const cycle = d?.cycle;
     return {
       enabled: this.enabled,
       mode: this.config?.mode ?? 'adhoc',
@@ -796,13 +798,9 @@ export class Engine {
       byStatus: { ...this.byStatus },
       results: this.results,
       delivered: this.items.filter((i) => i.progress.done && !i.progress.dropped).length,
-      ...(cycle ? { cycle: { name: cycle.name, id: cycle.id, plan: cycle.plan } } : {}),
-      defects: { created: [...(d?.defects.created ?? [])], linked: [...(d?.defects.linked ?? [])] },
-      attachments: {
-        uploaded: d?.files.uploaded ?? 0,
-        skipped: [...(d?.files.skipped ?? [])],
-        stored: [...(d?.files.stored ?? [])],
-      },
+      ...(cycle ? { cycle } : {}),
+      defects: d?.defects ?? { created: [], linked: [] },
+      attachments: d?.attachments ?? { uploaded: 0, skipped: [], stored: [] },
       unmapped: [...this.unmapped],
       createdCases: [...(this.cases?.created ?? [])],
       ...(this.cases?.duplicates.length ? { duplicateCases: [...this.cases.duplicates] } : {}),

@@ -1,0 +1,75 @@
+import { AmbiguousError, NotFoundError } from '../client/errors.js';
+import type { Service } from './caller.js';
+import { serialByKey } from './keyed.js';
+import { displayName } from './model.js';
+import { PermanentProblem } from './problems.js';
+import type { WorkItem } from './work.js';
+
+/**
+ * The ad hoc run of each result (mode `adhoc`): created, or adopted (after a lost answer, or in a replay the run a
+ * crashed process created). Creates for one case run one after the other, and a run this process created or
+ * adopted is never adopted again: the untouched run found after a lost answer is the one that create made, not the
+ * run of another result for the same case that is about to be written.
+ */
+export class AdhocRuns {
+  private readonly perCase = serialByKey<string>();
+  /** Ad hoc runs this process created or adopted: never adopted again. */
+  private readonly claimed = new Set<number>();
+
+  constructor(
+    private readonly svc: Service,
+    /** Throws NotJiraError when the URL is not Jira's (see jiraCheck): a 404 then means the URL, not the case. */
+    private readonly checkJira: () => Promise<void>,
+    /** Keys the service refused as test cases: named in the summary. */
+    private readonly badKeys: Set<string>,
+    /** A run id for a dry run, where nothing is created. */
+    private readonly standInId: () => number,
+  ) {}
+
+  /** The run id for the result; `replaying`: the result comes from the journal, its run may exist already. */
+  run(item: WorkItem, replaying: boolean): Promise<number> {
+    return this.perCase([item.key], () => this.runNow(item, replaying));
+  }
+
+  private async runNow(item: WorkItem, replaying: boolean): Promise<number> {
+    // A replay after a crash may find the run it created last time: adopt it instead of creating another.
+    const adopted = replaying && !this.svc.api.dryRun ? await this.untouched(item.key) : undefined;
+    if (adopted !== undefined) return adopted;
+    const input = { testCaseIssueKey: item.key };
+    try {
+      const run = await this.svc.api.call(
+        'runs.adhocCreate',
+        input,
+        () => this.svc.tm.runs.adhocCreate(input, this.svc.o),
+        () => ({ id: this.standInId() }) as { id: number },
+      );
+      return this.claim(run.id);
+    } catch (err) {
+      if (err instanceof NotFoundError) {
+        await this.checkJira();
+        this.badKeys.add(item.key);
+        throw new PermanentProblem(`${item.key}: no such test case (${displayName(item.test)})`);
+      }
+      if (!(err instanceof AmbiguousError)) throw err;
+      // The create may have happened: adopt the newest untouched ad hoc run of the case, or create again.
+      const found = await this.untouched(item.key);
+      if (found !== undefined) return found;
+      return this.claim((await this.svc.tm.runs.adhocCreate(input, this.svc.o)).id);
+    }
+  }
+
+  private claim(id: number): number {
+    this.claimed.add(id);
+    return id;
+  }
+
+  /** The newest untouched ad hoc run of the case that this process has not taken yet; taken by this call. */
+  private async untouched(key: string): Promise<number | undefined> {
+    const runs = await this.svc.tm.runs.adhocTestRuns({ testCaseIssueKey: key }, this.svc.o);
+    const fresh = runs.filter(
+      (r) => r.status === 'Not Tested' && !r.executedBy && !r.comment && !this.claimed.has(r.id),
+    );
+    const id = fresh.sort((a, b) => b.id - a.id)[0]?.id;
+    return id === undefined ? undefined : this.claim(id);
+  }
+}
