@@ -2,7 +2,6 @@ import {
   CYCLE_STATUS_AFTER,
   type CycleInfo,
   type CycleWorkflow,
-  caller,
   clientsFor,
   createCycle,
   cycleNameFor,
@@ -57,7 +56,7 @@ export async function cycleCommand(
   const name = cycleNameFor(c, env);
   const { tm, repo } = clientsFor(c);
   // Every call is sent: the CLI has no dry run.
-  const svc: Service = { tm, api: caller(false, () => undefined), o: {} };
+  const svc: Service = { tm, dryRun: false, o: {} };
   const findOrCreate = async () => {
     const found = await findCycle(svc, plan, name);
     return found

@@ -3,7 +3,6 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   CaseRegistry,
-  caller,
   caseSummary,
   clientsFor,
   keyPattern,
@@ -15,6 +14,7 @@ import {
   resolveKeys,
   type TestResult,
   titleWithoutKeys,
+  withDryRun,
   writeMapping,
 } from '@casebridge/core';
 import type { Io } from '../output.js';
@@ -105,15 +105,17 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
   }
   const own = (t: ListedTest) => resolveKeys(asResult(t), re);
   const unmapped = tests.filter((t) => resolveKeys(asResult(t), re, mapping).length === 0);
-  const api = caller(dryRun, () => undefined);
-  const { tm, repo } = clientsFor(c);
+  const clients = clientsFor(c);
+  const { repo } = clients;
+  // A dry run records the creates and answers them with a made-up key (`<project>-NEW`); nothing is sent.
+  const tm = dryRun ? withDryRun(clients).tm : clients.tm;
   const created: Array<{ test: ListedTest; key: string }> = [];
   const failed: string[] = [];
   const progress = progressBar(io, unmapped.length);
   try {
     const registry = new CaseRegistry({
       tm,
-      api,
+      dryRun,
       project: c.projectKey,
       summaryOf: (r) => caseSummary(r, titleWithoutKeys(r.titlePath[r.titlePath.length - 1] ?? '', re)),
     });

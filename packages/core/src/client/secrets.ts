@@ -133,3 +133,8 @@ export function safeUrl(url: string | URL): string {
     return redact(String(url));
   }
 }
+
+/** An error's message with the secrets removed, for messages and logs. */
+export function redactedMessage(err: unknown): string {
+  return redact(err instanceof Error ? err.message : String(err));
+}

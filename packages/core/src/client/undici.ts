@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import type { Dispatcher } from 'undici';
 import { ConfigError } from './errors.js';
-import { redact, registerSecret, safeUrl } from './secrets.js';
-import type { TlsSettings } from './transport.js';
+import { redactedMessage, registerSecret, safeUrl } from './secrets.js';
+import type { TlsSettings } from './tls.js';
 
 /**
  * The proxy path of the transport, on undici: an explicit `proxy` option, or HTTPS_PROXY / HTTP_PROXY (with
@@ -24,10 +24,6 @@ function decoded(s: string): string {
   } catch {
     return s;
   }
-}
-
-function errorMessage(err: unknown): string {
-  return redact(err instanceof Error ? err.message : String(err));
 }
 
 /** The proxy variables set in the environment (HTTPS_PROXY, HTTP_PROXY, either case). */
@@ -59,7 +55,7 @@ function proxyPool(headersMs: number) {
       } catch (err) {
         const code = (err as { code?: unknown })?.code;
         if (code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR_HEADERS_TIMEOUT') throw err;
-        throw Object.assign(new Error(`The proxy failed while opening the tunnel: ${errorMessage(err)}`), {
+        throw Object.assign(new Error(`The proxy failed while opening the tunnel: ${redactedMessage(err)}`), {
           code: 'UND_ERR_PRX_CONN',
         });
       }
@@ -172,7 +168,7 @@ function proxyAgent(where: string, build: () => Dispatcher): Dispatcher {
   } catch (err) {
     // The value is not echoed: one that is not a URL may still hold credentials.
     throw new ConfigError(
-      `${where} cannot be used: ${errorMessage(err)}. Expected a URL such as http://proxy.example.com:3128`,
+      `${where} cannot be used: ${redactedMessage(err)}. Expected a URL such as http://proxy.example.com:3128`,
     );
   }
 }

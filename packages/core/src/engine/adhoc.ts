@@ -1,8 +1,8 @@
 import { AmbiguousError, NotFoundError } from '../client/errors.js';
-import type { Service } from './caller.js';
 import { serialByKey } from './keyed.js';
 import { displayName } from './model.js';
 import { PermanentProblem } from './problems.js';
+import type { Service } from './service.js';
 import type { WorkItem } from './work.js';
 
 /**
@@ -22,8 +22,6 @@ export class AdhocRuns {
     private readonly checkJira: () => Promise<void>,
     /** Keys the service refused as test cases: named in the summary. */
     private readonly badKeys: Set<string>,
-    /** A run id for a dry run, where nothing is created. */
-    private readonly standInId: () => number,
   ) {}
 
   /** The run id for the result; `replaying`: the result comes from the journal, its run may exist already. */
@@ -33,17 +31,12 @@ export class AdhocRuns {
 
   private async runNow(item: WorkItem, replaying: boolean): Promise<number> {
     // A replay after a crash may find the run it created last time: adopt it instead of creating another.
-    const adopted = replaying && !this.svc.api.dryRun ? await this.untouched(item.key) : undefined;
+    // (A dry run replays nothing: it never reads or writes the journal.)
+    const adopted = replaying ? await this.untouched(item.key) : undefined;
     if (adopted !== undefined) return adopted;
     const input = { testCaseIssueKey: item.key };
     try {
-      const run = await this.svc.api.call(
-        'runs.adhocCreate',
-        input,
-        () => this.svc.tm.runs.adhocCreate(input, this.svc.o),
-        () => ({ id: this.standInId() }) as { id: number },
-      );
-      return this.claim(run.id);
+      return this.claim((await this.svc.tm.runs.adhocCreate(input, this.svc.o)).id);
     } catch (err) {
       if (err instanceof NotFoundError) {
         await this.checkJira();

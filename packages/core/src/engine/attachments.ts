@@ -5,11 +5,11 @@ import { AbortedError, AmbiguousError, CasebridgeError } from '../client/errors.
 import type { FileInput } from '../client/multipart.js';
 import type { ContentRepositoryClient } from '../client/repo.js';
 import { redact } from '../client/secrets.js';
-import type { Service } from './caller.js';
 import type { CasebridgeConfig } from './config.js';
 import { type CycleInfo, withCycleOpen } from './cycles.js';
 import type { ResultAttachment } from './model.js';
 import { orIfMissing } from './problems.js';
+import type { Service } from './service.js';
 import { selectedAttachments, type WorkItem } from './work.js';
 
 /** Where a result's files go, and what of them reached it already (kept in the item's progress). */
@@ -98,7 +98,7 @@ export class Attachments {
       : { path: attachment.path as string, fileName, contentType: attachment.contentType };
     // Large files go to the content repository when one is configured, from disk or from memory alike.
     if (this.repo && !this.repoUnavailable && size >= this.config.repositoryMinBytes) {
-      const link = await this.store(this.repo, file, fileName, attachment.path);
+      const link = await this.store(this.repo, file, fileName);
       if (link !== undefined) {
         to.stored[fileName] = link;
         this.counts.stored.push(fileName);
@@ -111,7 +111,7 @@ export class Attachments {
         `${fileName} not uploaded: ${mb(size)} is over attachments.maxBytes (${mb(this.config.maxBytes)})`,
       );
     }
-    if (this.uploadsUnsupported || !(await this.upload(to, file, fileName, step, size))) {
+    if (this.uploadsUnsupported || !(await this.upload(to, file, fileName, step))) {
       return `${fileName} not uploaded: the service has no attachment upload`;
     }
     to.uploaded.push(fileName);
@@ -124,9 +124,12 @@ export class Attachments {
     return note;
   }
 
-  /** The names of the files the run holds (a replay may have uploaded some before it stopped); one request. */
+  /**
+   * The names of the files the run holds (a replay may have uploaded some before it stopped); one request. A dry run
+   * never replays.
+   */
   private async existingNames(runId: number): Promise<Set<string> | undefined> {
-    if (this.svc.api.dryRun || this.uploadsUnsupported) return undefined;
+    if (this.uploadsUnsupported) return undefined;
     return orIfMissing(
       async () =>
         new Set((await this.svc.tm.attachments.getAttachmentDetails({ runId }, this.svc.o)).map((f) => f.fileName)),
@@ -145,19 +148,9 @@ export class Attachments {
    * The repository is optional: when it refuses (quota 503, rights, down), the file goes to the run like any other,
    * and the repository is not asked again in this run.
    */
-  private async store(
-    repo: ContentRepositoryClient,
-    file: FileInput,
-    fileName: string,
-    path: string | undefined,
-  ): Promise<string | undefined> {
+  private async store(repo: ContentRepositoryClient, file: FileInput, fileName: string): Promise<string | undefined> {
     try {
-      const node = await this.svc.api.call(
-        'repository.storeFile',
-        { path: path ?? '(in memory)', name: fileName },
-        () => repo.storeFile(file, { name: fileName }),
-        () => ({ downloadUrl: `(dry run) ${fileName}` }) as never,
-      );
+      const node = await repo.storeFile(file, { name: fileName });
       return String((node as { downloadUrl?: string }).downloadUrl ?? '');
     } catch (err) {
       if (err instanceof AbortedError) throw err;
@@ -171,15 +164,9 @@ export class Attachments {
    * Uploads the file to the run, or to one of its steps; false when the service has no attachment upload (even
    * uploading to the run is not found: the older service variant; a missing run fails the update next).
    */
-  private async upload(
-    to: Destination,
-    file: FileInput,
-    fileName: string,
-    step: number | undefined,
-    size: number,
-  ): Promise<boolean> {
+  private async upload(to: Destination, file: FileInput, fileName: string, step: number | undefined): Promise<boolean> {
     const sent = await orIfMissing(
-      () => this.uploadOnce(to, file, fileName, step, size).then(() => true),
+      () => this.uploadOnce(to, file, fileName, step).then(() => true),
       () => this.noUploads(),
     );
     return sent === true;
@@ -191,18 +178,10 @@ export class Attachments {
     file: FileInput,
     fileName: string,
     step: number | undefined,
-    size: number,
   ): Promise<void> {
     const { runId } = to;
     try {
-      await withCycleOpen(this.svc, to.cycle, () =>
-        this.svc.api.call(
-          step === undefined ? 'attachments.addToRun' : 'attachments.addToRunStep',
-          { runId, ...(step === undefined ? {} : { stepno: step }), fileName, bytes: size },
-          () => this.sendTo(runId, file, step),
-          () => undefined,
-        ),
-      );
+      await withCycleOpen(this.svc, to.cycle, () => this.sendTo(runId, file, step));
     } catch (err) {
       if (err instanceof AmbiguousError) {
         const list = await this.svc.tm.attachments.getAttachmentDetails({ runId }, this.svc.o);

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { AmbiguousError, NotFoundError } from '../client/errors.js';
 import type { TestManagementClient } from '../client/tm.js';
-import type { Caller } from './delivery.js';
 import { closeAsDuplicate } from './duplicate.js';
+import { memoByKey } from './keyed.js';
 import { mappingKey } from './mapping.js';
 import type { TestResult } from './model.js';
 import { truncate } from './text.js';
@@ -26,8 +26,13 @@ const FOLLOWER_READ_EVERY_MS = 1_000;
 const FOLLOWER_WAIT_MAX_MS = 60_000;
 
 export interface CaseRegistryOptions {
+  /** In a dry run, wrapped by `withDryRun` (client/dry-run.ts). */
   tm: TestManagementClient;
-  api: Caller;
+  /**
+   * A dry run: no case is looked up (a stand-in search finds nothing, and would show calls a dry run never made),
+   * each test gets its create, and none counts as created.
+   */
+  dryRun?: boolean;
   project: string;
   /** The summary of a new case (the engine strips keys from the title). */
   summaryOf?: (t: TestResult) => string;
@@ -91,7 +96,8 @@ export function caseSummary(t: Pick<TestResult, 'file' | 'titlePath'>, title?: s
 export class CaseRegistry {
   /** What the first read found, by identity: every case of that identity, oldest first. */
   private index?: Promise<Map<string, Found[]>>;
-  private readonly keys = new Map<string, Promise<string>>();
+  /** The key per identity: concurrent calls share one look-up or create; a failure is asked again. */
+  private readonly keys = memoByKey<string, string>();
   /** Creates asked for and not yet answered (queued or under way). */
   private creating = 0;
   /** Tests waiting for a create, and how many creates are under way. */
@@ -140,23 +146,21 @@ export class CaseRegistry {
    */
   keyOf(test: TestResult): Promise<string> {
     const id = caseIdentity(test);
-    let p = this.keys.get(id);
-    if (!p) {
-      p = this.resolve(test, id);
+    return this.keys(id, () => {
+      const p = this.resolve(test, id);
       p.then(
         (key) => {
           this.resolved[mappingKey(test)] = key;
         },
-        () => this.keys.delete(id),
+        () => undefined,
       );
-      this.keys.set(id, p);
-    }
-    return p;
+      return p;
+    });
   }
 
   /** Starts the first read now (the run knows it will need it), so the first unmapped result does not wait for it. */
   warmUp(): void {
-    if (!this.o.api.dryRun) this.lookup().catch(() => undefined);
+    if (!this.o.dryRun) this.lookup().catch(() => undefined);
   }
 
   /** Mapping names and keys resolved since the last call. */
@@ -214,7 +218,7 @@ export class CaseRegistry {
   }
 
   private async resolve(test: TestResult, id: string): Promise<string> {
-    if (this.o.api.dryRun) return this.create(test, id);
+    if (this.o.dryRun) return this.create(test, id);
     const found = (await this.lookup()).get(id)?.[0];
     if (found) return found.key;
     return new Promise<string>((done, fail) => {
@@ -301,7 +305,7 @@ export class CaseRegistry {
   }
 
   private async create(test: TestResult, id: string): Promise<string> {
-    const { tm, api, project } = this.o;
+    const { tm, project } = this.o;
     const fields = {
       project: { key: project },
       summary: this.o.summaryOf ? this.o.summaryOf(test) : caseSummary(test),
@@ -322,13 +326,7 @@ export class CaseRegistry {
     };
     const signal = this.o.signal ? { signal: this.o.signal } : undefined;
     try {
-      const made = await api.call(
-        'cases.createTestCaseInSuite',
-        input,
-        () => tm.cases.createTestCaseInSuite(input, signal),
-        () => ({ testCaseKey: `${project}-NEW` }) as never,
-      );
-      return made.testCaseKey;
+      return (await tm.cases.createTestCaseInSuite(input, signal)).testCaseKey;
     } catch (err) {
       if (err instanceof AmbiguousError) {
         // The answer was lost: the create may have happened. Read again (a fresh read, not the cached one).

@@ -1,7 +1,7 @@
 import { AmbiguousError, NotFoundError, ValidationError } from '../client/errors.js';
-import { read, type Service, write } from './caller.js';
 import { type CycleInfo, type Cycles, withCycleOpen } from './cycles.js';
 import { KeyBatcher, memoByKey } from './keyed.js';
+import type { Service } from './service.js';
 import type { Target } from './work.js';
 
 /** What a run in a cycle held when its list was last read. */
@@ -102,7 +102,7 @@ export class CycleRuns {
     const wanted = [...new Set(keys)].filter((key) => !runs?.has(key) && !this.badKeys.has(key));
     const missing = wanted.filter((key) => !added.has(key));
     if (missing.length === 0) {
-      if (wanted.length > 0 && load && !this.svc.api.dryRun) return this.read(t, cycle);
+      if (wanted.length > 0 && load && !this.svc.dryRun) return this.read(t, cycle);
       return runs;
     }
     // New cases go to the plan first: the cycle would refuse them (one failed request per batch otherwise).
@@ -113,7 +113,8 @@ export class CycleRuns {
       missing.filter((key) => !this.badKeys.has(key)),
     );
     for (const key of missing) added.add(key);
-    if (this.svc.api.dryRun) for (const key of missing) runs.set(key, this.standInId());
+    // A dry run's read would find no runs: made-up ids stand for the runs the add would have made.
+    if (this.svc.dryRun) for (const key of missing) runs.set(key, this.standInId());
     else if (load) {
       runs = await this.read(t, cycle);
       // An add whose answer was lost and did not happen: the next batch adds it again.
@@ -124,8 +125,7 @@ export class CycleRuns {
 
   private async read(t: Target, cycle: CycleInfo): Promise<Map<string, number>> {
     const input = { testPlanIssueKey: cycle.plan, cycleId: cycle.id };
-    const send = () => this.svc.tm.cycles.testRunsByCycleId(input, this.svc.o);
-    const list = await read(this.svc.api, 'cycles.testRunsByCycleId', input, send, []);
+    const list = await this.svc.tm.cycles.testRunsByCycleId(input, this.svc.o);
     const k = this.cycles.key(t);
     const map = this.runs.get(k) ?? new Map<string, number>();
     for (const r of list) {
@@ -157,11 +157,7 @@ export class CycleRuns {
   private async addToCycle(cycle: CycleInfo, keys: string[]): Promise<void> {
     const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, addTestCaseKeys: keys };
     try {
-      await withCycleOpen(this.svc, cycle, () =>
-        write(this.svc.api, 'cycles.addMembersToTestCycle', input, () =>
-          this.svc.tm.cycles.addMembersToTestCycle(input, this.svc.o),
-        ),
-      );
+      await withCycleOpen(this.svc, cycle, () => this.svc.tm.cycles.addMembersToTestCycle(input, this.svc.o));
     } catch (err) {
       // The answer was lost: the runs list read next shows what happened; a missing run is added on the next batch.
       if (!(err instanceof AmbiguousError)) throw err;
@@ -169,10 +165,8 @@ export class CycleRuns {
   }
 
   private planMembers(plan: string): Promise<Set<string>> {
-    const input = { testPlanIssueKey: plan };
-    const send = () => this.svc.tm.plans.members(input, this.svc.o);
     return this.members(plan, async () => {
-      const list = await read(this.svc.api, 'plans.members', input, send, []);
+      const list = await this.svc.tm.plans.members({ testPlanIssueKey: plan }, this.svc.o);
       return new Set(list.map((m) => m.testCaseKey));
     });
   }
@@ -181,7 +175,7 @@ export class CycleRuns {
   private async addPlanMembers(plan: string, keys: string[], members: Set<string>): Promise<void> {
     const send = async (list: string[]) => {
       const input = { testPlanIssueKey: plan, testCaseKeys: list };
-      await write(this.svc.api, 'plans.addMembers', input, () => this.svc.tm.plans.addMembers(input, this.svc.o));
+      await this.svc.tm.plans.addMembers(input, this.svc.o);
       for (const key of list) members.add(key);
     };
     if (await accepted(() => send(keys))) return;

@@ -4,6 +4,7 @@ import type { CasebridgeConfig } from './config.js';
 import { expandTemplate } from './config.js';
 import { closeAsDuplicate } from './duplicate.js';
 import { fingerprintOf, primaryError } from './fingerprint.js';
+import { serialByKey } from './keyed.js';
 import { displayName } from './model.js';
 import { ciBuildUrl, truncate } from './text.js';
 import type { RunnerInfo } from './types.js';
@@ -25,7 +26,7 @@ import type { WorkItem } from './work.js';
  * run in the same process (watch mode, a replay) searches again, because the defect may have been closed or
  * deleted meanwhile.
  */
-const inFlight = new Map<string, Promise<{ key: string; created: boolean }>>();
+const inFlight = serialByKey<string>();
 
 export interface DefectInput {
   tm: TestManagementClient;
@@ -48,23 +49,14 @@ export function findOrFileDefect(input: DefectInput): Promise<{ key: string; cre
   const fp = fingerprintOf(input.item.test);
   const project = input.config.defects.projectKey ?? input.config.projectKey;
   const k = `${project}:${fp.hash}`;
-  const prev = inFlight.get(k);
-  const next = (prev ?? Promise.resolve(undefined))
-    .catch(() => undefined)
-    .then(async () => {
-      // A second failure with the same fingerprint in this run links the defect of the first.
-      const earlier = input.known.get(k);
-      if (earlier) return { key: earlier, created: false };
-      const found = await fileOrLink(input, project, fp.hash);
-      input.known.set(k, found.key);
-      return found;
-    });
-  inFlight.set(k, next);
-  const forget = () => {
-    if (inFlight.get(k) === next) inFlight.delete(k);
-  };
-  next.then(forget, forget);
-  return next;
+  return inFlight([k], async () => {
+    // A second failure with the same fingerprint in this run links the defect of the first.
+    const earlier = input.known.get(k);
+    if (earlier) return { key: earlier, created: false };
+    const found = await fileOrLink(input, project, fp.hash);
+    input.known.set(k, found.key);
+    return found;
+  });
 }
 
 async function search(tm: TestManagementClient, project: string, hash: string, signal: AbortSignal) {

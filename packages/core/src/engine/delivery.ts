@@ -2,7 +2,6 @@ import type { ContentRepositoryClient } from '../client/repo.js';
 import type { TestManagementClient } from '../client/tm.js';
 import { AdhocRuns } from './adhoc.js';
 import { type AttachmentStats, Attachments } from './attachments.js';
-import { type Caller, type Service, write } from './caller.js';
 import { commentFor } from './comment.js';
 import type { CasebridgeConfig } from './config.js';
 import { CycleRuns } from './cycle-runs.js';
@@ -11,13 +10,11 @@ import { findOrFileDefect } from './defects.js';
 import { serialByKey } from './keyed.js';
 import { displayName, outcomeOf } from './model.js';
 import { jiraCheck, orIfMissing, PermanentProblem } from './problems.js';
+import type { Service } from './service.js';
 import { RunSteps } from './steps.js';
 import { pipelineMarker } from './text.js';
 import type { RunnerInfo } from './types.js';
 import { appendTo, isWorse, runStatusOf, type Target, topSteps, type WorkItem, worseStatus } from './work.js';
-
-// cases.ts imports the Caller type from here.
-export type { Caller } from './caller.js';
 
 /** What delivery did in this run, for the summary: a snapshot, taken when asked. */
 export interface DeliveryStats {
@@ -40,7 +37,7 @@ export interface DeliveryStats {
  * one request.
  *
  * `progress.done` has two owners: Delivery sets it when it delivered an item, the engine when it gives one up
- * (with `dropped`); the engine's session (issue 16, point 2) is to own both.
+ * (with `dropped`: a permanent problem, see RunHealth.classify).
  */
 export class Delivery {
   private readonly svc: Service;
@@ -53,7 +50,7 @@ export class Delivery {
   readonly checkJira: () => Promise<void>;
   /** Keys the service refused as test cases (in a cycle or ad hoc). */
   private readonly badKeys = new Set<string>();
-  /** Run ids of a dry run, where nothing is created. */
+  /** Run ids of a dry run's cycles, where nothing is created. */
   private sequenceNo = 0;
   private readonly defects = { created: new Set<string>(), linked: new Set<string>() };
   /** Defects found or filed by this run, by fingerprint (see findOrFileDefect). */
@@ -68,7 +65,8 @@ export class Delivery {
     private readonly config: CasebridgeConfig,
     tm: TestManagementClient,
     repo: ContentRepositoryClient | undefined,
-    api: Caller,
+    /** A dry run: `tm` and `repo` are wrapped by `withDryRun`. */
+    dryRun: boolean,
     private readonly runner: RunnerInfo,
     private readonly signal: AbortSignal,
     /** Folders files may be uploaded from (real paths); empty: any. */
@@ -78,12 +76,12 @@ export class Delivery {
     /** This pipeline run (see pipelineId): a Passed of it never overwrites a Failed of it from another machine. */
     private readonly pipeline?: string,
   ) {
-    this.svc = { tm, api, o: { signal } };
+    this.svc = { tm, dryRun, o: { signal } };
     this.checkJira = jiraCheck(tm, config.url, signal);
     const standInId = () => ++this.sequenceNo;
     this.cycles = new Cycles(this.svc, this.checkJira);
     this.runs = new CycleRuns(this.svc, this.cycles, this.badKeys, standInId, onProgress);
-    this.adhoc = new AdhocRuns(this.svc, this.checkJira, this.badKeys, standInId);
+    this.adhoc = new AdhocRuns(this.svc, this.checkJira, this.badKeys);
     this.steps = new RunSteps(this.svc);
     this.files = new Attachments(config.attachments, this.svc, repo, roots);
   }
@@ -141,7 +139,7 @@ export class Delivery {
     const cycle = await this.cycles.ensure(t);
     // In CI, other machines of this pipeline may have failed some of these runs since the list was read: read it
     // again (one request) so that their Failed stays (see heldByPipeline).
-    if (this.pipeline && !this.svc.api.dryRun) await this.runs.readSince(t, cycle, started);
+    if (this.pipeline && !this.svc.dryRun) await this.runs.readSince(t, cycle, started);
     const wanted = new Map<number, string>();
     for (const [key, status] of byKey) {
       const runId = runs.get(key);
@@ -213,7 +211,7 @@ export class Delivery {
     const wanted =
       this.config.defects.enabled &&
       (outcome === 'failed' || (outcome === 'flaky' && this.config.defects.onFlaky)) &&
-      !this.svc.api.dryRun;
+      !this.svc.dryRun;
     if (wanted && !p.defect) {
       // Filing from a run is a run write: refused (403) when someone completed the cycle meanwhile.
       const d = await withCycleOpen(this.svc, cycle, () =>
@@ -274,8 +272,7 @@ export class Delivery {
     if (this.bulkUnsupported) return false;
     const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, status, runIds };
     const update = async () => {
-      const send = () => this.svc.tm.runs.bulkStatusUpdate(input, this.svc.o);
-      await withCycleOpen(this.svc, cycle, () => write(this.svc.api, 'runs.bulkStatusUpdate', input, send));
+      await withCycleOpen(this.svc, cycle, () => this.svc.tm.runs.bulkStatusUpdate(input, this.svc.o));
       return true;
     };
     const sent = await orIfMissing(update, () => {
@@ -291,9 +288,6 @@ export class Delivery {
     runId: number,
     fields: { result?: string; comment?: string; bugs?: string[] },
   ): Promise<void> {
-    const input = { runId, ...fields };
-    await withCycleOpen(this.svc, cycle, () =>
-      write(this.svc.api, 'runs.update', input, () => this.svc.tm.runs.update(input, this.svc.o)),
-    );
+    await withCycleOpen(this.svc, cycle, () => this.svc.tm.runs.update({ runId, ...fields }, this.svc.o));
   }
 }

@@ -1,7 +1,7 @@
-import { read, type Service, write } from './caller.js';
 import { type CycleInfo, withCycleOpen } from './cycles.js';
 import { memoByKey } from './keyed.js';
 import type { ResultStep } from './model.js';
+import type { Service } from './service.js';
 import { truncate } from './text.js';
 
 interface RunStepInfo {
@@ -49,19 +49,15 @@ export class RunSteps {
         result,
         ...(step.error ? { actualResult: truncate(step.error.message, 2000) } : {}),
       };
-      await withCycleOpen(this.svc, cycle, () =>
-        write(this.svc.api, 'runs.updateStep', input, () => this.svc.tm.runs.updateStep(input, this.svc.o)),
-      );
+      await withCycleOpen(this.svc, cycle, () => this.svc.tm.runs.updateStep(input, this.svc.o));
       if (result === 'Failed' && failed === undefined) failed = runStep.id;
     }
     return failed;
   }
 
   private stepsOf(runId: number): Promise<RunStepInfo[]> {
-    const input = { runID: runId };
-    const standIn = { testRunDetails: { testRunSteps: [] } } as never;
     return this.ofRun(runId, async () => {
-      const run = await read(this.svc.api, 'runs.get', input, () => this.svc.tm.runs.get(input, this.svc.o), standIn);
+      const run = await this.svc.tm.runs.get({ runID: runId }, this.svc.o);
       const steps = (run.testRunDetails?.testRunSteps ?? []) as Array<Record<string, unknown>>;
       return steps.map((r) => ({ id: Number(r.id), step: String(r.step ?? '') }));
     });

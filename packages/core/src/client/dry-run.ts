@@ -1,0 +1,109 @@
+import { statSync } from 'node:fs';
+import type { FileInput } from './multipart.js';
+import type { ContentRepositoryClient, StoreFileOptions } from './repo.js';
+import { type TestManagementClient, TM_GROUPS } from './tm.js';
+
+type Input = any;
+
+/** What a dry run answers for one operation, and what it shows of the call when that is not the input itself. */
+interface StandIn {
+  answer: (input: Input, next: () => number) => unknown;
+  shown?: (input: Input) => unknown;
+}
+
+const nothing = () => undefined;
+const none = () => [];
+
+/** Bytes are never shown: an upload is shown by its name and size. */
+function upload(input: { runId: number; stepno?: number; file: FileInput }) {
+  const file = input.file;
+  const spec = typeof file === 'string' ? { path: file } : file;
+  const bytes =
+    'data' in spec
+      ? typeof spec.data === 'string'
+        ? Buffer.byteLength(spec.data)
+        : spec.data.byteLength
+      : statSync(spec.path).size;
+  return {
+    runId: input.runId,
+    ...(input.stepno === undefined ? {} : { stepno: input.stepno }),
+    fileName: spec.fileName,
+    bytes,
+  };
+}
+
+/**
+ * The operations a reporting run makes, by client path, with what a dry run answers: an empty list for the reads
+ * (a plan without cycles, a cycle without runs, a run without steps), nothing for the writes, and made-up ids for
+ * creates. Any other operation is refused in a dry run: nothing reaches the service, whatever the caller does.
+ */
+const STAND_INS: Record<string, StandIn> = {
+  'plans.cycles': { answer: none },
+  'plans.addCycle': { answer: nothing },
+  'plans.members': { answer: none },
+  'plans.addMembers': { answer: nothing },
+  'cycles.workflow': { answer: nothing },
+  'cycles.testRunsByCycleId': { answer: none },
+  'cycles.addMembersToTestCycle': { answer: nothing },
+  'runs.get': { answer: () => ({ testRunDetails: { testRunSteps: [] } }) },
+  'runs.update': { answer: nothing },
+  'runs.updateStep': { answer: nothing },
+  'runs.bulkStatusUpdate': { answer: nothing },
+  'runs.adhocCreate': { answer: (_, next) => ({ id: next() }) },
+  'cases.createTestCaseInSuite': {
+    answer: (input: { fields: { project: { key: string } } }) => ({ testCaseKey: `${input.fields.project.key}-NEW` }),
+  },
+  'attachments.addToRun': { answer: nothing, shown: upload },
+  'attachments.addToRunStep': { answer: nothing, shown: upload },
+};
+
+/** The clients of a dry run, and the calls they were asked for (`<client path> <input as JSON>`), in order. */
+export interface DryRunClients {
+  readonly tm: TestManagementClient;
+  readonly repo?: ContentRepositoryClient;
+  readonly calls: readonly string[];
+}
+
+/**
+ * Wraps the clients once for a dry run (option `dryRun`), as an interceptor wraps a dispatcher: every call is
+ * recorded, passed to `log`, and answered with a stand-in (see STAND_INS); nothing is sent. Callers use the clients
+ * as they would the real ones (`tm.runs.update(...)`), so the dry run needs no branch at each call site. `close()`
+ * and everything that is not an operation reach the real clients (closing sends nothing).
+ */
+export function withDryRun(
+  clients: { tm: TestManagementClient; repo?: ContentRepositoryClient },
+  log: (line: string) => void = () => undefined,
+): DryRunClients {
+  const calls: string[] = [];
+  let ids = 0;
+  const next = () => ++ids;
+  const record = (path: string, shown: unknown) => {
+    const line = `${path} ${JSON.stringify(shown, (k, v) => (k === 'data' ? '<bytes>' : v))}`;
+    calls.push(line);
+    log(`dry run: ${line}`);
+  };
+  const tm = Object.create(clients.tm) as TestManagementClient;
+  const real = clients.tm as unknown as Record<string, Record<string, unknown>>;
+  for (const group of [...Object.keys(TM_GROUPS), 'jira']) {
+    const methods = real[group] ?? {};
+    const dry: Record<string, (input: Input) => Promise<unknown>> = {};
+    for (const name of Object.keys(methods)) {
+      const path = `${group}.${name}`;
+      const standIn = STAND_INS[path];
+      dry[name] = async (input) => {
+        if (!standIn) throw new Error(`dry run: ${path} is not simulated, and a dry run sends nothing`);
+        record(path, standIn.shown ? standIn.shown(input) : input);
+        return standIn.answer(input, next);
+      };
+    }
+    Object.defineProperty(tm, group, { value: dry, enumerable: true });
+  }
+  if (!clients.repo) return { tm, calls };
+  const repo = Object.create(clients.repo) as ContentRepositoryClient;
+  repo.storeFile = async (file: FileInput, options: StoreFileOptions = {}) => {
+    const path = typeof file === 'string' ? file : 'path' in file ? file.path : '(in memory)';
+    record('repository.storeFile', { path, name: options.name });
+    return { downloadUrl: `(dry run) ${options.name}` } as Awaited<ReturnType<ContentRepositoryClient['storeFile']>>;
+  };
+  return { tm, repo, calls };
+}

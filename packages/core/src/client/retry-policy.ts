@@ -1,0 +1,183 @@
+import { backoffDelay, parseRetryAfter } from './backoff.js';
+import {
+  AbortedError,
+  AmbiguousError,
+  excerpt,
+  HttpError,
+  NetworkError,
+  RateLimitedError,
+  type RequestInfo,
+  TimeoutError,
+} from './errors.js';
+import { redactedMessage } from './secrets.js';
+import type { RetryOptions, TransportRequest, TransportResponse } from './transport-types.js';
+
+/**
+ * When a request is tried again and after how long, or the typed error it gives up with. A create whose fate is
+ * unknown is never re-sent: it fails with AmbiguousError for the caller to read the service's state.
+ */
+
+/** Codes of failures that happen before the request could reach the service: always safe to retry. */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  // The proxy failed while opening the tunnel (see proxyPool in undici.ts).
+  'UND_ERR_PRX_CONN',
+]);
+
+/** TLS verification failures: retrying cannot help; the message says how to fix it. */
+const TLS_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_UNTRUSTED',
+]);
+
+const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+
+function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_ABORTED') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * The status with which a proxy refused to open the tunnel (undici's message), if that is what failed: the request
+ * never reached the service.
+ */
+function proxyRefusal(err: unknown): number | undefined {
+  const m = /Proxy response \((\d{3})\) !== 200 when HTTP Tunneling|Proxy Authentication Required \((407)\)/.exec(
+    err instanceof Error ? err.message : '',
+  );
+  return m ? Number(m[1] ?? m[2]) : undefined;
+}
+
+export class RetryPolicy {
+  private readonly retry: Required<RetryOptions>;
+
+  /**
+   * @param gaveUp called once with each error the policy gives up with (not with errors it only passes on: an
+   *   abort, or an HttpError / NetworkError the exchange itself raised).
+   */
+  constructor(
+    options: RetryOptions | undefined,
+    private readonly random: (() => number) | undefined,
+    private readonly gaveUp: (err: Error) => void,
+  ) {
+    this.retry = {
+      retries: options?.retries ?? 5,
+      baseDelayMs: options?.baseDelayMs ?? 250,
+      maxDelayMs: options?.maxDelayMs ?? 15_000,
+      maxRetryAfterMs: options?.maxRetryAfterMs ?? 60_000,
+    };
+  }
+
+  /** Whether this answer is one to send again (429/502/503/504, unless the request refuses it): else it is final. */
+  retriesAnswer(req: TransportRequest, res: TransportResponse): boolean {
+    return RETRY_STATUSES.has(res.status) && req.retryAnswer?.(res) !== false;
+  }
+
+  /** The wait before retrying a failed exchange, or throws the error to give up with. */
+  afterFailure(req: TransportRequest, err: unknown, attempt: number, info: RequestInfo): number {
+    if (req.signal?.aborted) throw new AbortedError(info);
+    if (err instanceof HttpError || err instanceof NetworkError) throw err;
+    const code = errorCode(err);
+    const message = redactedMessage(err);
+    if (code && TLS_CODES.has(code)) {
+      throw this.giveUp(
+        new NetworkError(
+          `TLS: the server's certificate is not trusted (${code}). Give its CA with the caFile option or NODE_EXTRA_CA_CERTS`,
+          code,
+          info,
+          false,
+        ),
+      );
+    }
+    const refused = proxyRefusal(err);
+    if (refused === 407) {
+      throw this.giveUp(
+        new NetworkError(
+          'The proxy refused its credentials (407 Proxy Authentication Required). Check the user name and password in the proxy option or HTTPS_PROXY / HTTP_PROXY',
+          'PROXY_AUTHENTICATION_REQUIRED',
+          info,
+          false,
+        ),
+      );
+    }
+    const notSent = refused !== undefined || (code !== undefined && NOT_SENT.has(code));
+    if (!notSent && req.creates) {
+      throw this.giveUp(
+        new AmbiguousError(
+          `The request may or may not have been applied (${code ?? message}); it was not sent again. Read the service's state before retrying`,
+          code ?? 'unknown',
+          info,
+        ),
+      );
+    }
+    if (attempt >= this.retry.retries) {
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+        const phase =
+          code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connect' : code === 'UND_ERR_BODY_TIMEOUT' ? 'body' : 'headers';
+        throw this.giveUp(new TimeoutError(`Timed out (${phase}) after ${attempt + 1} attempts`, phase, info));
+      }
+      throw this.giveUp(new NetworkError(`${message} after ${attempt + 1} attempts`, code, info));
+    }
+    return this.backoff(attempt);
+  }
+
+  /** The wait before retrying a 429/502/503/504 answer, or throws the error to give up with. */
+  afterAnswer(req: TransportRequest, res: TransportResponse, attempt: number, info: RequestInfo): number {
+    const detail: RequestInfo = { ...info, status: res.status, bodyExcerpt: excerpt(res.text) };
+    // A gateway error may come after the service applied the request; a 503 or 429 means it was refused.
+    if (req.creates && (res.status === 502 || res.status === 504)) {
+      throw this.giveUp(
+        new AmbiguousError(
+          `HTTP ${res.status} from a gateway: the request may or may not have been applied; it was not sent again`,
+          `HTTP ${res.status}`,
+          detail,
+        ),
+      );
+    }
+    const retryAfter = parseRetryAfter(res.headers['retry-after']);
+    if (retryAfter !== undefined && retryAfter > this.retry.maxRetryAfterMs) {
+      throw this.giveUp(
+        new RateLimitedError(
+          `HTTP ${res.status} with Retry-After ${Math.ceil(retryAfter / 1000)} s, longer than maxRetryAfterMs`,
+          detail,
+          retryAfter,
+        ),
+      );
+    }
+    if (attempt >= this.retry.retries) {
+      if (res.status === 429) {
+        throw this.giveUp(new RateLimitedError(`HTTP 429 after ${attempt + 1} attempts`, detail, retryAfter));
+      }
+      throw this.giveUp(new HttpError(`HTTP ${res.status} after ${attempt + 1} attempts`, detail, true));
+    }
+    return retryAfter ?? this.backoff(attempt);
+  }
+
+  private backoff(attempt: number): number {
+    return backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, this.random);
+  }
+
+  private giveUp(err: Error): Error {
+    this.gaveUp(err);
+    return err;
+  }
+}

@@ -1,0 +1,89 @@
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+
+/** The options, requests and answers of the transport (re-exported by `transport.ts`, their public home). */
+
+export interface TimeoutOptions {
+  /** TCP + TLS connect. Default 10 s. */
+  connectMs?: number;
+  /** From the request written to the response headers. Default 30 s. */
+  headersMs?: number;
+  /** Between body chunks of the response. Default 60 s. */
+  bodyMs?: number;
+}
+
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 5. */
+  retries?: number;
+  /** Backoff base. Default 250 ms. */
+  baseDelayMs?: number;
+  /** Backoff cap. Default 15 s. */
+  maxDelayMs?: number;
+  /** A Retry-After longer than this is not waited for: the call fails with RateLimitedError. Default 60 s. */
+  maxRetryAfterMs?: number;
+}
+
+export interface TransportOptions {
+  /** Origin (and optional base path) of the service, e.g. `https://jira.example.com` or `https://host/jira`. */
+  baseUrl: string;
+  timeouts?: TimeoutOptions;
+  retry?: RetryOptions;
+  /** Requests in flight at once. Default 4, which a Jira Data Center node tolerates beside its users. */
+  concurrency?: number;
+  /** Optional cap on requests started per second. */
+  requestsPerSecond?: number;
+  /** Explicit proxy URL (`http://user:pass@proxy:3128`); without it HTTPS_PROXY / HTTP_PROXY / NO_PROXY apply. */
+  proxy?: string;
+  /** PEM file of extra CA certificates (corporate CA); added to Node's roots and NODE_EXTRA_CA_CERTS. */
+  caFile?: string;
+  /** TLS verification; on unless explicitly turned off. */
+  rejectUnauthorized?: boolean;
+  userAgent?: string;
+  /** Largest response body read, in bytes. Default 32 MiB. */
+  maxResponseBytes?: number;
+  /** Receives one line per retry and per give-up, secrets removed. */
+  logger?: (level: 'debug' | 'warn', message: string) => void;
+  /** Use this dispatcher instead of building one (tests, custom pools). */
+  dispatcher?: Dispatcher;
+  /** Random source for jitter (tests). */
+  random?: () => number;
+}
+
+export interface TransportRequest {
+  /** Contract operation id, for errors and logs. */
+  operation: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path after the base URL, already encoded, without query. */
+  path: string;
+  /** Encoded query string without `?`, or empty. */
+  query?: string;
+  headers: Record<string, string>;
+  /** Body factory, called once per attempt (streams are consumed). */
+  body?: () => { data: string | Buffer | Readable; contentType: string; length?: number };
+  /**
+   * The operation creates something: after an ambiguous failure it is not re-sent (AmbiguousError instead).
+   * Connection failures that happen before anything was sent are retried all the same.
+   */
+  creates: boolean;
+  signal?: AbortSignal;
+  /**
+   * Whether a 429/502/503/504 answer may be sent again; default yes. An answer it refuses is returned as it came,
+   * at once, for the client to turn into its typed error.
+   */
+  retryAnswer?: (res: TransportResponse) => boolean;
+}
+
+export interface TransportResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  retries: number;
+}
+
+export interface TransportStats {
+  /** HTTP exchanges started (attempts, including retries). */
+  requests: number;
+  retries: number;
+  /** Calls that ended in an error after their retries. */
+  failures: number;
+}

@@ -1,0 +1,88 @@
+import type { Bulk } from './batching.js';
+import { SOON_MS } from './batching.js';
+import type { CaseRegistry } from './cases.js';
+import type { CasebridgeConfig } from './config.js';
+
+/** The end of the run prints a progress line when it has taken this long, then every PROGRESS_EVERY_MS. */
+const PROGRESS_AFTER_MS = 3_000;
+const PROGRESS_EVERY_MS = 5_000;
+
+/**
+ * The work under way in a run (deliveries, preparations, creates), and when a request last succeeded: the end of
+ * the run waits while that moves (see `drain`).
+ */
+export class Pending {
+  private readonly work = new Set<Promise<unknown>>();
+  /** When a request last succeeded. */
+  progressAt = Date.now();
+
+  /** `failed` handles what a tracked promise throws (it never rejects into the runner). */
+  constructor(private readonly failed: (err: unknown, what: string) => unknown) {}
+
+  get size(): number {
+    return this.work.size;
+  }
+
+  /** A request succeeded: the end of the run keeps waiting. */
+  progress(): void {
+    this.progressAt = Date.now();
+  }
+
+  /** Work under way; what it throws is a failure of `what`. */
+  track(p: Promise<unknown>, what = 'delivery'): void {
+    const q = p.catch((err) => this.failed(err, what));
+    this.work.add(q);
+    void q.finally(() => this.work.delete(q));
+  }
+
+  /** Waits for what is under way, at most `ms` (after an abort: the requests end soon). */
+  async settle(ms: number): Promise<void> {
+    await Promise.race([Promise.allSettled([...this.work]), new Promise((r) => setTimeout(r, ms))]);
+  }
+
+  /**
+   * Waits for delivery to finish. It goes on while requests succeed, up to `flushMaxMs`; it gives up when nothing
+   * has succeeded for `flushTimeoutMs`. True when everything settled.
+   */
+  async drain(o: {
+    config: CasebridgeConfig;
+    bulk: Bulk;
+    cases: CaseRegistry | undefined;
+    stopped: () => boolean;
+    out: (text: string) => void;
+    progressLine: () => string;
+  }): Promise<boolean> {
+    const { config: c, bulk } = o;
+    const started = Date.now();
+    this.progressAt = started;
+    let lastLine = started;
+    for (;;) {
+      const down = o.stopped();
+      // The bulk waiting for more created cases goes at once when no create is left.
+      const idle = !bulk.due || !o.cases?.busy;
+      if (bulk.size > 0 && !down && idle && !bulk.holding) bulk.flush();
+      if (this.work.size === 0 && !bulk.due && (bulk.size === 0 || down)) return true;
+      const now = Date.now();
+      if (now - this.progressAt > c.flushTimeoutMs) {
+        o.out(`casebridge: delivery made no progress for flushTimeoutMs (${c.flushTimeoutMs} ms): stopping`);
+        return false;
+      }
+      if (now - started > c.flushMaxMs) {
+        o.out(`casebridge: delivery did not finish within flushMaxMs (${c.flushMaxMs} ms): stopping`);
+        return false;
+      }
+      if (now - started >= PROGRESS_AFTER_MS && now - lastLine >= PROGRESS_EVERY_MS) {
+        lastLine = now;
+        o.out(`casebridge: delivering... ${o.progressLine()} (${Math.round((now - started) / 1000)} s)`);
+      }
+      // A timer, not only the pending work: with nothing pending but a bulk about to go (its timer set), racing an
+      // empty allSettled would spin on microtasks and never let that timer fire.
+      let timer: NodeJS.Timeout | undefined;
+      const tick = new Promise<void>((r) => {
+        timer = setTimeout(r, this.work.size > 0 ? 250 : SOON_MS);
+      });
+      await (this.work.size > 0 ? Promise.race([Promise.allSettled([...this.work]), tick]) : tick);
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { redact } from '../client/secrets.js';
+import type { CaseRegistry } from './cases.js';
+import type { DeliveryStats } from './delivery.js';
+import { ciWarning, formatSummary, markdownSummary } from './summary.js';
+import type { RunSummary } from './types.js';
+import type { WorkItem } from './work.js';
+
+/** What the summary of a run is made of: the engine's counts and what its session's parts report. */
+export interface SummaryParts {
+  enabled: boolean;
+  mode?: 'adhoc' | 'cycle';
+  shard?: RunSummary['shard'];
+  /** The run's problem lines: the service's refusals are added to it, once each. */
+  problems: string[];
+  delivery?: DeliveryStats;
+  /** The test plan of the run (cycle mode). */
+  plan?: string;
+  byStatus: Record<string, number>;
+  results: number;
+  items: readonly WorkItem[];
+  unmapped: readonly string[];
+  cases?: CaseRegistry;
+  mappingFile?: string;
+  journaled: number;
+  journalDir?: string;
+  /** A dry run: the calls it would have made. */
+  calls?: readonly string[];
+  replayed: number;
+  down?: string;
+}
+
+/** The summary of a run, as `end` returns it and prints it. */
+export function assembleSummary(p: SummaryParts): RunSummary {
+  const d = p.delivery;
+  // Keys the service refused in a bulk of status-only results: name each once, as a result with details would.
+  for (const key of d?.badKeys ?? []) {
+    if (p.problems.some((line) => line.startsWith(`${key}:`))) continue;
+    p.problems.push(
+      `${key}: not a test case${p.plan ? ` that can be added to test plan ${p.plan}` : ''}: check the key in the test's title or the mapping file`,
+    );
+  }
+  for (const line of d?.repoProblems ?? []) if (!p.problems.includes(line)) p.problems.push(line);
+  const cycle = d?.cycle;
+  return {
+    enabled: p.enabled,
+    mode: p.mode ?? 'adhoc',
+    dryRun: p.calls !== undefined,
+    ...(p.shard ? { shard: p.shard } : {}),
+    byStatus: { ...p.byStatus },
+    results: p.results,
+    delivered: p.items.filter((i) => i.progress.done && !i.progress.dropped).length,
+    ...(cycle ? { cycle } : {}),
+    defects: d?.defects ?? { created: [], linked: [] },
+    attachments: d?.attachments ?? { uploaded: 0, skipped: [], stored: [] },
+    unmapped: [...p.unmapped],
+    createdCases: [...(p.cases?.created ?? [])],
+    ...(p.cases?.duplicates.length ? { duplicateCases: [...p.cases.duplicates] } : {}),
+    ...(p.mappingFile ? { mappingFile: p.mappingFile } : {}),
+    problems: [...new Set(p.problems)],
+    journaled: p.journaled,
+    ...(p.journalDir ? { journalDir: p.journalDir } : {}),
+    ...(p.calls ? { calls: [...p.calls] } : {}),
+    ...(p.replayed ? { replayed: p.replayed } : {}),
+    ...(p.down ? { serviceDown: p.down } : {}),
+  };
+}
+
+/**
+ * Prints the summary: to the console, as a CI annotation when results stay behind, as markdown to
+ * $GITHUB_STEP_SUMMARY, and (a dry run with `dryRun: "<file>"`) the calls as JSON to that file.
+ */
+export function printSummary(
+  summary: RunSummary,
+  o: { out: (text: string) => void; env: NodeJS.ProcessEnv; cwd: string; dryRunFile?: string },
+): void {
+  o.out(formatSummary(summary));
+  const warning = ciWarning(summary, o.env);
+  if (warning) o.out(warning);
+  const stepSummary = o.env.GITHUB_STEP_SUMMARY;
+  if (stepSummary) {
+    try {
+      appendFileSync(stepSummary, `${markdownSummary(summary)}\n`);
+    } catch {
+      // The step summary is a convenience; the console summary above has the same content.
+    }
+  }
+  if (o.dryRunFile && summary.calls) {
+    try {
+      writeFileSync(resolve(o.cwd, o.dryRunFile), `${JSON.stringify({ calls: summary.calls }, null, 2)}\n`);
+    } catch (err) {
+      o.out(`casebridge: could not write the dry-run file: ${redact(String(err))}`);
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import type { TestManagementClient } from '../client/tm.js';
+
+/** What each part of delivery talks to the service with. */
+export interface Service {
+  /** In a dry run, the client wrapped by `withDryRun` (client/dry-run.ts): calls are recorded, nothing is sent. */
+  readonly tm: TestManagementClient;
+  /**
+   * A dry run: the few places where a stand-in answer would lead somewhere else than the real one (a cycle read
+   * back after its create, run ids after an add) skip the call or make up the answer instead.
+   */
+  readonly dryRun: boolean;
+  /** The options of every request: the run's abort signal. */
+  readonly o: { signal?: AbortSignal };
+}

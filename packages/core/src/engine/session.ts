@@ -1,0 +1,153 @@
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
+import { type DryRunClients, withDryRun } from '../client/dry-run.js';
+import type { ContentRepositoryClient } from '../client/repo.js';
+import type { TestManagementClient } from '../client/tm.js';
+import { CaseRegistry, caseSummary } from './cases.js';
+import { clientsFor, cycleNameFor } from './clients.js';
+import type { CasebridgeConfig } from './config.js';
+import { Delivery } from './delivery.js';
+import { Journal } from './journal.js';
+import { Journaling } from './journaling.js';
+import { keyPattern, type MappingFile, mappingProblems, titleWithoutKeys } from './mapping.js';
+import { pipelineId } from './text.js';
+import type { EngineContext } from './types.js';
+import type { Target } from './work.js';
+
+/**
+ * Everything a reporting run works with, made once when the configuration is valid and reporting is on: an engine
+ * that is off has no session, so nothing downstream asks whether a part exists.
+ */
+export interface Session {
+  readonly config: CasebridgeConfig;
+  /** The clients; in a dry run wrapped by `withDryRun` (client/dry-run.ts), which records and sends nothing. */
+  readonly tm: TestManagementClient;
+  readonly repo?: ContentRepositoryClient;
+  /** A dry run: the calls the wrapped clients were asked for. */
+  readonly dry?: DryRunClients;
+  readonly delivery: Delivery;
+  /** The write-ahead log and the journal (a dry run reads and writes neither). */
+  readonly journaling: Journaling;
+  /** Test cases for unmapped tests (`autoCreate`). */
+  readonly cases?: CaseRegistry;
+  /** Where this run's results go. */
+  readonly target: Target;
+  /** Case keys in titles, and the mapping file's keys by test name. */
+  readonly keyRe: RegExp;
+  readonly mapping: MappingFile;
+}
+
+export interface SessionHooks {
+  out: (text: string) => void;
+  /** Aborted when the end of the run gives up waiting. */
+  signal: AbortSignal;
+  /** A request succeeded: the end of the run keeps waiting while this happens. */
+  progress: () => void;
+  /** The run's problem lines (the mapping file's problems go there). */
+  problems: string[];
+}
+
+/** Makes the session of a run: clients, delivery, journal, case registry, target, key pattern and mapping. */
+export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: SessionHooks): Session {
+  const env = ctx.env ?? process.env;
+  const debug = c.debug || env.CASEBRIDGE_DEBUG === '1' || env.CASEBRIDGE_DEBUG === 'true';
+  const logger = debug ? (level: string, message: string) => hooks.out(`casebridge ${level}: ${message}`) : undefined;
+  const real = clientsFor(c, logger);
+  const dry =
+    c.dryRun !== false
+      ? withDryRun(real, (line) => {
+          if (debug) hooks.out(`casebridge: ${line}`);
+        })
+      : undefined;
+  const tm = dry?.tm ?? real.tm;
+  const repo = dry ? dry.repo : real.repo;
+  const roots = [
+    ctx.cwd,
+    tmpdir(),
+    resolve(ctx.cwd, c.journalDir),
+    ...c.attachments.roots.map((r) => resolve(ctx.cwd, r)),
+    ...(ctx.attachmentRoots ?? []),
+  ];
+  const delivery = new Delivery(
+    c,
+    tm,
+    repo,
+    dry !== undefined,
+    ctx.runner,
+    hooks.signal,
+    roots.map(realPath),
+    hooks.progress,
+    pipelineId(env),
+  );
+  const journal = new Journal(resolve(ctx.cwd, c.journalDir));
+  const journaling = new Journaling(
+    journal,
+    dry ? undefined : journal.openWal(),
+    hooks.problems,
+    hooks.out,
+    ctx.onReplay,
+  );
+  const keyRe = keyPattern(c.keyPattern ? { pattern: c.keyPattern } : { projectKeys: [c.projectKey] });
+  const mapping = loadMapping(c, ctx.cwd, keyRe, hooks.problems);
+  const target: Target = {
+    mode: c.mode,
+    projectKey: c.projectKey,
+    ...(c.mode === 'cycle' ? { plan: c.testPlan as string, cycleName: cycleNameFor(c, env) } : {}),
+    ...(c.environment ? { environment: c.environment } : {}),
+    ...(c.build ? { build: c.build } : {}),
+  };
+  const cases = c.autoCreate
+    ? new CaseRegistry({
+        tm,
+        dryRun: dry !== undefined,
+        project: c.projectKey,
+        summaryOf: (t) => caseSummary(t, titleWithoutKeys(t.titlePath[t.titlePath.length - 1] ?? '', keyRe)),
+        concurrency: c.concurrency,
+        // A machine that found the cycle made by another one (shards adopting one suite at once) lets that one
+        // create the cases and takes them, instead of racing it on every test.
+        second: async () => {
+          // Shards of one run hold different tests: each creates its own cases at once.
+          if (target.mode !== 'cycle' || ctx.shard) return false;
+          await delivery.ensureCycle(target);
+          return delivery.cycleMadeElsewhere();
+        },
+        signal: hooks.signal,
+        onProgress: hooks.progress,
+      })
+    : undefined;
+  return {
+    config: c,
+    tm,
+    ...(repo ? { repo } : {}),
+    ...(dry ? { dry } : {}),
+    delivery,
+    journaling,
+    ...(cases ? { cases } : {}),
+    target,
+    keyRe,
+    mapping,
+  };
+}
+
+function realPath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+function loadMapping(c: CasebridgeConfig, cwd: string, keyRe: RegExp, problems: string[]): MappingFile {
+  const file = resolve(cwd, c.mappingFile);
+  if (!existsSync(file)) return {};
+  try {
+    const value: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    const found = mappingProblems(value, keyRe);
+    problems.push(...found.map((p) => `${c.mappingFile}: ${p}`));
+    return found.length === 0 ? (value as MappingFile) : {};
+  } catch (err) {
+    problems.push(`${c.mappingFile}: not valid JSON (${(err as Error).message})`);
+    return {};
+  }
+}
