@@ -25,17 +25,12 @@ export interface CliOptions {
   warnings?: string[];
 }
 
-function journalDirOf(dir: string, env: NodeJS.ProcessEnv, options: Record<string, unknown> = {}): string {
-  const configured = typeof options.journalDir === 'string' ? options.journalDir : env.CASEBRIDGE_JOURNAL_DIR;
-  return resolve(dir, configured || '.casebridge/journal');
+function journalDirOf(dir: string, env: NodeJS.ProcessEnv): string {
+  return resolve(dir, env.CASEBRIDGE_JOURNAL_DIR || '.casebridge/journal');
 }
 
-/** The options a run recorded beside its journaled results, if any. */
-export async function recordedOptions(dir: string, env: NodeJS.ProcessEnv): Promise<CliOptions | undefined> {
-  const journal = new Journal(journalDirOf(dir, env));
-  // Only while results wait: the file stays after a replay emptied the journal.
-  const waiting = await readdir(journal.dir).catch(() => [] as string[]);
-  if (!waiting.some((name) => name.endsWith('.json'))) return undefined;
+/** The options a run recorded beside the journal, if any (read only while results wait there). */
+async function recordedOptions(dir: string, journal: Journal): Promise<CliOptions | undefined> {
   const recorded = await journal.readRunOptions();
   if (!recorded || Object.keys(recorded.options).length === 0) return undefined;
   const where = relative(dir, journal.dir) || '.';
@@ -82,13 +77,17 @@ export async function runnerConfigOptions(dir: string, env: NodeJS.ProcessEnv): 
 }
 
 /**
- * For `replay`: the recorded options when results wait beside them, else the runner configs' (when no result
- * waits at all, nothing is read: the replay has nothing to do).
+ * For `replay`: the options recorded beside the waiting results, else the runner configs'. When no result waits,
+ * nothing is read (the replay has nothing to do); the recorded file stays after a replay emptied the journal.
  */
 export async function replayOptions(dir: string, env: NodeJS.ProcessEnv): Promise<CliOptions> {
-  const recorded = await recordedOptions(dir, env);
-  if (recorded) return recorded;
-  const waiting = await readdir(journalDirOf(dir, env)).catch(() => [] as string[]);
-  if (!waiting.some((name) => name.endsWith('.json') || name.startsWith('wal-'))) return { options: {}, notes: [] };
+  const journal = new Journal(journalDirOf(dir, env));
+  const names = await readdir(journal.dir).catch(() => [] as string[]);
+  if (names.some((name) => name.endsWith('.json'))) {
+    const recorded = await recordedOptions(dir, journal);
+    if (recorded) return recorded;
+  } else if (!names.some((name) => name.startsWith('wal-'))) {
+    return { options: {}, notes: [] };
+  }
   return runnerConfigOptions(dir, env);
 }

@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { stripAnsi } from '@casebridge/core/adapter';
+import { type Exit, runNode } from './node-process.js';
 import type { Runner } from './sync/list.js';
 
 /**
@@ -174,17 +175,13 @@ function failure(r: Exit, what: string, ms: number): string {
   return text || `${what} exited with ${r.signal ? `signal ${r.signal}` : `code ${r.code}`} and printed nothing`;
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC.
-const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
-
 /**
  * What a runner's error output says went wrong, on one line, without ANSI codes: the first error line and the error
  * lines right after it ("Failed to parse jest.config.ts" then "'ts-node' is required"), or the line after a heading.
  * Never a code frame nor a dump of the config: the lines around an error may hold a token.
  */
 export function oneLine(text: string): string {
-  const lines = text
-    .replace(ANSI, '')
+  const lines = stripAnsi(text)
     .split('\n')
     .map((l) => l.trim());
   const start = lines.findIndex((l) => /error\b|error:|\bcannot\b|\bfailed\b/i.test(l) && !l.startsWith('at '));
@@ -236,44 +233,8 @@ function isCasebridge(name: string): boolean {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  out: string;
-  err: string;
-  timedOut: boolean;
-}
-
 function exec(dir: string, args: string[], env: NodeJS.ProcessEnv, ms: number): Promise<Exit> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, args, {
-      cwd: dir,
-      env: { ...env, FORCE_COLOR: '0', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    let timedOut = false;
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      // Enough for the first error; a runner stuck in a loop of warnings must not fill the memory.
-      if (err.length < 65_536) err += d.toString();
-    });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, ms);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      done({ code: null, signal: null, out, err: `${err}\n${e.message}`, timedOut });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      done({ code, signal, out, err, timedOut });
-    });
-  });
+  return runNode(dir, args, { ...env, FORCE_COLOR: '0', NO_COLOR: '1' }, ms);
 }
 
 /**

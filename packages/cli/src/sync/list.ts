@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { type Exit, runNode } from '../node-process.js';
 
 /**
  * Lists a project's tests through its runner's own list mode, without running them:
@@ -67,29 +67,9 @@ function runnerBin(dir: string, runner: Runner): string {
   }
 }
 
-function exec(
-  dir: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((done, fail) => {
-    // The reporters stay quiet while listing: nothing is reported.
-    const child = spawn(process.execPath, args, {
-      cwd: dir,
-      env: { ...env, CASEBRIDGE_ENABLED: 'false', FORCE_COLOR: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, out, err }));
-  });
+function exec(dir: string, args: string[], env: NodeJS.ProcessEnv): Promise<Exit> {
+  // The reporters stay quiet while listing: nothing is reported.
+  return runNode(dir, args, { ...env, CASEBRIDGE_ENABLED: 'false', FORCE_COLOR: '0' });
 }
 
 /** The JSON document in a runner's output (some print lines before it). */
