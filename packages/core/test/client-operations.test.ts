@@ -345,7 +345,7 @@ for (const { variant, timestamps } of matrix) {
       expect((await tm.requirements.linkedTestCases({ requirementIssueKey: child })).map((r) => r.key)).toEqual([
         'DEMO-3',
       ]);
-      expect(Array.isArray(await tm.requirements.getDefects({ requirementIssueKey: child }))).toBe(true);
+      expect(Array.isArray(await tm.defects.ofRequirement({ requirementIssueKey: child }))).toBe(true);
       const suites = await tm.requirements.linkedRequirementSuites({ requirementIssueKey: child });
       expect(suites.requirementHierarchy).toBe(`${parent}->${child}`);
       await tm.requirements.deleteLinkedTestCases({ requirementIssueKey: child, testCaseKeys: ['DEMO-3'] });

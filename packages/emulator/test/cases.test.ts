@@ -528,7 +528,7 @@ for (const variant of ['id', 'ID'] as const) {
 
         const r = await call(emu(), 'GET', `${tc(key)}/getDefects`);
         expect(r.status).toBe(200);
-        const defects = expectShape('cases.getDefects', variant, r.json) as { key: string; summary: string }[];
+        const defects = expectShape('defects.ofCase', variant, r.json) as { key: string; summary: string }[];
         expect(defects.map((d) => [d.key, d.summary])).toEqual([
           [runBug.json.key, 'Warenkorb leer 🛒'],
           [stepBug.json.key, 'Suche langsam'],

@@ -418,7 +418,7 @@ for (const variant of ['id', 'ID'] as const) {
         const defects = async () => {
           const r = await call(emu(), 'GET', `${plan}/cycle/${cycle.id}/defects`);
           expect(r.status).toBe(200);
-          return (expectShape('cycles.defects', variant, r.json) as { key: string }[]).map((d) => d.key);
+          return (expectShape('defects.ofCycle', variant, r.json) as { key: string }[]).map((d) => d.key);
         };
         expect(await defects()).toEqual([]);
         await wf('defects', 'Start');
@@ -458,7 +458,7 @@ for (const variant of ['id', 'ID'] as const) {
         const read = async () => {
           const r = await post('automationJobs', job);
           expect(r.status, r.text).toBe(200);
-          return expectShape('automation.automationJobs', variant, r.json);
+          return expectShape('automation.jobs', variant, r.json);
         };
         const first = await read();
         expect(first).toMatchObject({

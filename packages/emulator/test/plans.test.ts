@@ -132,7 +132,7 @@ for (const variant of ['id', 'ID'] as const) {
       it('lists plan defects (none yet)', async () => {
         const r = await call(emu(), 'GET', `${plan}/defects`);
         expect(r.status).toBe(200);
-        expect(expectShape('plans.defects', variant, r.json)).toEqual([]);
+        expect(expectShape('defects.ofPlan', variant, r.json)).toEqual([]);
       });
 
       it('refuses a user without a licence (403) and bad credentials (401)', async () => {

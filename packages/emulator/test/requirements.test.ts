@@ -80,7 +80,7 @@ for (const variant of ['id', 'ID'] as const) {
           requirementHierarchy: 'DEMO-8->DEMO-9',
         });
         expect((await suiteInfo('DEMO-8')).requirementHierarchy).toBe('DEMO-8');
-        expect(await get('requirements.getDefects', `${req('DEMO-10')}/getDefects`)).toEqual([]);
+        expect(await get('defects.ofRequirement', `${req('DEMO-10')}/getDefects`)).toEqual([]);
       });
 
       it('builds a deep hierarchy: all descendants, direct children, the root-to-leaf chain', async () => {
@@ -235,7 +235,7 @@ for (const variant of ['id', 'ID'] as const) {
           const r = await call(emu(), 'POST', `${cycle}/linkBugToTestRun`, { body: { testcaseKey, bugs } });
           expect(r.status, r.text).toBe(200);
         };
-        const defects = async (key: string) => keys(await get('requirements.getDefects', `${req(key)}/getDefects`));
+        const defects = async (key: string) => keys(await get('defects.ofRequirement', `${req(key)}/getDefects`));
         await linkBug('DEMO-4', ['DEMO-11']);
         await linkBug('DEMO-5', ['DEMO-11', 'DEMO-12']);
         await linkBug('DEMO-6', ['DEMO-13']);

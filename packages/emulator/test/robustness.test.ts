@@ -294,14 +294,14 @@ describe('robustness', () => {
 
     it('a file answer whose stored bytes are missing is a 500, not a crash', async () => {
       // No operation of the test-plan group answers a file: stand one in for the length of this test.
-      const original = handlers['plans.defects'];
-      handlers['plans.defects'] = () => new FileReply('no-such-blob', 'image/png', 'shot.png', 10);
+      const original = handlers['defects.ofPlan'];
+      handlers['defects.ofPlan'] = () => new FileReply('no-such-blob', 'image/png', 'shot.png', 10);
       try {
         const r = await call(emu(), 'GET', `${PLAN}/defects`);
         expect(r.status).toBe(500);
         expect(r.json.message).toMatch(/stored bytes of "shot\.png" cannot be read/);
       } finally {
-        if (original) handlers['plans.defects'] = original;
+        if (original) handlers['defects.ofPlan'] = original;
       }
       expect((await call(emu(), 'GET', `${PLAN}/defects`)).status).toBe(200);
     });

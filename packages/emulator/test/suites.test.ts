@@ -51,7 +51,7 @@ for (const variant of ['id', 'ID'] as const) {
       const listSuites = async (projectKey = 'DEMO') => {
         const r = await call(emu(), 'GET', `${prefix}/testSuite/${enc(projectKey)}/testSuites`);
         expect(r.status).toBe(200);
-        return expectShape('suites.testSuites', variant, r.json) as {
+        return expectShape('testSuites.list', variant, r.json) as {
           name: string;
           id: number;
           state: number;
@@ -63,7 +63,7 @@ for (const variant of ['id', 'ID'] as const) {
       it('creates each missing level of a path and answers the path and project key', async () => {
         const r = await createSuite({ testSuitePath: 'Checkout/Payment/Cards', projectKey: 'DEMO' });
         expect(r.status).toBe(200);
-        expect(expectShape('suites.createTestSuite', variant, r.json)).toEqual({
+        expect(expectShape('testSuites.create', variant, r.json)).toEqual({
           testSuitePath: 'Checkout/Payment/Cards',
           projectKey: 'DEMO',
         });
@@ -181,7 +181,7 @@ for (const variant of ['id', 'ID'] as const) {
 
         const r = await call(emu(), 'GET', `${prefix}/testSuite/testSuite/${login.id}`);
         expect(r.status).toBe(200);
-        const detail = expectShape('suites.testSuite', variant, r.json);
+        const detail = expectShape('testSuites.get', variant, r.json);
         expect(detail).toMatchObject({ id: login.id, name: 'Login', nameEncoded: 'Regression/Login', state: 1 });
         const tcId = (key: string) => emu().store.issues.find((i) => i.key === key)?.id;
         expect(
@@ -204,7 +204,7 @@ for (const variant of ['id', 'ID'] as const) {
 
         // The parent lists its own cases only: none.
         const parent = await call(emu(), 'GET', `${prefix}/testSuite/testSuite/${regression.id}`);
-        expect(expectShape('suites.testSuite', variant, parent.json).testSuiteMembers).toEqual([]);
+        expect(expectShape('testSuites.get', variant, parent.json).testSuiteMembers).toEqual([]);
       });
 
       it('answers 404 for an unknown suite id and 500 for one that is not a number', async () => {
@@ -233,10 +233,10 @@ for (const variant of ['id', 'ID'] as const) {
           await activeCycle(emu(), prefix, { name: 'clean', build, environment: env });
           const b = await call(emu(), 'GET', `${prefix}/testPlan/defects/buildDefects/${enc(build)}`);
           expect(b.status).toBe(200);
-          expect(expectShape('defects.buildDefects', variant, b.json)).toEqual([]);
+          expect(expectShape('defects.ofBuild', variant, b.json)).toEqual([]);
           const e = await call(emu(), 'GET', `${prefix}/testPlan/defects/environmentDefects/${enc(env)}`);
           expect(e.status).toBe(200);
-          expect(expectShape('defects.environmentDefects', variant, e.json)).toEqual([]);
+          expect(expectShape('defects.ofEnvironment', variant, e.json)).toEqual([]);
         });
 
         it('lists bugs of runs and run steps, once each, only of matching cycles', async () => {
@@ -265,20 +265,20 @@ for (const variant of ['id', 'ID'] as const) {
           };
           const byBuild = await call(emu(), 'GET', `${prefix}/testPlan/defects/buildDefects/${enc(build)}`);
           expect(byBuild.status).toBe(200);
-          expect(expectShape('defects.buildDefects', variant, byBuild.json)).toEqual([ref(bug1), ref(bug2)]);
+          expect(expectShape('defects.ofBuild', variant, byBuild.json)).toEqual([ref(bug1), ref(bug2)]);
           const byEnv = await call(emu(), 'GET', `${prefix}/testPlan/defects/environmentDefects/${enc(env)}`);
-          expect(expectShape('defects.environmentDefects', variant, byEnv.json)).toEqual([ref(bug1), ref(bug3)]);
+          expect(expectShape('defects.ofEnvironment', variant, byEnv.json)).toEqual([ref(bug1), ref(bug3)]);
           const qa = await call(emu(), 'GET', `${prefix}/testPlan/defects/environmentDefects/qa`);
-          expect(expectShape('defects.environmentDefects', variant, qa.json)).toEqual([ref(bug1), ref(bug2)]);
+          expect(expectShape('defects.ofEnvironment', variant, qa.json)).toEqual([ref(bug1), ref(bug2)]);
           const plain = await call(emu(), 'GET', `${prefix}/testPlan/defects/buildDefects/2.0`);
-          expect(expectShape('defects.buildDefects', variant, plain.json)).toEqual([ref(bug1), ref(bug3)]);
+          expect(expectShape('defects.ofBuild', variant, plain.json)).toEqual([ref(bug1), ref(bug3)]);
           // Names match exactly: a different case is another build.
           const upper = await call(
             emu(),
             'GET',
             `${prefix}/testPlan/defects/buildDefects/${enc('BUILD 1/2 %#? ÜNÏ 🚀')}`,
           );
-          expect(expectShape('defects.buildDefects', variant, upper.json)).toEqual([ref(bug4)]);
+          expect(expectShape('defects.ofBuild', variant, upper.json)).toEqual([ref(bug4)]);
           expect((await call(emu(), 'GET', `${prefix}/testPlan/defects/buildDefects/2.0.1`)).status).toBe(404);
         });
       });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { isMultipart, type OperationDef } from '../contract/define.js';
+import { isMultipart, type OperationDef, type UploadOperationDef } from '../contract/define.js';
 import { Authenticator, type AuthOptions, authSchema } from './auth.js';
 import {
   ConfigError,
@@ -138,8 +138,8 @@ export type UploadMethod<Op> = (
   options?: CallOptions,
 ) => Promise<OutputOf<Op>>;
 
-export type Methods<G> = { [K in keyof G]: Method<G[K]> };
-export type UploadMethods<G> = { [K in keyof G]: UploadMethod<G[K]> };
+/** The methods of a group: upload operations take files, the others their parameters. */
+export type Methods<G> = { [K in keyof G]: G[K] extends UploadOperationDef ? UploadMethod<G[K]> : Method<G[K]> };
 
 /** The fields of an object schema, looking through an optional wrapper (an optional object body is still flat). */
 function shapeKeys(schema: unknown): string[] {
@@ -387,9 +387,4 @@ export function bindGroup<G extends Record<string, OperationDef>>(client: Servic
     out[name] = (input?: Record<string, unknown>, options?: CallOptions) => client.call(op, input ?? {}, options);
   }
   return out as Methods<G>;
-}
-
-/** Binds multipart-upload operations: each method takes `file` besides the operation's parameters. */
-export function bindUploads<G extends Record<string, OperationDef>>(client: ServiceClient, group: G): UploadMethods<G> {
-  return bindGroup(client, group) as unknown as UploadMethods<G>;
 }

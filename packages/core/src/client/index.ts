@@ -7,5 +7,5 @@ export { JIRA, JiraClient } from './jira.js';
 export type { FileInput } from './multipart.js';
 export { ContentRepositoryClient, type StoreFileOptions } from './repo.js';
 export { redact, registerSecret } from './secrets.js';
-export { TestManagementClient, TM_GROUPS, TM_PREFIX, TM_UPLOADS } from './tm.js';
+export { TestManagementClient, TM_GROUPS, TM_PREFIX } from './tm.js';
 export type { RetryOptions, TimeoutOptions, TransportStats } from './transport.js';

@@ -3,12 +3,10 @@ import { repoAppAuth, repoCreateChild, repoUploadContent, repoValidateSession } 
 import { basicHeader, cookieFrom } from './auth.js';
 import {
   bindGroup,
-  bindUploads,
   type CallOptions,
   type ClientOptions,
   type Methods,
   ServiceClient,
-  type UploadMethods,
 } from './base.js';
 import { UnauthorizedError } from './errors.js';
 import { contentTypeFor, type FileInput } from './multipart.js';
@@ -18,8 +16,8 @@ const REPO = {
   validateSession: repoValidateSession,
   createChild: repoCreateChild,
   appAuth: repoAppAuth,
+  uploadContent: repoUploadContent,
 } as const;
-const REPO_UPLOADS = { uploadContent: repoUploadContent } as const;
 
 /**
  * The repository refuses an upload over the owner's storage quota with 503 and no Retry-After: sending the file
@@ -51,7 +49,7 @@ export interface StoreFileOptions {
  * is the server's origin and the API prefix defaults to `/edu-sharing/rest`.
  */
 export class ContentRepositoryClient extends ServiceClient {
-  readonly repo: Methods<typeof REPO> & UploadMethods<typeof REPO_UPLOADS>;
+  readonly repo: Methods<typeof REPO>;
 
   constructor(options: ClientOptions) {
     super(
@@ -61,11 +59,11 @@ export class ContentRepositoryClient extends ServiceClient {
       async (self) => (self as ContentRepositoryClient).login(),
       'EDU-TICKET',
     );
-    const uploads = bindUploads(this, REPO_UPLOADS);
+    const methods = bindGroup(this, REPO);
     this.repo = {
-      ...bindGroup(this, REPO),
+      ...methods,
       uploadContent: (input, options) =>
-        uploads.uploadContent(input, { ...options, retryAnswer: options?.retryAnswer ?? notQuotaRefusal }),
+        methods.uploadContent(input, { ...options, retryAnswer: options?.retryAnswer ?? notQuotaRefusal }),
     };
   }
 

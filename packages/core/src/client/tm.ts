@@ -1,88 +1,5 @@
-import {
-  casesAddSteps,
-  casesAutomationReference,
-  casesCreateTestCase,
-  casesCreateTestCaseInSuite,
-  casesDeleteLinkedRequirements,
-  casesDeleteStep,
-  casesDeleteStepBySequenceNo,
-  casesGetDefects,
-  casesLinkedRequirements,
-  casesLinkedTestPlans,
-  casesLinkedTestSuites,
-  casesLinkTestCaseToSuite,
-  casesSteps,
-  casesUpdateStepById,
-  casesUpdateStepBySequence,
-} from '../contract/tm/cases.js';
-import {
-  automationAddJob,
-  automationJobs,
-  automationTriggerJob,
-  cyclesAddMembersToTestCycle,
-  cyclesBulkAssignUpdate,
-  cyclesCreateTestRuns,
-  cyclesDefects,
-  cyclesEditCycle,
-  cyclesReorderTestRun,
-  cyclesTestRuns,
-  cyclesTestRunsByCycleId,
-  cyclesWorkflow,
-} from '../contract/tm/cycles.js';
-import {
-  plansAddCycle,
-  plansAddMembers,
-  plansAssignTester,
-  plansCycles,
-  plansDefects,
-  plansDeleteCycle,
-  plansInformation,
-  plansMembers,
-  plansTestRunsCreated,
-} from '../contract/tm/plans.js';
-import {
-  requirementSuitesAddMember,
-  requirementSuitesCreate,
-  requirementSuitesDelete,
-  requirementSuitesDeleteMember,
-  requirementSuitesGet,
-  requirementSuitesList,
-  requirementsAddChildren,
-  requirementsDeleteLinkedTestCases,
-  requirementsGetChildren,
-  requirementsGetDefects,
-  requirementsGetImmediateChildren,
-  requirementsLinkedSuites,
-  requirementsLinkedTestCases,
-  requirementsLinkTestCase,
-} from '../contract/tm/requirements.js';
-import {
-  attachmentsAddToRun,
-  attachmentsAddToRunStep,
-  attachmentsDelete,
-  attachmentsDetails,
-  defectsCreateRunBug,
-  defectsCreateRunStepBug,
-  defectsOfRun,
-  runsAdhocCreate,
-  runsAdhocTestRuns,
-  runsBulkStatusUpdate,
-  runsCaseTestRuns,
-  runsForDefect,
-  runsGet,
-  runsLinkBugToTestRun,
-  runsUpdate,
-  runsUpdateStep,
-  runsUpdateTestRun,
-} from '../contract/tm/runs.js';
-import {
-  defectsBuildDefects,
-  defectsEnvironmentDefects,
-  suitesCreateTestSuite,
-  suitesTestSuite,
-  suitesTestSuites,
-} from '../contract/tm/suites.js';
-import { bindGroup, bindUploads, type ClientOptions, type Methods, ServiceClient, type UploadMethods } from './base.js';
+import { groupOperations, tmOperations } from '../contract/index.js';
+import { bindGroup, type ClientOptions, type Methods, ServiceClient } from './base.js';
 import { ConfigError } from './errors.js';
 import { JIRA, jiraSessionLogin } from './jira.js';
 
@@ -90,112 +7,12 @@ import { JIRA, jiraSessionLogin } from './jira.js';
 export const TM_PREFIX = '/rest/synapse/latest/public';
 
 /**
- * The 72 test-management operations grouped the way a user thinks. Every operation appears exactly once (a test
- * checks this against the contract).
+ * The 72 test-management operations grouped by their ids: operation `defects.ofCycle` is `client.defects.ofCycle`.
+ * Derived from the contract, so every operation appears exactly once and has one name.
  */
-export const TM_GROUPS = {
-  plans: {
-    addMembers: plansAddMembers,
-    assignTesterToTestCase: plansAssignTester,
-    addCycle: plansAddCycle,
-    cycles: plansCycles,
-    deleteCycleByIdOrName: plansDeleteCycle,
-    members: plansMembers,
-    testPlanInformation: plansInformation,
-    getTestRunsCreated: plansTestRunsCreated,
-  },
-  cycles: {
-    createTestRuns: cyclesCreateTestRuns,
-    bulkAssignUpdate: cyclesBulkAssignUpdate,
-    workflow: cyclesWorkflow,
-    editCycle: cyclesEditCycle,
-    testRuns: cyclesTestRuns,
-    testRunsByCycleId: cyclesTestRunsByCycleId,
-    addMembersToTestCycle: cyclesAddMembersToTestCycle,
-    reorderTestRun: cyclesReorderTestRun,
-  },
-  runs: {
-    get: runsGet,
-    caseTestRuns: runsCaseTestRuns,
-    updateTestRun: runsUpdateTestRun,
-    updateStep: runsUpdateStep,
-    update: runsUpdate,
-    bulkStatusUpdate: runsBulkStatusUpdate,
-    linkBugToTestRun: runsLinkBugToTestRun,
-    adhocCreate: runsAdhocCreate,
-    adhocTestRuns: runsAdhocTestRuns,
-    getTestRunsForDefect: runsForDefect,
-  },
-  cases: {
-    createTestCase: casesCreateTestCase,
-    createTestCaseInSuite: casesCreateTestCaseInSuite,
-    linkTestCaseToSuite: casesLinkTestCaseToSuite,
-    addSteps: casesAddSteps,
-    steps: casesSteps,
-    updateStepById: casesUpdateStepById,
-    updateStepBySequence: casesUpdateStepBySequence,
-    deleteStep: casesDeleteStep,
-    deleteStepBySequenceNo: casesDeleteStepBySequenceNo,
-    linkedTestSuites: casesLinkedTestSuites,
-    linkedTestPlans: casesLinkedTestPlans,
-    linkedRequirements: casesLinkedRequirements,
-    deleteLinkedRequirements: casesDeleteLinkedRequirements,
-    automationReference: casesAutomationReference,
-  },
-  requirements: {
-    addChildren: requirementsAddChildren,
-    getChildren: requirementsGetChildren,
-    getOnlyImmediateChildren: requirementsGetImmediateChildren,
-    linkTestCase: requirementsLinkTestCase,
-    linkedTestCases: requirementsLinkedTestCases,
-    deleteLinkedTestCases: requirementsDeleteLinkedTestCases,
-    getDefects: requirementsGetDefects,
-    linkedRequirementSuites: requirementsLinkedSuites,
-  },
-  requirementSuites: {
-    create: requirementSuitesCreate,
-    delete: requirementSuitesDelete,
-    addMember: requirementSuitesAddMember,
-    deleteMember: requirementSuitesDeleteMember,
-    list: requirementSuitesList,
-    get: requirementSuitesGet,
-  },
-  testSuites: {
-    create: suitesCreateTestSuite,
-    list: suitesTestSuites,
-    get: suitesTestSuite,
-  },
-  defects: {
-    ofPlan: plansDefects,
-    ofCycle: cyclesDefects,
-    ofCase: casesGetDefects,
-    ofBuild: defectsBuildDefects,
-    ofEnvironment: defectsEnvironmentDefects,
-    ofRun: defectsOfRun,
-    createRunBug: defectsCreateRunBug,
-    createRunStepBug: defectsCreateRunStepBug,
-  },
-  automation: {
-    addJobToTestCycle: automationAddJob,
-    jobs: automationJobs,
-    triggerJob: automationTriggerJob,
-  },
-  attachments: {
-    getAttachmentDetails: attachmentsDetails,
-    deleteAttachment: attachmentsDelete,
-  },
-} as const;
-
-/** Operations that upload files (multipart). */
-export const TM_UPLOADS = {
-  attachments: {
-    addToRun: attachmentsAddToRun,
-    addToRunStep: attachmentsAddToRunStep,
-  },
-} as const;
+export const TM_GROUPS = groupOperations(tmOperations);
 
 type G = typeof TM_GROUPS;
-type U = typeof TM_UPLOADS;
 
 /**
  * Client of the test-management service: `new TestManagementClient({ baseUrl, auth })`, where `baseUrl` is the Jira
@@ -212,7 +29,7 @@ export class TestManagementClient extends ServiceClient {
   readonly testSuites: Methods<G['testSuites']>;
   readonly defects: Methods<G['defects']>;
   readonly automation: Methods<G['automation']>;
-  readonly attachments: Methods<G['attachments']> & UploadMethods<U['attachments']>;
+  readonly attachments: Methods<G['attachments']>;
   /** Jira platform calls on the same server and credentials (preflight, defect search). */
   readonly jira: Methods<typeof JIRA>;
 
@@ -232,7 +49,7 @@ export class TestManagementClient extends ServiceClient {
     this.testSuites = bindGroup(this, TM_GROUPS.testSuites);
     this.defects = bindGroup(this, TM_GROUPS.defects);
     this.automation = bindGroup(this, TM_GROUPS.automation);
-    this.attachments = { ...bindGroup(this, TM_GROUPS.attachments), ...bindUploads(this, TM_UPLOADS.attachments) };
+    this.attachments = bindGroup(this, TM_GROUPS.attachments);
     const jira: Record<string, unknown> = {};
     for (const [name, op] of Object.entries(JIRA)) {
       jira[name] = (input?: Record<string, unknown>, o?: { signal?: AbortSignal }) => this.call(op, input ?? {}, o, '');

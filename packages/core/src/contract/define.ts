@@ -44,9 +44,13 @@ export interface OperationDef<
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
   R extends z.ZodType = z.ZodType,
+  I extends string = string,
 > {
-  /** Stable operation id, `group.name`, used by the client method and in the OpenAPI document. */
-  id: string;
+  /**
+   * Stable operation id, `group.name`: the client method is `client.<group>.<name>` (the client derives its groups
+   * from these ids), and the OpenAPI document's operationId.
+   */
+  id: I;
   service: Service;
   /** The group a user thinks in: plans, cycles, runs, cases, requirements, requirementSuites, testSuites, ... */
   group: string;
@@ -81,28 +85,80 @@ export function isMultipart(body: OperationDef['body']): body is MultipartBody {
  * Building a zod schema costs memory (each carries its methods), and a reporter uses about ten of the contract's
  * operations: building all of them when the module loaded cost about 2.5 MB in every runner process.
  */
-export interface OperationSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>
-  extends Omit<OperationDef<P, Q, B, R>, 'params' | 'query' | 'body'> {
+export interface OperationSpec<
+  P extends z.ZodType,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+  R extends z.ZodType,
+  I extends string = string,
+> extends Omit<OperationDef<P, Q, B, R, I>, 'params' | 'query' | 'body'> {
   params?: P | (() => P);
   query?: Q | (() => Q);
   body?: B | MultipartBody | (() => B | MultipartBody);
 }
 
+/** An upload operation's definition: its body is multipart. */
+export interface UploadSpec<P extends z.ZodType, Q extends z.ZodType, R extends z.ZodType, I extends string>
+  extends Omit<OperationSpec<P, Q, z.ZodType, R, I>, 'body'> {
+  body: MultipartBody | (() => MultipartBody);
+}
+
+declare const uploadBrand: unique symbol;
+
+/**
+ * An operation whose body is multipart: its client method takes `file` besides the parameters. The mark exists for
+ * the type checker only (no such property is set).
+ */
+export type UploadOperationDef<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
+  I extends string = string,
+> = OperationDef<P, Q, z.ZodType, R, I> & { readonly [uploadBrand]: true };
+
 /**
  * Turns an operation file's definition into an {@link OperationDef}, keeping its literal types. `params`, `query`
  * and `body` become properties that build their schema when first read and keep it.
  */
+export function defineOperation<P extends z.ZodType, Q extends z.ZodType, R extends z.ZodType, I extends string>(
+  spec: UploadSpec<P, Q, R, I>,
+): UploadOperationDef<P, Q, R, I>;
 export function defineOperation<
   P extends z.ZodType,
   Q extends z.ZodType,
   B extends z.ZodType,
   R extends z.ZodType = z.ZodType,
->(spec: OperationSpec<P, Q, B, R>): OperationDef<P, Q, B, R> {
+  I extends string = string,
+>(spec: OperationSpec<P, Q, B, R, I>): OperationDef<P, Q, B, R, I>;
+export function defineOperation(spec: OperationSpec<z.ZodType, z.ZodType, z.ZodType, z.ZodType>): OperationDef {
   const { params, query, body, ...op } = spec;
   builtOnFirstRead(op, 'params', params);
   builtOnFirstRead(op, 'query', query);
   builtOnFirstRead(op, 'body', body);
-  return op as OperationDef<P, Q, B, R>;
+  return op as OperationDef;
+}
+
+/** The group of an operation id: `plans` of `plans.addMembers`. */
+type GroupOf<Id> = Id extends `${infer G}.${string}` ? G : never;
+
+/** Operations keyed by group, then by the name after the group in their id: `groups.plans.addMembers`. */
+export type Grouped<Op extends OperationDef> = {
+  [G in GroupOf<Op['id']>]: { [O in Op as O['id'] extends `${G}.${infer N}` ? N : never]: O };
+};
+
+/**
+ * Groups operations by their ids (`plans.addMembers` becomes `plans` → `addMembers`): the client's methods are
+ * derived from the contract this way, so an operation has one name everywhere.
+ */
+export function groupOperations<Op extends OperationDef>(ops: readonly Op[]): Grouped<Op> {
+  const groups: Record<string, Record<string, OperationDef>> = {};
+  for (const op of ops) {
+    const dot = op.id.indexOf('.');
+    const group = op.id.slice(0, dot);
+    groups[group] ??= {};
+    (groups[group] as Record<string, OperationDef>)[op.id.slice(dot + 1)] = op;
+  }
+  return groups as Grouped<Op>;
 }
 
 function builtOnFirstRead(target: object, key: string, given: unknown): void {

@@ -12,7 +12,7 @@ export * from './define.js';
 export * from './tm/schemas.js';
 
 /** Every operation of the test-management spec (72: updateStep has two body forms). */
-export const tmOperations: readonly OperationDef[] = [
+const tm = [
   ...planOperations,
   ...cycleOperations,
   ...runOperations,
@@ -20,6 +20,7 @@ export const tmOperations: readonly OperationDef[] = [
   ...requirementOperations,
   ...suiteOperations,
 ];
+export const tmOperations: readonly (typeof tm)[number][] = tm;
 
 /** The content-repository operations (the 3 of the spec, plus ticket issuance). */
 export { jiraOperations, repoOperations };

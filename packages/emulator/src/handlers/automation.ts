@@ -30,7 +30,7 @@ function jobCycle(ctx: Ctx, planKey: string, cycleName: string): Cycle {
 }
 
 export const automationHandlers: Record<string, Handler> = {
-  'automation.addAutomationJobToTestCycle': (ctx) => {
+  'automation.addJobToTestCycle': (ctx) => {
     const { store } = ctx;
     const b = ctx.body as Record<string, string | undefined>;
     // This call answers validation failures with 404 (service-facts.md), unlike the usual 500.
@@ -54,7 +54,7 @@ export const automationHandlers: Record<string, Handler> = {
     else store.automationJobs.insert({ cycleId: cycle.id, ...fields, triggers: [] });
   },
 
-  'automation.automationJobs': (ctx) => {
+  'automation.jobs': (ctx) => {
     const cycle = jobCycle(ctx, ctx.body.testPlanKey, ctx.body.testCycleName);
     const job = ctx.store.automationJobs.find((j) => j.cycleId === cycle.id);
     if (!job) throw notFound(`Test cycle "${cycle.name}" has no automation job`);
@@ -67,7 +67,7 @@ export const automationHandlers: Record<string, Handler> = {
     };
   },
 
-  'automation.triggerAutomationJob': (ctx) => {
+  'automation.triggerJob': (ctx) => {
     const cycle = jobCycle(ctx, ctx.body.testPlanKey, ctx.body.testCycleName);
     const id = Number(ctx.body.automationBuildId);
     const job = ctx.store.automationJobs.get(id);

@@ -325,7 +325,7 @@ export const casesHandlers: Record<string, Handler> = {
     }
   },
 
-  'cases.getDefects': (ctx) => {
+  'defects.ofCase': (ctx) => {
     const { store } = ctx;
     const tc = testCase(ctx);
     const runs = store.runs.filter((r) => r.tcId === tc.id);

@@ -238,7 +238,7 @@ export const cyclesHandlers: Record<string, Handler> = {
     });
   },
 
-  'cycles.defects': (ctx) => {
+  'defects.ofCycle': (ctx) => {
     const cycle = requireCycleById(ctx.store, plan(ctx), ctx.params.cycleId);
     return bugRefsOfRuns(ctx.store, cycleRuns(ctx.store, cycle));
   },

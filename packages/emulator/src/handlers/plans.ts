@@ -251,7 +251,7 @@ export const plansHandlers: Record<string, Handler> = {
       });
   },
 
-  'plans.defects': (ctx) => {
+  'defects.ofPlan': (ctx) => {
     return bugRefsOfRuns(ctx.store, planRuns(ctx, plan(ctx)));
   },
 };

@@ -163,7 +163,7 @@ export const requirementsHandlers: Record<string, Handler> = {
     }
   },
 
-  'requirements.getDefects': (ctx) => {
+  'defects.ofRequirement': (ctx) => {
     const { store } = ctx;
     const req = requirement(ctx);
     const cases = new Set(store.requirementCases.filter((l) => l.reqId === req.id).map((l) => l.tcId));

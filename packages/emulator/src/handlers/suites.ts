@@ -63,7 +63,7 @@ function cyclesWith(store: Store, field: 'build' | 'environment', name: string):
 }
 
 export const suitesHandlers: Record<string, Handler> = {
-  'suites.createTestSuite': (ctx) => {
+  'testSuites.create': (ctx) => {
     const { store } = ctx;
     const b = ctx.body as { testSuitePath: string; projectKey: string };
     const names = parseSuitePath(b.testSuitePath);
@@ -85,7 +85,7 @@ export const suitesHandlers: Record<string, Handler> = {
     return { testSuitePath: suitePathOf(store, suite), projectKey: project.key };
   },
 
-  'suites.testSuites': (ctx) => {
+  'testSuites.list': (ctx) => {
     const { store } = ctx;
     const project = store.projects.find((p) => p.key === ctx.params.projectKey);
     if (!project) throw notFound(`Project ${ctx.params.projectKey} not found`);
@@ -96,7 +96,7 @@ export const suitesHandlers: Record<string, Handler> = {
       .map(({ suite }) => presentSuite(store, suite));
   },
 
-  'suites.testSuite': (ctx) => {
+  'testSuites.get': (ctx) => {
     const { store } = ctx;
     const suite = store.testSuites.get(ctx.params.suiteId);
     if (!suite) throw notFound(`Test suite ${ctx.params.suiteId} not found`);
@@ -113,14 +113,14 @@ export const suitesHandlers: Record<string, Handler> = {
     return { ...presentSuite(store, suite), testSuiteMembers: members };
   },
 
-  'defects.buildDefects': (ctx) => {
+  'defects.ofBuild': (ctx) => {
     const name = ctx.params.buildName as string;
     const cycles = cyclesWith(ctx.store, 'build', name);
     if (!cycles.length) throw notFound(`Build "${name}" not found: no test cycle has this build`);
     return defectsOfCycles(ctx.store, cycles).map(issueRef);
   },
 
-  'defects.environmentDefects': (ctx) => {
+  'defects.ofEnvironment': (ctx) => {
     const name = ctx.params.envName as string;
     const cycles = cyclesWith(ctx.store, 'environment', name);
     if (!cycles.length) throw notFound(`Environment "${name}" not found: no test cycle has this environment`);

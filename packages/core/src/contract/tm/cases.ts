@@ -303,7 +303,7 @@ export const casesDeleteLinkedRequirements = defineOperation({
 });
 
 export const casesGetDefects = defineOperation({
-  id: 'cases.getDefects',
+  id: 'defects.ofCase',
   service: 'tm',
   group: 'defects',
   method: 'GET',

@@ -223,7 +223,7 @@ export const cyclesReorderTestRun = defineOperation({
 });
 
 export const cyclesDefects = defineOperation({
-  id: 'cycles.defects',
+  id: 'defects.ofCycle',
   service: 'tm',
   group: 'defects',
   method: 'GET',
@@ -241,7 +241,7 @@ const jobCycle = lazy(() => ({
 }));
 
 export const automationAddJob = defineOperation({
-  id: 'automation.addAutomationJobToTestCycle',
+  id: 'automation.addJobToTestCycle',
   service: 'tm',
   group: 'automation',
   method: 'POST',
@@ -271,7 +271,7 @@ export const automationAddJob = defineOperation({
 });
 
 export const automationJobs = defineOperation({
-  id: 'automation.automationJobs',
+  id: 'automation.jobs',
   service: 'tm',
   group: 'automation',
   method: 'POST',
@@ -284,7 +284,7 @@ export const automationJobs = defineOperation({
 });
 
 export const automationTriggerJob = defineOperation({
-  id: 'automation.triggerAutomationJob',
+  id: 'automation.triggerJob',
   service: 'tm',
   group: 'automation',
   method: 'POST',

@@ -194,7 +194,7 @@ export const plansTestRunsCreated = defineOperation({
 });
 
 export const plansDefects = defineOperation({
-  id: 'plans.defects',
+  id: 'defects.ofPlan',
   service: 'tm',
   group: 'defects',
   method: 'GET',

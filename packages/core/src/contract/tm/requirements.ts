@@ -94,7 +94,7 @@ export const requirementsDeleteLinkedTestCases = defineOperation({
 });
 
 export const requirementsGetDefects = defineOperation({
-  id: 'requirements.getDefects',
+  id: 'defects.ofRequirement',
   service: 'tm',
   group: 'defects',
   method: 'GET',

@@ -45,9 +45,9 @@ const suiteId = lazy(() => z.string().trim().regex(/^\d+$/, 'expected a test sui
 const projectKey = lazy(() => z.string().trim().min(1, 'expected the key of a project, such as DEMO'));
 
 export const suitesCreateTestSuite = defineOperation({
-  id: 'suites.createTestSuite',
+  id: 'testSuites.create',
   service: 'tm',
-  group: 'suites',
+  group: 'testSuites',
   method: 'POST',
   path: '/testSuite/createTestSuite',
   summary: 'Create a test suite path in a project, each missing level of it (creating an existing path is a no-op)',
@@ -68,9 +68,9 @@ export const suitesCreateTestSuite = defineOperation({
 });
 
 export const suitesTestSuites = defineOperation({
-  id: 'suites.testSuites',
+  id: 'testSuites.list',
   service: 'tm',
-  group: 'suites',
+  group: 'testSuites',
   method: 'GET',
   path: '/testSuite/{projectKey}/testSuites',
   summary: 'Every test suite of a project, all levels, in tree order',
@@ -81,9 +81,9 @@ export const suitesTestSuites = defineOperation({
 });
 
 export const suitesTestSuite = defineOperation({
-  id: 'suites.testSuite',
+  id: 'testSuites.get',
   service: 'tm',
-  group: 'suites',
+  group: 'testSuites',
   method: 'GET',
   path: '/testSuite/testSuite/{suiteId}',
   summary: 'A test suite with its test-case members',
@@ -94,7 +94,7 @@ export const suitesTestSuite = defineOperation({
 });
 
 export const defectsBuildDefects = defineOperation({
-  id: 'defects.buildDefects',
+  id: 'defects.ofBuild',
   service: 'tm',
   group: 'defects',
   method: 'GET',
@@ -106,7 +106,7 @@ export const defectsBuildDefects = defineOperation({
 });
 
 export const defectsEnvironmentDefects = defineOperation({
-  id: 'defects.environmentDefects',
+  id: 'defects.ofEnvironment',
   service: 'tm',
   group: 'defects',
   method: 'GET',
