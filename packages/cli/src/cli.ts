@@ -122,13 +122,18 @@ Examples:
 `,
 };
 
-async function replay(args: string[], io: Io): Promise<number> {
+/** The arguments of `replay` and `doctor`: an optional project folder and `--json`. */
+function folderAndJson(args: string[], io: Io): { dir: string; json: boolean } {
   const { positionals, values } = parseArgs({
     args,
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   });
-  const cwd = resolve(io.cwd, positionals[0] ?? '.');
+  return { dir: resolve(io.cwd, positionals[0] ?? '.'), json: values.json };
+}
+
+async function replay(args: string[], io: Io): Promise<number> {
+  const { dir: cwd, json } = folderAndJson(args, io);
   // With --json the engine's summary goes to stderr and the machine-readable one to stdout. Progress: a bar that
   // redraws itself on a terminal, a plain line per tenth in CI logs.
   const p = paint(io);
@@ -156,7 +161,7 @@ async function replay(args: string[], io: Io): Promise<number> {
     cwd,
     runner: { name: 'junit' },
     env: io.env,
-    out: values.json ? io.err : io.out,
+    out: json ? io.err : io.out,
     onReplay,
     ...(found.recorded ? { baseOptions: { options: found.options, source } } : { optionsSource: source }),
   });
@@ -164,20 +169,15 @@ async function replay(args: string[], io: Io): Promise<number> {
   engine.begin();
   const end = await engine.end();
   const s = end.summary;
-  if (values.json) io.out(JSON.stringify(s, null, 2));
+  if (json) io.out(JSON.stringify(s, null, 2));
   return s.journaled > 0 || s.problems.length > 0 ? 1 : 0;
 }
 
 async function doctorCommand(args: string[], io: Io): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { json: { type: 'boolean', default: false } },
-  });
-  const dir = resolve(io.cwd, positionals[0] ?? '.');
+  const { dir, json } = folderAndJson(args, io);
   const checks = await doctor(dir, io.env, await runnerConfigOptions(dir, io.env));
   const ok = checks.every((c) => c.ok);
-  if (values.json) {
+  if (json) {
     io.out(JSON.stringify({ ok, checks }, null, 2));
   } else {
     const p = paint(io);
@@ -231,6 +231,30 @@ function emulator(args: string[]): Promise<number> {
   });
 }
 
+async function demoCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: 'string' }, keep: { type: 'boolean', default: false } },
+  });
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && !Number.isInteger(port)) {
+    io.err(`casebridge demo: --port expects a number, got "${values.port}"`);
+    return 2;
+  }
+  return await demo({ port, keep: values.keep ?? false, out: io.out, cwd: io.cwd });
+}
+
+const COMMANDS: Record<string, (args: string[], io: Io) => Promise<number>> = {
+  demo: demoCommand,
+  init: initCommand,
+  replay,
+  doctor: doctorCommand,
+  cycle,
+  sync: syncCommand,
+  junit: junitCommand,
+  emulator: (args) => emulator(args),
+};
+
 async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '-h' || command === '--help' || command === 'help') {
@@ -247,37 +271,12 @@ async function main(argv: string[], io: Io): Promise<number> {
     }
   }
   try {
-    switch (command) {
-      case 'demo': {
-        const { values } = parseArgs({
-          args: rest,
-          options: { port: { type: 'string' }, keep: { type: 'boolean', default: false } },
-        });
-        const port = values.port === undefined ? undefined : Number(values.port);
-        if (port !== undefined && !Number.isInteger(port)) {
-          io.err(`casebridge demo: --port expects a number, got "${values.port}"`);
-          return 2;
-        }
-        return await demo({ port, keep: values.keep ?? false, out: io.out, cwd: io.cwd });
-      }
-      case 'init':
-        return await initCommand(rest, io);
-      case 'replay':
-        return await replay(rest, io);
-      case 'doctor':
-        return await doctorCommand(rest, io);
-      case 'cycle':
-        return await cycle(rest, io);
-      case 'sync':
-        return await syncCommand(rest, io);
-      case 'junit':
-        return await junitCommand(rest, io);
-      case 'emulator':
-        return emulator(rest);
-      default:
-        io.err(`casebridge: unknown command "${command}"; try casebridge --help`);
-        return 2;
+    const run = command && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (!run) {
+      io.err(`casebridge: unknown command "${command}"; try casebridge --help`);
+      return 2;
     }
+    return await run(rest, io);
   } catch (err) {
     if (err instanceof MissingPackageError) {
       io.err(`casebridge ${command}: ${err.message}`);

@@ -1,5 +1,16 @@
 import { type Ctx, forbidden, invalid, notFound } from './context.js';
-import type { Cycle, HistoryEntry, Issue, Project, Run, RunStatusDef, RunStep, Store, User } from './store.js';
+import type {
+  Cycle,
+  HistoryEntry,
+  Issue,
+  Project,
+  RequirementCase,
+  Run,
+  RunStatusDef,
+  RunStep,
+  Store,
+  User,
+} from './store.js';
 
 /**
  * Rules of the test-management service shared by several operation groups (the presenters that turn rows into the
@@ -239,6 +250,18 @@ export function issuesByIds(store: Store, ids: Iterable<number>): Issue[] {
   return out.sort(byId);
 }
 
+/**
+ * The issues at the other end of requirement–case links, as references: `end` picks the other end's id of a link
+ * that concerns this issue (undefined for the others).
+ */
+export function linkedIssues(
+  store: Store,
+  end: (link: RequirementCase) => number | undefined,
+): ReturnType<typeof issueRef>[] {
+  const ids = store.requirementCases.all().flatMap((l) => end(l) ?? []);
+  return issuesByIds(store, ids).map(issueRef);
+}
+
 /** Creates an issue in a project: the project's next key, status Open, reported by the caller. */
 export function createIssue(
   ctx: Pick<Ctx, 'store' | 'user' | 'now'>,
@@ -278,7 +301,7 @@ export function checkDate(value: string | null | undefined, field: string): stri
 /** Deletes a run with its steps, bug links, history and attachments. */
 export function removeRun(ctx: Pick<Ctx, 'store' | 'blobs'>, run: Run): void {
   const { store } = ctx;
-  for (const s of store.runSteps.filter((x) => x.runId === run.id)) store.runSteps.remove(s.id);
+  store.runSteps.removeWhere((x) => x.runId === run.id);
   for (const b of store.bugLinks.filter((x) => x.runId === run.id)) store.bugLinks.remove(b.id);
   for (const h of store.history.filter((x) => x.runId === run.id)) store.history.remove(h.id);
   for (const a of store.attachments.filter((x) => x.runId === run.id)) {

@@ -80,6 +80,21 @@ export const seedSchema = z.strictObject({
 export type SeedInput = z.input<typeof seedSchema>;
 export type Seed = z.output<typeof seedSchema>;
 
+type SeedIssue = z.input<typeof issueSchema>;
+
+/** A seeded test case; each step is `[step, expected result, test data?]`. */
+function testCase(summary: string, ...steps: [string, string, string?][]): SeedIssue {
+  return {
+    type: 'Test Case',
+    summary,
+    steps: steps.map(([step, expectedResult, stepData]) => ({
+      step,
+      expectedResult,
+      ...(stepData ? { stepData } : {}),
+    })),
+  };
+}
+
 export const demoSeed: SeedInput = {
   users: [
     {
@@ -113,40 +128,28 @@ export const demoSeed: SeedInput = {
           summary: 'Release 1.0 regression',
           members: ['DEMO-2', 'DEMO-3', 'DEMO-4', 'DEMO-5', 'DEMO-6', 'DEMO-7'],
         },
-        {
-          type: 'Test Case',
-          summary: 'User logs in with valid credentials',
-          steps: [
-            { step: 'Open the login page', expectedResult: 'The login form is shown' },
-            { step: 'Enter user name and password', stepData: 'demo / demo', expectedResult: 'Fields accept input' },
-            { step: 'Press "Log in"', expectedResult: 'The dashboard is shown' },
-          ],
-        },
-        {
-          type: 'Test Case',
-          summary: 'User logs out',
-          steps: [
-            { step: 'Open the user menu', expectedResult: 'The menu opens' },
-            { step: 'Choose "Log out"', expectedResult: 'The login page is shown' },
-          ],
-        },
-        {
-          type: 'Test Case',
-          summary: 'Search finds products by name',
-          steps: [
-            { step: 'Type a product name into search', stepData: 'teapot', expectedResult: 'Suggestions appear' },
-            { step: 'Submit the search', expectedResult: 'Matching products are listed' },
-          ],
-        },
-        {
-          type: 'Test Case',
-          summary: 'Checkout with a saved card',
-          steps: [
-            { step: 'Add a product to the cart', expectedResult: 'The cart shows one item' },
-            { step: 'Open checkout', expectedResult: 'The saved card is preselected' },
-            { step: 'Place the order', expectedResult: 'An order number is shown' },
-          ],
-        },
+        testCase(
+          'User logs in with valid credentials',
+          ['Open the login page', 'The login form is shown'],
+          ['Enter user name and password', 'Fields accept input', 'demo / demo'],
+          ['Press "Log in"', 'The dashboard is shown'],
+        ),
+        testCase(
+          'User logs out',
+          ['Open the user menu', 'The menu opens'],
+          ['Choose "Log out"', 'The login page is shown'],
+        ),
+        testCase(
+          'Search finds products by name',
+          ['Type a product name into search', 'Suggestions appear', 'teapot'],
+          ['Submit the search', 'Matching products are listed'],
+        ),
+        testCase(
+          'Checkout with a saved card',
+          ['Add a product to the cart', 'The cart shows one item'],
+          ['Open checkout', 'The saved card is preselected'],
+          ['Place the order', 'An order number is shown'],
+        ),
         { type: 'Test Case', summary: 'Profile page shows the user name' },
         { type: 'Test Case', summary: 'Product list loads over a slow network' },
         { type: 'Requirement', summary: 'Accounts', children: ['DEMO-9'], testCases: ['DEMO-3'] },

@@ -322,6 +322,13 @@ export class Table<T extends { id: K }, K extends number | string = number> {
     return had;
   }
 
+  /** Removes every row that matches; returns how many. */
+  removeWhere(pred: (row: T) => boolean): number {
+    const rows = this.filter(pred);
+    for (const row of rows) this.remove(row.id);
+    return rows.length;
+  }
+
   get(id: K): T | undefined {
     return this.rows.get(id);
   }

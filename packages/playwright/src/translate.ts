@@ -10,7 +10,7 @@ import type {
 import {
   leavesRoot,
   outputExcerpt,
-  relativeFile as relativeTo,
+  relativeFile,
   stableId,
   stackWithCauses,
   stripAnsi,
@@ -104,9 +104,9 @@ export interface Paths {
 }
 
 /** `file` relative to the project root, with forward slashes (Playwright's locations are absolute). */
-export function relativeFile(paths: Paths, file: string): string {
-  const rel = relativeTo(paths.root, file);
-  return paths.testDir && leavesRoot(rel) ? relativeTo(paths.testDir, file) : rel;
+export function reportedFile(paths: Paths, file: string): string {
+  const rel = relativeFile(paths.root, file);
+  return paths.testDir && leavesRoot(rel) ? relativeFile(paths.testDir, file) : rel;
 }
 
 /** Describe blocks and the title: `titlePath()` without the root (''), project and file entries. */
@@ -125,7 +125,7 @@ const identities = new WeakMap<PwTestCase, { paths: Paths; identity: Identity }>
 function identity(test: PwTestCase, paths: Paths): Identity {
   const known = identities.get(test);
   if (known && known.paths === paths) return known.identity;
-  const file = relativeFile(paths, test.location.file);
+  const file = reportedFile(paths, test.location.file);
   const titlePath = titlePathOf(test);
   const project = projectOf(test);
   // Not `test.id`: that one hashes the path from the project's testDir and a de-duplicated project id, and
@@ -195,7 +195,7 @@ export function toError(e: PwError, paths: Paths): ResultError {
   const out: ResultError = { message: stripAnsi(e.message ?? e.value ?? 'Error') };
   if (stack !== undefined) out.stack = stack;
   if (e.snippet !== undefined) out.snippet = stripAnsi(e.snippet);
-  if (e.location) out.location = { ...e.location, file: relativeFile(paths, e.location.file) };
+  if (e.location) out.location = { ...e.location, file: reportedFile(paths, e.location.file) };
   return out;
 }
 

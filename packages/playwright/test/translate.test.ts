@@ -8,7 +8,7 @@ import {
   type PwStep,
   type PwSuite,
   type PwTestCase,
-  relativeFile,
+  reportedFile,
   toPlanned,
   toTestResult,
 } from '../src/translate.js';
@@ -70,10 +70,10 @@ describe('identity', () => {
       tags: ['DEMO-4', 'smoke'],
       annotations: [{ type: 'testCase', description: 'DEMO-6' }],
     });
-    expect(relativeFile(PATHS, 'tests\\b.spec.ts')).toBe('tests/b.spec.ts');
-    expect(relativeFile(PATHS, `${ROOT}/..hidden/c.spec.ts`)).toBe('..hidden/c.spec.ts');
+    expect(reportedFile(PATHS, 'tests\\b.spec.ts')).toBe('tests/b.spec.ts');
+    expect(reportedFile(PATHS, `${ROOT}/..hidden/c.spec.ts`)).toBe('..hidden/c.spec.ts');
     // A merged report recorded where the checkout path differs: outside the root, the path from testDir is kept.
-    expect(relativeFile({ root: '/merge/here', testDir: '/ci/shard/tests' }, '/ci/shard/tests/a/b.spec.ts')).toBe(
+    expect(reportedFile({ root: '/merge/here', testDir: '/ci/shard/tests' }, '/ci/shard/tests/a/b.spec.ts')).toBe(
       'a/b.spec.ts',
     );
   });

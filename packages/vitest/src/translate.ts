@@ -3,7 +3,7 @@ import type { Annotation, Attempt, ResultAttachment, ResultError, TestResult } f
 import {
   leavesRoot,
   outputExcerpt,
-  relativeFile as relativeTo,
+  relativeFile,
   stableId,
   stackWithCauses,
   stripAnsi,
@@ -83,8 +83,8 @@ export interface VtTestCase {
 }
 
 /** `file` relative to the project root, forward slashes; a path outside the root (a merge recorded elsewhere) as given. */
-export function relativeFile(root: string, file: string, fallback?: string): string {
-  const rel = relativeTo(root, file);
+export function reportedFile(root: string, file: string, fallback?: string): string {
+  const rel = relativeFile(root, file);
   return fallback && isAbsolute(file) && leavesRoot(rel) ? fallback.replace(/\\/g, '/') : rel;
 }
 
@@ -120,7 +120,7 @@ function annotationsOf(tc: VtTestCase): Annotation[] {
 }
 
 export function toTestResult(tc: VtTestCase, root: string): TestResult {
-  const file = relativeFile(root, tc.module.moduleId, tc.module.relativeModuleId);
+  const file = reportedFile(root, tc.module.moduleId, tc.module.relativeModuleId);
   const titlePath = titlePathOf(tc);
   const project = tc.project.name || undefined;
   const attempts = attemptsOf(tc, root);
@@ -219,7 +219,7 @@ export function toError(e: VtError, root: string): ResultError {
   const out: ResultError = { message: stripAnsi(e.message || e.name || 'Error') };
   if (stack !== undefined) out.stack = stack;
   const frame = e.stacks?.[0];
-  if (frame) out.location = { file: relativeFile(root, frame.file), line: frame.line, column: frame.column };
+  if (frame) out.location = { file: reportedFile(root, frame.file), line: frame.line, column: frame.column };
   return out;
 }
 

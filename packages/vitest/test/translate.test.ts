@@ -3,7 +3,7 @@ import { stableId } from '@casebridge/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { identify } from '../src/runtime.js';
 import {
-  relativeFile,
+  reportedFile,
   runtimeName,
   titlePathOf,
   toTestResult,
@@ -58,8 +58,8 @@ describe('identity', () => {
   });
 
   it('falls back to relativeModuleId for a file outside the root (a merge recorded elsewhere)', () => {
-    expect(relativeFile(ROOT, '/ci/build/tests/a.spec.ts', 'tests/a.spec.ts')).toBe('tests/a.spec.ts');
-    expect(relativeFile(ROOT, `${ROOT}/tests/a.spec.ts`, 'other')).toBe('tests/a.spec.ts');
+    expect(reportedFile(ROOT, '/ci/build/tests/a.spec.ts', 'tests/a.spec.ts')).toBe('tests/a.spec.ts');
+    expect(reportedFile(ROOT, `${ROOT}/tests/a.spec.ts`, 'other')).toBe('tests/a.spec.ts');
   });
 });
 

@@ -15,6 +15,7 @@ import {
 } from './errors.js';
 import { type FileInput, multipartBody } from './multipart.js';
 import { registerSecret } from './secrets.js';
+import { timeoutsSchema } from './timeouts.js';
 import { Transport, type TransportOptions, type TransportResponse } from './transport.js';
 
 /** Options common to every client. */
@@ -33,13 +34,7 @@ const clientOptionsSchema = z.strictObject({
     .string()
     .regex(/^(\/[^/?#]+)*$/, 'expected a path such as /rest/synapse/latest/public (leading slash, no trailing slash)')
     .optional(),
-  timeouts: z
-    .strictObject({
-      connectMs: z.number().int().positive().optional(),
-      headersMs: z.number().int().positive().optional(),
-      bodyMs: z.number().int().positive().optional(),
-    })
-    .optional(),
+  timeouts: timeoutsSchema.optional(),
   retry: z
     .strictObject({
       retries: z.number().int().min(0).max(20).optional(),

@@ -157,19 +157,24 @@ export type TimeoutPhase = 'connect' | 'headers' | 'body';
 
 /** A timeout that left no doubt: nothing was applied (connect), or the operation is safe to repeat. */
 export class TimeoutError extends CasebridgeError {
-  readonly phase: TimeoutPhase;
-  constructor(message: string, phase: TimeoutPhase, info: RequestInfo) {
+  constructor(
+    message: string,
+    readonly phase: TimeoutPhase,
+    info: RequestInfo,
+  ) {
     super('timeout', message, info, true);
-    this.phase = phase;
   }
 }
 
 /** A connection-level failure (refused, reset, DNS, TLS). `code` is the system or undici code. */
 export class NetworkError extends CasebridgeError {
-  readonly code?: string;
-  constructor(message: string, code: string | undefined, info: RequestInfo, retryable = true) {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    info: RequestInfo,
+    retryable = true,
+  ) {
     super('network', message, info, retryable);
-    this.code = code;
   }
 }
 
@@ -179,11 +184,13 @@ export class NetworkError extends CasebridgeError {
  * applied, so the client did not send it again: the caller must read the service's state to find out.
  */
 export class AmbiguousError extends CasebridgeError {
-  /** What happened: a timeout phase, an error code, or an HTTP status. */
-  readonly reason: string;
-  constructor(message: string, reason: string, info: RequestInfo) {
+  constructor(
+    message: string,
+    /** What happened: a timeout phase, an error code, or an HTTP status. */
+    readonly reason: string,
+    info: RequestInfo,
+  ) {
     super('ambiguous', message, info, false);
-    this.reason = reason;
   }
 }
 

@@ -1,13 +1,7 @@
 import { basename } from 'node:path';
 import { repoAppAuth, repoCreateChild, repoUploadContent, repoValidateSession } from '../contract/repo.js';
 import { basicHeader, cookieFrom } from './auth.js';
-import {
-  bindGroup,
-  type CallOptions,
-  type ClientOptions,
-  type Methods,
-  ServiceClient,
-} from './base.js';
+import { bindGroup, type CallOptions, type ClientOptions, type Methods, ServiceClient } from './base.js';
 import { UnauthorizedError } from './errors.js';
 import { contentTypeFor, type FileInput } from './multipart.js';
 

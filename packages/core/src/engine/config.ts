@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import * as z from 'zod';
 import { redact, registerSecret } from '../client/secrets.js';
+import { timeoutsSchema } from '../client/timeouts.js';
 import type { CasebridgeOptions } from './options.js';
 
 /**
@@ -116,13 +117,7 @@ export const configSchema = z
     proxy: z.string().optional(),
     caFile: z.string().optional(),
     /** Client timeouts per request, ms (defaults: connect 10 s, headers 30 s, body 60 s). */
-    timeouts: z
-      .strictObject({
-        connectMs: z.number().int().positive().optional(),
-        headersMs: z.number().int().positive().optional(),
-        bodyMs: z.number().int().positive().optional(),
-      })
-      .optional(),
+    timeouts: timeoutsSchema.optional(),
     /** Log every request (redacted) to stderr; also CASEBRIDGE_DEBUG=1. */
     debug: z.boolean().default(false),
     /** Report in watch mode (Vitest): each rerun once. */

@@ -5,8 +5,8 @@ import {
   createIssue,
   ISSUE_TYPES,
   issueByKey,
-  issueRef,
   issuesByIds,
+  linkedIssues,
   requireOfType,
 } from '../domain.js';
 import type { CaseStep, Issue, Project, Store } from '../store.js';
@@ -309,10 +309,8 @@ export const casesHandlers: Record<string, Handler> = {
   },
 
   'cases.linkedRequirements': (ctx) => {
-    const { store } = ctx;
     const tc = testCase(ctx);
-    const reqIds = store.requirementCases.filter((l) => l.tcId === tc.id).map((l) => l.reqId);
-    return issuesByIds(store, reqIds).map(issueRef);
+    return linkedIssues(ctx.store, (l) => (l.tcId === tc.id ? l.reqId : undefined));
   },
 
   'cases.deleteLinkedRequirements': (ctx) => {
@@ -320,9 +318,7 @@ export const casesHandlers: Record<string, Handler> = {
     const tc = testCase(ctx);
     const keys = [...new Set(ctx.body.requirementKeys as string[])];
     const ids = new Set(keys.map((k) => requireOfType(store, k, ISSUE_TYPES.requirement).id));
-    for (const l of store.requirementCases.filter((x) => x.tcId === tc.id && ids.has(x.reqId))) {
-      store.requirementCases.remove(l.id);
-    }
+    store.requirementCases.removeWhere((x) => x.tcId === tc.id && ids.has(x.reqId));
   },
 
   'defects.ofCase': (ctx) => {

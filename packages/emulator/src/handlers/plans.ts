@@ -11,7 +11,20 @@ import {
   statusDef,
 } from '../domain.js';
 import { lozenge, presentCycle, presentHistory, presentMember } from '../present.js';
-import type { Cycle, Issue, Run } from '../store.js';
+import type { Cycle, Issue, Run, RunStep } from '../store.js';
+
+/** The fields of a run step that both run listings of a plan show. */
+function presentRunStep(ctx: Ctx, s: RunStep): Record<string, unknown> {
+  return {
+    ...idf(ctx.variant, s.id),
+    step: s.step,
+    stepRaw: s.step,
+    expectedResult: s.expectedResult,
+    expectedResultRaw: s.expectedResult,
+    stepData: s.stepData ?? '',
+    actualResult: s.actualResult ?? '',
+  };
+}
 
 function plan(ctx: Ctx): Issue {
   return requireIssue(ctx.store, ctx.params.testPlanIssueKey, ISSUE_TYPES.testPlan);
@@ -31,7 +44,7 @@ export function planRuns(ctx: Ctx, tp: Issue): Run[] {
 export function deleteCycle(ctx: Ctx, cycle: Cycle): void {
   const { store } = ctx;
   for (const run of store.runs.filter((r) => r.cycleId === cycle.id)) removeRun(ctx, run);
-  for (const j of store.automationJobs.filter((x) => x.cycleId === cycle.id)) store.automationJobs.remove(j.id);
+  store.automationJobs.removeWhere((x) => x.cycleId === cycle.id);
   store.cycles.remove(cycle.id);
 }
 
@@ -165,16 +178,7 @@ export const plansHandlers: Record<string, Handler> = {
             .filter((h) => h.runId === r.id)
             .sort((a, b) => a.at - b.at || a.id - b.id)
             .map((h) => presentHistory(ctx, h)),
-          testRunSteps: runSteps(ctx.store, r.id).map((s) => ({
-            ...idf(ctx.variant, s.id),
-            status: s.status,
-            step: s.step,
-            stepRaw: s.step,
-            expectedResult: s.expectedResult,
-            expectedResultRaw: s.expectedResult,
-            actualResult: s.actualResult ?? '',
-            stepData: s.stepData ?? '',
-          })),
+          testRunSteps: runSteps(ctx.store, r.id).map((s) => ({ ...presentRunStep(ctx, s), status: s.status })),
         };
       });
     }
@@ -232,15 +236,9 @@ export const plansHandlers: Record<string, Handler> = {
           ...(steps.length
             ? {
                 testRunSteps: steps.map((s) => ({
-                  ...idf(ctx.variant, s.id),
-                  stepRaw: s.step,
-                  step: s.step,
-                  expectedResultRaw: s.expectedResult,
-                  expectedResult: s.expectedResult,
+                  ...presentRunStep(ctx, s),
                   stepDataRaw: s.stepData ?? '',
-                  stepData: s.stepData ?? '',
                   actualResultRaw: s.actualResult ?? '',
-                  actualResult: s.actualResult ?? '',
                   runStatus: runStatus(s.status),
                   localizedStatus: s.status,
                   status: s.status,

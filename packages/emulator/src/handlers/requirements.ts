@@ -1,5 +1,5 @@
 import { type Ctx, type Handler, invalid, notFound } from '../context.js';
-import { bugRefsOfRuns, byId, ISSUE_TYPES, issueRef, issuesByIds, requireOfType } from '../domain.js';
+import { bugRefsOfRuns, byId, ISSUE_TYPES, issueRef, issuesByIds, linkedIssues, requireOfType } from '../domain.js';
 import type { Issue, Project, RequirementSuite, Store } from '../store.js';
 
 /**
@@ -147,10 +147,8 @@ export const requirementsHandlers: Record<string, Handler> = {
   },
 
   'requirements.linkedTestCases': (ctx) => {
-    const { store } = ctx;
     const req = requirement(ctx);
-    const caseIds = store.requirementCases.filter((l) => l.reqId === req.id).map((l) => l.tcId);
-    return issuesByIds(store, caseIds).map(issueRef);
+    return linkedIssues(ctx.store, (l) => (l.reqId === req.id ? l.tcId : undefined));
   },
 
   'requirements.deleteLinkedTestCases': (ctx) => {
@@ -158,9 +156,7 @@ export const requirementsHandlers: Record<string, Handler> = {
     const req = requirement(ctx);
     const cases = distinct(ctx.body.testCaseKeys).map((k) => requireOfType(store, k, ISSUE_TYPES.testCase));
     const ids = new Set(cases.map((c) => c.id));
-    for (const l of store.requirementCases.filter((x) => x.reqId === req.id && ids.has(x.tcId))) {
-      store.requirementCases.remove(l.id);
-    }
+    store.requirementCases.removeWhere((x) => x.reqId === req.id && ids.has(x.tcId));
   },
 
   'defects.ofRequirement': (ctx) => {
