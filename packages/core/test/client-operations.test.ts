@@ -145,6 +145,10 @@ for (const { variant, timestamps } of matrix) {
       });
       const ofRun = await tm.defects.ofRun({ runId: run.id });
       expect(ofRun.map((b) => b.key)).toEqual(expect.arrayContaining([bug.key, stepBug.key]));
+      // The spec's literal path names no run: without a run, or with one that does not exist, an empty list.
+      expect(await tm.defects.ofRun()).toEqual([]);
+      expect(await tm.defects.ofRun({ runId: 999_999 })).toEqual([]);
+      expect(await tm.defects.ofRun({ runId: 'TR-1' })).toEqual([]);
 
       const history = await tm.runs.caseTestRuns({ testCaseIssueKey: 'DEMO-2' });
       expect(history.length).toBeGreaterThan(0);

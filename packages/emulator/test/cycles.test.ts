@@ -295,11 +295,11 @@ for (const variant of ['id', 'ID'] as const) {
         expect(await runsOf('advanced')).toHaveLength(5);
 
         const base = { testCaseKeys: 'DEMO-4', cycleId: String(cycle.id), attributeValues: [{ Browser: 'Chrome' }] };
-        const unknownValue = await create({ ...base, attributeValues: [{ Browser: 'Chrome' }, { Browser: 'Safari' }] });
+        const unknownValue = await create({ ...base, attributeValues: [{ Browser: 'Safari' }] });
         expect(unknownValue.status).toBe(404);
         expect(unknownValue.json.message).toContain('Safari');
         expect(await runsOf('advanced')).toHaveLength(5);
-        expect((await create({ ...base, testCaseKeys: 'DEMO-4,DEMO-99' })).status).toBe(404);
+        expect((await create({ ...base, testCaseKeys: 'DEMO-98,DEMO-99' })).status).toBe(404);
         expect((await create({ ...base, cycleId: '999999' })).status).toBe(404);
 
         const noCases = await create({ cycleId: String(cycle.id), attributeValues: [{ Browser: 'Chrome' }] });
@@ -322,6 +322,131 @@ for (const variant of ['id', 'ID'] as const) {
         const asArray = await create({ ...base, testCaseKeys: ['DEMO-4'] });
         expect(asArray.status).toBe(500);
         expect(asArray.json.field).toBe('testCaseKeys');
+      });
+
+      it('creates the runs it can: an unknown key or attribute value among valid ones is an entry of errors', async () => {
+        const cycle = await addCycle('advanced partial', { testCycleType: 'Advanced' });
+        const create = (body: Record<string, unknown>) =>
+          call(emu(), 'POST', `${prefix}/testRun/createTestRuns`, { body });
+        type Created = { id: number; testCaseKey: string; testerName: string; urgency: string | null };
+        type Failed = { message: string; attributeSet?: number; attributeValues?: object; testCaseKey?: string };
+        const answer = (r: { status: number; text: string; json: unknown }) => {
+          expect(r.status, r.text).toBe(200);
+          return expectShape('cycles.createTestRuns', variant, r.json) as { createdRuns: Created[]; errors: Failed[] };
+        };
+
+        // Sets 1 and 2 name values the project does not have; their urgency and tester entries are theirs (the
+        // unknown tester "ghost" of set 1 goes unused), so sets 0 and 3 keep their own.
+        const setsAnswer = await create({
+          testCaseKeys: 'DEMO-2',
+          cycleId: String(cycle.id),
+          attributeValues: [
+            { Browser: 'Chrome', OS: 'Linux' },
+            { Browser: 'Safari', OS: 'Linux' },
+            { Browser: 'Firefox', OS: 'Solaris' },
+            { Browser: 'Firefox', OS: 'Windows' },
+          ],
+          urgencyValue: 'High,Low,Medium,Critical',
+          assignValue: 'tester,ghost,Unassigned,admin',
+        });
+        const sets = answer(setsAnswer);
+        expect(sets.createdRuns.map((r) => [r.testCaseKey, r.urgency, r.testerName])).toEqual([
+          ['DEMO-2', 'High', 'tester'],
+          ['DEMO-2', 'Critical', 'admin'],
+        ]);
+        expect(sets.errors).toHaveLength(2);
+        expect(sets.errors[0]).toMatchObject({ attributeSet: 1, attributeValues: { Browser: 'Safari', OS: 'Linux' } });
+        expect(sets.errors[0]?.message).toMatch(/"Safari".*Browser/);
+        expect(sets.errors[0]?.testCaseKey).toBeUndefined();
+        expect(sets.errors[1]).toMatchObject({
+          attributeSet: 2,
+          attributeValues: { Browser: 'Firefox', OS: 'Solaris' },
+        });
+        expect(sets.errors[1]?.message).toMatch(/"Solaris".*OS/);
+        expect(sets.errors.map((e) => e.message).join('\n')).not.toContain('ghost');
+        expect(allKeys(setsAnswer.json).has(variant)).toBe(true);
+        expect((await runsOf(cycle.name)).map((r) => r.id)).toEqual(sets.createdRuns.map((r) => r.id));
+
+        // An unknown key, or a key of another issue type, among valid ones: the valid cases get their runs.
+        const keys = answer(
+          await create({
+            testCaseKeys: 'DEMO-99, DEMO-3, DEMO-8, DEMO-4',
+            cycleId: String(cycle.id),
+            attributeValues: [{ Browser: 'Chrome', OS: 'Linux' }],
+          }),
+        );
+        expect(keys.createdRuns.map((r) => r.testCaseKey)).toEqual(['DEMO-3', 'DEMO-4']);
+        expect(keys.errors).toEqual([
+          { message: expect.stringContaining('DEMO-99'), testCaseKey: 'DEMO-99' },
+          { message: expect.stringContaining('Requirement'), testCaseKey: 'DEMO-8' },
+        ]);
+        expect(await runsOf(cycle.name)).toHaveLength(4);
+
+        // Nothing created, yet no unknown value in every set: an unknown attribute name is a set's own error.
+        const mixed = answer(
+          await create({
+            testCaseKeys: 'DEMO-5',
+            cycleId: String(cycle.id),
+            attributeValues: [{ Browser: 'Safari' }, { Colour: 'red' }],
+          }),
+        );
+        expect(mixed.createdRuns).toEqual([]);
+        expect(mixed.errors.map((e) => e.attributeSet)).toEqual([0, 1]);
+        // Known keys that yield no run (outside the plan) are not unknown keys either.
+        const outsider = answer(
+          await create({
+            testCaseKeys: 'DEMO-11,DEMO-99',
+            cycleId: String(cycle.id),
+            attributeValues: [{ Browser: 'Chrome', OS: 'Linux' }],
+          }),
+        );
+        expect(outsider.createdRuns).toEqual([]);
+        expect(outsider.errors.map((e) => e.testCaseKey)).toEqual(['DEMO-11', 'DEMO-99']);
+        expect(await runsOf(cycle.name)).toHaveLength(4);
+
+        // 404 when nothing could be created because keys, cycle or values are unknown; nothing is written.
+        const base = { testCaseKeys: 'DEMO-5', cycleId: String(cycle.id), attributeValues: [{ Browser: 'Chrome' }] };
+        const noKey = await create({ ...base, testCaseKeys: 'DEMO-98, DEMO-99,DEMO-8' });
+        expect(noKey.status).toBe(404);
+        expect(noKey.json.message).toContain('DEMO-98');
+        expect(noKey.json.message).toContain('DEMO-99');
+        expect(noKey.json.message).toContain('DEMO-8');
+        const noValue = await create({
+          ...base,
+          attributeValues: [{ Browser: 'Safari' }, { Browser: 'Chrome', OS: 'Solaris' }],
+          urgencyValue: 'High,Low',
+        });
+        expect(noValue.status).toBe(404);
+        expect(noValue.json.message).toContain('Safari');
+        expect(noValue.json.message).toContain('Solaris');
+        const noCycle = await create({ ...base, cycleId: '999999' });
+        expect(noCycle.status).toBe(404);
+        expect(noCycle.json.message).toContain('999999');
+        expect(await runsOf(cycle.name)).toHaveLength(4);
+
+        // The 500s of the request's form come first, and still apply when a set or key is unknown.
+        const counts = await create({ ...base, attributeValues: [{ Browser: 'Safari' }, { Browser: 'Chrome' }] });
+        expect(counts.status).toBe(200);
+        const short = await create({
+          ...base,
+          testCaseKeys: 'DEMO-99',
+          attributeValues: [{ Browser: 'Safari' }, { Browser: 'Chrome' }],
+          assignValue: 'tester',
+        });
+        expect(short.status).toBe(500);
+        expect(short.json.field).toBe('assignValue');
+        const asArray = await create({ ...base, testCaseKeys: ['DEMO-99'] });
+        expect(asArray.status).toBe(500);
+        expect(asArray.json.field).toBe('testCaseKeys');
+
+        // A read-only cycle refuses before keys and values are looked at.
+        expect((await wf(cycle.name, 'Start')).status).toBe(200);
+        expect((await wf(cycle.name, 'Complete')).status).toBe(200);
+        const runs = (await runsOf(cycle.name)).length;
+        expect((await create({ ...base, testCaseKeys: 'DEMO-6,DEMO-99' })).status).toBe(403);
+        expect((await create({ ...base, testCaseKeys: 'DEMO-99' })).status).toBe(403);
+        expect((await create({ ...base, attributeValues: [{ Browser: 'Safari' }] })).status).toBe(403);
+        expect(await runsOf(cycle.name)).toHaveLength(runs);
       });
 
       it('assigns a tester to runs in bulk and answers plain-text 500s', async () => {

@@ -109,6 +109,10 @@ for (const variant of ['id', 'ID'] as const) {
           query: { runId: runOf('DEMO-2') },
         });
         expect(defects.status).toBe(200);
+        // No query names no run: still this operation, never `/testRun/{runID}` (which would refuse `runId`).
+        const bare = await call(emu(), 'GET', `${prefix}/testRun/defects/runId/`);
+        expect(bare.status).toBe(200);
+        expect(bare.json).toEqual([]);
         const adhoc = await call(emu(), 'GET', `${prefix}/testRun/adhoc/getTestRuns/DEMO-2`);
         expect(adhoc.status).toBe(200);
         const forDefect = await call(emu(), 'GET', `${prefix}/testRun/getTestRunsForDefect/DEMO-9`);
@@ -123,6 +127,7 @@ for (const variant of ['id', 'ID'] as const) {
             .map((e) => e.op),
         ).toEqual([
           'plans.getTestRunsCreated',
+          'defects.ofRun',
           'defects.ofRun',
           'runs.adhocTestRuns',
           'runs.getTestRunsForDefect',
@@ -462,6 +467,61 @@ for (const variant of ['id', 'ID'] as const) {
         expect(emu().store.attachments.filter((a) => a.runId === runId)).toEqual([]);
       });
 
+      it('lists the defects of the run the query names, and [] when it names none (never an error)', async () => {
+        const { runOf } = await cycleWithRuns(emu(), prefix, 'defects of run');
+        const runId = runOf('DEMO-4');
+        const stepId = (await details(runId)).testRunDetails.testRunSteps[0].id as number;
+        const linked = await call(emu(), 'POST', `${prefix}/testRun/update`, {
+          body: { runId: String(runId), result: 'Failed', bugs: ['DEMO-10', 'DEMO-9'] },
+        });
+        expect(linked.status, linked.text).toBe(200);
+        const stepLinked = await call(emu(), 'POST', `${prefix}/testRun/updateStep`, {
+          body: { runStepId: stepId, result: 'Failed', bugs: ['DEMO-9', 'DEMO-7'] },
+        });
+        expect(stepLinked.status, stepLinked.text).toBe(200);
+        const defectsOf = (query: string) => call(emu(), 'GET', `${prefix}/testRun/defects/runId${query}`);
+        const keysOf = async (query: string) => {
+          const r = await defectsOf(query);
+          expect(r.status, `${query}: ${r.text}`).toBe(200);
+          const refs = expectShape('defects.ofRun', variant, r.json) as { key: string }[];
+          return refs.map((b) => b.key);
+        };
+
+        // The run's bugs and its steps' bugs, once each (DEMO-9 is linked to both), by issue id.
+        expect(await keysOf(`?runId=${runId}`)).toEqual(['DEMO-7', 'DEMO-9', 'DEMO-10']);
+        expect(await keysOf(`/?runId=${runId}`)).toEqual(['DEMO-7', 'DEMO-9', 'DEMO-10']);
+        // A repeated parameter counts by its first value.
+        expect(await keysOf(`?runId=${runId}&runId=999999`)).toEqual(['DEMO-7', 'DEMO-9', 'DEMO-10']);
+        expect(await keysOf(`?runId=%20${runId}%20`)).toEqual(['DEMO-7', 'DEMO-9', 'DEMO-10']);
+        // A run without bugs.
+        expect(await keysOf(`?runId=${runOf('DEMO-2')}`)).toEqual([]);
+
+        // The spec's path names no run: whatever the query, the answer is an array.
+        for (const query of [
+          '',
+          '/',
+          '?runId=',
+          '?runId=%20',
+          '?runId=999999',
+          '?runId=0',
+          '?runId=abc',
+          `?runId=TR-${runId}`,
+          `?runId=${runId}.5`,
+          '?runId=-1',
+          '?runId=99999999999999999999999',
+          `?runID=${runId}`,
+          `?other=${runId}`,
+        ]) {
+          const r = await defectsOf(query);
+          expect(r.status, `${query}: ${r.text}`).toBe(200);
+          expect(r.json, query).toEqual([]);
+        }
+        // Only GET: another method is 405, never a route to /testRun/{runID}.
+        const post = await call(emu(), 'POST', `${prefix}/testRun/defects/runId`, { body: {} });
+        expect(post.status).toBe(405);
+        expect(post.headers.get('allow')).toContain('GET');
+      });
+
       it('creates defects from runs and run steps and lists them', async () => {
         const { runOf, cycle } = await cycleWithRuns(emu(), prefix, 'defects');
         const runId = runOf('DEMO-3');
@@ -503,12 +563,6 @@ for (const variant of ['id', 'ID'] as const) {
         const runs = expectShape('runs.getTestRunsForDefect', variant, forDefect.json);
         expect(runs.map((x: { id: number }) => x.id)).toEqual([runId]);
 
-        const noRun = await call(emu(), 'GET', `${prefix}/testRun/defects/runId`);
-        expect(noRun.status).toBe(500);
-        expect(noRun.json.message).toContain('runId');
-        expect((await call(emu(), 'GET', `${prefix}/testRun/defects/runId`, { query: { runId: 999999 } })).status).toBe(
-          404,
-        );
         expect((await call(emu(), 'GET', `${prefix}/testRun/getTestRunsForDefect/DEMO-999`)).status).toBe(404);
         expect((await call(emu(), 'GET', `${prefix}/testRun/getTestRunsForDefect/DEMO-8`)).json).toEqual([]);
 

@@ -1,12 +1,15 @@
 import { type Handler, idf, invalid, notFound } from '../context.js';
-import { createRun, ISSUE_TYPES, requireIssue, userByName } from '../domain.js';
-import type { Run, RunAttribute, Store } from '../store.js';
+import { createRun, ISSUE_TYPES, issueByKey, userByName } from '../domain.js';
+import type { Issue, Run, RunAttribute, Store } from '../store.js';
 import { assertCycleOpen, commaList, unique } from './cycles.js';
 
 /**
  * createTestRuns: the runs of an advanced cycle, one per test case and attribute set. It answers
  * `{createdRuns, errors}` (see `cycles.createTestRuns` in the contract): an attribute set or a case that yields no
- * run is an entry of `errors`, and the others are created all the same.
+ * run is an entry of `errors`, and the others are created all the same. The spec's 404 (an unknown case key,
+ * cycle id or attribute value) is kept for a request of which nothing could be created for that reason: an unknown
+ * cycle, every key unknown, or an unknown value in every attribute set. One bad key or set among good ones must not
+ * cost a reporter the runs it could have had.
  */
 
 /** A validated attribute set of createTestRuns. */
@@ -24,10 +27,13 @@ const sameAttributes = (a: Record<string, string> | null, b: Record<string, stri
   return keys.length === Object.keys(b).length && keys.every((k) => x[k] === b[k]);
 };
 
-/**
- * Reads one attributeValues object of createTestRuns: the set, or the message of why it yields no runs (a partial
- * failure). An attribute value the project does not define is a 404 for the whole request.
- */
+/** Why an attribute set yields no runs; `unknownValue` marks the sets the spec answers with 404 when all are. */
+interface SetError {
+  message: string;
+  unknownValue: boolean;
+}
+
+/** Reads one attributeValues object of createTestRuns: the set, or why it yields no runs (a partial failure). */
 function readAttributeSet(
   store: Store,
   defs: readonly RunAttribute[],
@@ -36,9 +42,10 @@ function readAttributeSet(
   index: number,
   urgency: string,
   assignee: string,
-): AttributeSet | string {
+): AttributeSet | SetError {
   const attributes: Record<string, string> = {};
   const unknownNames: string[] = [];
+  const unknownValues: string[] = [];
   for (const [name, value] of Object.entries(given)) {
     // `-: -` pads the object when the project has one attribute; a `-` value means "no value".
     if (name === '-' || value === '-') continue;
@@ -48,24 +55,29 @@ function readAttributeSet(
       continue;
     }
     if (!def.values.includes(value)) {
-      throw notFound(
-        `Run attribute value "${value}" not found for attribute ${name} (attribute set ${index}): expected one of ${def.values.join(', ')}`,
+      unknownValues.push(
+        `Run attribute value "${value}" not found for attribute ${name}: expected one of ${def.values.join(', ')}`,
       );
+      continue;
     }
     attributes[name] = value;
   }
-  if (unknownNames.length) {
+  if (unknownNames.length || unknownValues.length) {
     const known = defs.map((d) => d.name).join(', ') || 'none';
-    return `Unknown run attribute ${unknownNames.map((n) => `"${n}"`).join(', ')}: the project has ${known}`;
+    const names = unknownNames.length
+      ? [`Unknown run attribute ${unknownNames.map((n) => `"${n}"`).join(', ')}: the project has ${known}`]
+      : [];
+    return { message: [...unknownValues, ...names].join('; '), unknownValue: unknownValues.length > 0 };
   }
-  if (!Object.keys(attributes).length) return 'The attribute set gives no attribute value (all are "-")';
+  const fail = (message: string): SetError => ({ message, unknownValue: false });
+  if (!Object.keys(attributes).length) return fail('The attribute set gives no attribute value (all are "-")');
   if (earlier.some((v) => sameAttributes(v.attributes, attributes))) {
-    return 'The same attribute values are given by an earlier attribute set';
+    return fail('The same attribute values are given by an earlier attribute set');
   }
   let tester: string | null = null;
   if (assignee !== '' && assignee.toLowerCase() !== 'unassigned') {
     const user = userByName(store, assignee);
-    if (!user) return `Tester "${assignee}" (assignValue) is not a user`;
+    if (!user) return fail(`Tester "${assignee}" (assignValue) is not a user`);
     tester = user.name;
   }
   return {
@@ -102,7 +114,6 @@ export const createTestRunsHandlers: Record<string, Handler> = {
 
     const keys = unique(commaList(b.testCaseKeys).filter(Boolean));
     if (!keys.length) throw invalid('TestCaseId is Mandatory', 'testCaseKeys');
-    const cases = keys.map((k) => requireIssue(store, k, ISSUE_TYPES.testCase));
 
     const sets = b.attributeValues;
     const perSet = (field: 'urgencyValue' | 'assignValue'): string[] => {
@@ -117,25 +128,47 @@ export const createTestRunsHandlers: Record<string, Handler> = {
       }
       return entries;
     };
+    // Entry i belongs to attribute set i, whether that set yields runs or not.
     const urgencies = perSet('urgencyValue');
     const assignees = perSet('assignValue');
+
+    // Every input is checked before the first run is created, so that a 404 leaves nothing half created.
+    const members = new Set(store.planMembers.filter((m) => m.tpId === tp.id).map((m) => m.tcId));
+    const caseErrors: Record<string, unknown>[] = [];
+    const inPlan: Issue[] = [];
+    let knownCases = 0;
+    for (const key of keys) {
+      const issue = issueByKey(store, key);
+      if (issue?.type !== ISSUE_TYPES.testCase) {
+        const message = issue ? `${key} is a ${issue.type}, not a Test Case` : `Test Case ${key} not found`;
+        caseErrors.push({ message, testCaseKey: key });
+        continue;
+      }
+      knownCases += 1;
+      if (members.has(issue.id)) inPlan.push(issue);
+      else caseErrors.push({ message: `Test case ${key} is not a member of test plan ${tp.key}`, testCaseKey: key });
+    }
+    if (!knownCases) {
+      throw notFound(`${caseErrors.map((e) => e.message).join('; ')}: no run could be created (testCaseKeys)`);
+    }
 
     const defs = store.runAttributes.filter((a) => a.projectId === tp.projectId);
     const errors: Record<string, unknown>[] = [];
     const valid: AttributeSet[] = [];
-    // First every input is checked, so that a 404 (unknown value) leaves nothing half created.
+    let unknownValueSets = 0;
     sets.forEach((given, index) => {
       const set = readAttributeSet(store, defs, valid, given, index, urgencies[index] ?? '', assignees[index] ?? '');
-      if (typeof set === 'string') errors.push({ message: set, attributeSet: index, attributeValues: given });
-      else valid.push(set);
+      if ('message' in set) {
+        if (set.unknownValue) unknownValueSets += 1;
+        errors.push({ message: set.message, attributeSet: index, attributeValues: given });
+      } else valid.push(set);
     });
+    if (unknownValueSets === sets.length) {
+      const each = errors.map((e) => `attribute set ${e.attributeSet}: ${e.message}`).join('; ');
+      throw notFound(`${each}: no run could be created (attributeValues)`);
+    }
+    errors.push(...caseErrors);
 
-    const members = new Set(store.planMembers.filter((m) => m.tpId === tp.id).map((m) => m.tcId));
-    const inPlan = cases.filter((tc) => {
-      if (members.has(tc.id)) return true;
-      errors.push({ message: `Test case ${tc.key} is not a member of test plan ${tp.key}`, testCaseKey: tc.key });
-      return false;
-    });
     const existing = store.runs.filter((r) => r.cycleId === cycle.id);
     const created: Run[] = [];
     for (const set of valid) {

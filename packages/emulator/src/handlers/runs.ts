@@ -271,7 +271,11 @@ export const runsHandlers: Record<string, Handler> = {
   },
 
   'defects.ofRun': (ctx) => {
-    const run = requireRun(ctx.store, ctx.query.runId);
+    // The spec's path names no run and its only answer is an array: a query that identifies no run (missing,
+    // blank, not a number, or an unknown id) lists no defects rather than failing.
+    const id: number | undefined = ctx.query.runId;
+    const run = id === undefined ? undefined : ctx.store.runs.get(id);
+    if (!run) return [];
     return allBugsOfRun(ctx.store, run.id)
       .sort((a, b) => a.id - b.id)
       .map(issueRef);

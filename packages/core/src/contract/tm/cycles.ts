@@ -30,7 +30,9 @@ const createdRunItem = (mode: SchemaMode) =>
 
 /**
  * One input createTestRuns could not turn into runs. `attributeSet` is the 0-based index of the attributeValues
- * object concerned; `testCaseKey` is present when the error concerns one case of that set.
+ * object concerned (an unknown attribute or value, a duplicate set, an unknown tester); `testCaseKey` is present
+ * when the error concerns one case: alone for a case of no set (an unknown key, a case outside the plan), with
+ * `attributeSet` for one case of that set (a run that exists already).
  */
 const createRunsError = (mode: SchemaMode) =>
   obj(mode, {
@@ -75,7 +77,12 @@ export const cyclesCreateTestRuns = defineOperation({
       errors: z.array(createRunsError(mode)),
     }),
   errors: [
-    { status: 404, when: 'a test case key, the cycle id or an attribute value is not found (nothing is created)' },
+    {
+      status: 404,
+      when:
+        'nothing could be created because the cycle id, every test case key, or an attribute value in every ' +
+        'attribute set is not found (an unknown key or value among valid ones is an entry of errors instead)',
+    },
     {
       status: 500,
       when: 'testCaseKeys, cycleId or attributeValues is missing, the cycle is not advanced, or urgencyValue / assignValue does not have one entry per attribute set',

@@ -14,6 +14,28 @@ const runIdSegment = lazy(() =>
 );
 
 const runIdParam = lazy(() => z.object({ runId: runIdSegment() }));
+
+/**
+ * The run of `GET /testRun/defects/runId`, an extension of the emulator's: the spec's path ends in the literal
+ * segment `runId`, identifies no run, and answers nothing but an array. So the parameter is optional and never
+ * refused: digits name a run; anything else (missing, blank, not digits) names none and the answer is `[]`, as it
+ * is for an unknown id. A repeated parameter counts by its first value, as a Java servlet reads one. A number is
+ * accepted for the client's sake (it travels as text).
+ */
+const runIdQuery = lazy(() =>
+  z
+    .union([z.string(), z.number(), z.array(z.string())])
+    .optional()
+    .transform((v): number | undefined => {
+      const text = String((Array.isArray(v) ? v[0] : v) ?? '').trim();
+      return /^\d+$/.test(text) ? Number(text) : undefined;
+    })
+    .describe(
+      'Emulator extension: the run whose defects to list (digits). Optional: without it, or with a value that ' +
+        'names no run, the answer is an empty array',
+    ),
+);
+
 const planKey = lazy(() => z.object({ testPlanIssueKey: issueKey }));
 const planCycle = lazy(() => z.object({ testPlanIssueKey: issueKey, cycleName: z.string().min(1) }));
 const caseKey = lazy(() => z.object({ testCaseIssueKey: issueKey }));
@@ -259,13 +281,12 @@ export const defectsOfRun = defineOperation({
   method: 'GET',
   path: '/testRun/defects/runId',
   summary:
-    'Defects linked to a run or its steps; the path ends in the literal segment runId, the run is the query runId',
-  query: () => z.object({ runId: runIdSegment() }),
+    'Defects linked to a run or its steps; the path ends in the literal segment runId, the run is the query ' +
+    'runId (an emulator extension); [] when the query names no run',
+  query: () => z.object({ runId: runIdQuery() }),
   response: issueRefs,
-  errors: [
-    { status: 404, when: 'the run is not found' },
-    { status: 500, when: 'the query parameter runId is missing or not a run id' },
-  ],
+  // No error of its own: whatever the query, the answer is an array (`[]` when it names no run).
+  errors: [],
 });
 
 export const attachmentsDetails = defineOperation({
