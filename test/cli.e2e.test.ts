@@ -42,6 +42,14 @@ describe('casebridge demo', () => {
       expect(Number(c[9])).toBe(2);
     }
     expect(text).toContain('/swagger');
+    // It ends with the web UI's address and each cycle's page, by the id in the table.
+    const base = /emulator with demo data at (http:\/\/127\.0\.0\.1:\d+)/.exec(text)?.[1];
+    expect(text).toContain(`  ${base}/ `);
+    for (const runner of ['vitest', 'jest']) {
+      const line = text.split('\n').find((l) => new RegExp(`^${runner}\\s+Demo ${runner}`).test(l)) ?? '';
+      const id = line.split(/\s{2,}/)[2];
+      expect(text).toMatch(new RegExp(`${base}/browse/DEMO-1\\?cycle=${id}\\s+cycle "Demo ${runner}`));
+    }
   });
 
   it('--help lists the commands with examples; an unknown command is a usage error', async () => {

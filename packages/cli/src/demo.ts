@@ -174,19 +174,31 @@ export async function demo(o: DemoOptions): Promise<number> {
       cycles.push({ runner: ex.runner, cycle, exit });
     }
     o.out('');
-    o.out(await table(emu.url, cycles));
+    const read = await table(emu.url, cycles);
+    o.out(read.text);
     o.out('');
     o.out(
-      `Where to look: ${emu.url}/swagger (API browser), ${emu.url}/__emulator/state (everything the emulator holds),`,
+      o.keep
+        ? 'See the results in the web UI (the emulator keeps serving):'
+        : 'See the results in the web UI (`npm run demo -- --keep` keeps the emulator serving after the demo):',
     );
-    o.out(`  e.g. curl -u admin:admin '${emu.url}/rest/synapse/latest/public/testPlan/DEMO-1/cycles'`);
+    const links: Array<[string, string]> = [[`${emu.url}/`, 'projects, test plans and their latest cycles']];
+    for (const c of cycles) {
+      const id = read.ids.get(c.cycle);
+      if (id !== undefined) links.push([`${emu.url}/browse/DEMO-1?cycle=${id}`, `cycle "${c.cycle}"`]);
+    }
+    links.push([`${emu.url}/rehearsal/requests`, 'every request the reporters made']);
+    const width = Math.max(...links.map(([u]) => u.length));
+    for (const [u, what] of links) o.out(`  ${u.padEnd(width)}  ${what}`);
+    o.out(`The API: ${emu.url}/swagger (API browser), e.g.`);
+    o.out(`  curl -u admin:admin '${emu.url}/rest/synapse/latest/public/testPlan/DEMO-1/cycles'`);
     o.out(
       inRepo
         ? "The example suites fail on purpose (a failing and a flaky test): their exit codes are theirs, not the demo's."
         : "The demo suites (in .casebridge/demo) fail on purpose (one failing test): their exit codes are theirs, not the demo's.",
     );
     if (o.keep) {
-      o.out(`\nThe emulator keeps serving at ${emu.url}; press Ctrl+C to stop.`);
+      o.out(`\nThe emulator keeps serving at ${emu.url}/ (web UI and API); press Ctrl+C to stop.`);
       await new Promise<void>((done) => {
         process.once('SIGINT', () => done());
         process.once('SIGTERM', () => done());
@@ -201,7 +213,11 @@ export async function demo(o: DemoOptions): Promise<number> {
 }
 
 /** Per cycle: runs by status, defects, attachments, read back through the client. */
-async function table(url: string, cycles: Array<{ runner: string; cycle: string }>): Promise<string> {
+async function table(
+  url: string,
+  cycles: Array<{ runner: string; cycle: string }>,
+): Promise<{ text: string; ids: Map<string, number> }> {
+  const ids = new Map<string, number>();
   const tm = new TestManagementClient({ baseUrl: url, auth: { type: 'bearer', token: 'casebridge-dev-token' } });
   try {
     const all = await tm.plans.cycles({ testPlanIssueKey: 'DEMO-1' });
@@ -213,6 +229,7 @@ async function table(url: string, cycles: Array<{ runner: string; cycle: string 
         rows.push([c.runner, c.cycle, '-', 'nothing arrived', '', '', '', '', '', '']);
         continue;
       }
+      ids.set(c.cycle, cycle.id);
       const runs = await tm.cycles.testRunsByCycleId({ testPlanIssueKey: 'DEMO-1', cycleId: cycle.id });
       const count = (s: string) => String(runs.filter((r) => r.status === s).length);
       const defects = await tm.defects.ofCycle({ testPlanIssueKey: 'DEMO-1', cycleId: cycle.id });
@@ -232,7 +249,7 @@ async function table(url: string, cycles: Array<{ runner: string; cycle: string 
       ]);
     }
     const widths = head.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-    return rows
+    const text = rows
       .map((r) =>
         r
           .map((cell, i) => cell.padEnd(widths[i] ?? 0))
@@ -240,6 +257,7 @@ async function table(url: string, cycles: Array<{ runner: string; cycle: string 
           .trimEnd(),
       )
       .join('\n');
+    return { text, ids };
   } finally {
     await tm.close();
   }

@@ -120,6 +120,8 @@ export const configSchema = z
     timeouts: timeoutsSchema.optional(),
     /** Log every request (redacted) to stderr; also CASEBRIDGE_DEBUG=1. */
     debug: z.boolean().default(false),
+    /** On GitHub Actions, an `::error` annotation per failing test (at most 10) with its links. */
+    annotations: z.boolean().default(false),
     /** Report in watch mode (Vitest): each rerun once. */
     watch: z.boolean().default(false),
   })
@@ -197,6 +199,7 @@ export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boo
   CASEBRIDGE_FLUSH_MAX_MS: { path: ['flushMaxMs'], type: 'number' },
   CASEBRIDGE_FAIL_ON_ERROR: { path: ['failOnError'], type: 'boolean' },
   CASEBRIDGE_DEBUG: { path: ['debug'], type: 'boolean' },
+  CASEBRIDGE_ANNOTATIONS: { path: ['annotations'], type: 'boolean' },
   CASEBRIDGE_WATCH: { path: ['watch'], type: 'boolean' },
   CASEBRIDGE_PROXY: { path: ['proxy'], type: 'string' },
   CASEBRIDGE_CA_FILE: { path: ['caFile'], type: 'string' },

@@ -393,6 +393,7 @@ export class Engine {
         out: this.out,
         env: this.ctx.env ?? process.env,
         cwd: this.ctx.cwd,
+        annotations: c.annotations,
         ...(typeof c.dryRun === 'string' ? { dryRunFile: c.dryRun } : {}),
       });
       const failed = c.failOnError && (journaled > 0 || problems.length > 0);
@@ -427,7 +428,7 @@ export class Engine {
     const s = this.session;
     return assembleSummary({
       enabled: this.enabled,
-      ...(this.config ? { mode: this.config.mode, mappingFile: this.config.mappingFile } : {}),
+      ...(this.config ? { mode: this.config.mode, mappingFile: this.config.mappingFile, url: this.config.url } : {}),
       ...(this.ctx.shard ? { shard: this.ctx.shard } : {}),
       problems: this.health.problems,
       ...(s ? { delivery: s.delivery.stats(), journalDir: s.journaling.journal.dir } : {}),

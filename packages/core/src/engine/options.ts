@@ -102,6 +102,12 @@ export interface CasebridgeOptions {
     | undefined;
   /** Log every request (redacted) to stderr; also CASEBRIDGE_DEBUG=1. */
   debug?: boolean | undefined;
+  /**
+   * On GitHub Actions, an `::error` annotation per failing test (at most 10, GitHub's limit per step) naming its
+   * case, run and defect with links; also CASEBRIDGE_ANNOTATIONS=1. Off by default: a runner's own GitHub reporter
+   * may annotate the same failures.
+   */
+  annotations?: boolean | undefined;
   /** Report in watch mode (Vitest): each rerun once. */
   watch?: boolean | undefined;
 }

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { redact } from '../client/secrets.js';
 import type { CaseRegistry } from './cases.js';
 import type { DeliveryStats } from './delivery.js';
-import { ciWarning, formatSummary, markdownSummary } from './summary.js';
+import { cycleUrl, failuresOf } from './links.js';
+import { ciAnnotations, ciWarning, formatSummary, markdownSummary } from './summary.js';
 import type { RunSummary } from './types.js';
 import type { WorkItem } from './work.js';
 
@@ -29,6 +30,8 @@ export interface SummaryParts {
   calls?: readonly string[];
   replayed: number;
   down?: string;
+  /** The Jira base URL (links in the summary). */
+  url?: string;
 }
 
 /** The summary of a run, as `end` returns it and prints it. */
@@ -42,7 +45,9 @@ export function assembleSummary(p: SummaryParts): RunSummary {
     );
   }
   for (const line of d?.repoProblems ?? []) if (!p.problems.includes(line)) p.problems.push(line);
-  const cycle = d?.cycle;
+  const base = p.url && p.calls === undefined ? p.url : undefined;
+  const cycle = d?.cycle && base ? { ...d.cycle, url: cycleUrl(base, d.cycle.plan, d.cycle.id) } : d?.cycle;
+  const { failures, omitted } = failuresOf(p.items, base, cycle);
   return {
     enabled: p.enabled,
     mode: p.mode ?? 'adhoc',
@@ -51,8 +56,11 @@ export function assembleSummary(p: SummaryParts): RunSummary {
     byStatus: { ...p.byStatus },
     results: p.results,
     delivered: p.items.filter((i) => i.progress.done && !i.progress.dropped).length,
+    ...(base ? { url: base } : {}),
     ...(cycle ? { cycle } : {}),
     defects: d?.defects ?? { created: [], linked: [] },
+    ...(failures.length ? { failures } : {}),
+    ...(omitted ? { failuresOmitted: omitted } : {}),
     attachments: d?.attachments ?? { uploaded: 0, skipped: [], stored: [] },
     unmapped: [...p.unmapped],
     createdCases: [...(p.cases?.created ?? [])],
@@ -73,9 +81,10 @@ export function assembleSummary(p: SummaryParts): RunSummary {
  */
 export function printSummary(
   summary: RunSummary,
-  o: { out: (text: string) => void; env: NodeJS.ProcessEnv; cwd: string; dryRunFile?: string },
+  o: { out: (text: string) => void; env: NodeJS.ProcessEnv; cwd: string; dryRunFile?: string; annotations?: boolean },
 ): void {
   o.out(formatSummary(summary));
+  if (o.annotations) for (const line of ciAnnotations(summary, o.env)) o.out(line);
   const warning = ciWarning(summary, o.env);
   if (warning) o.out(warning);
   const stepSummary = o.env.GITHUB_STEP_SUMMARY;

@@ -1,3 +1,4 @@
+import { issueUrl } from './links.js';
 import type { RunSummary } from './types.js';
 
 /** The command that delivers what waits in the journal, as a user's install runs it. */
@@ -10,6 +11,36 @@ export const REPLAY = 'npx @casebridge/cli replay';
 export function ciWarning(s: RunSummary, env: NodeJS.ProcessEnv): string | undefined {
   if (!s.journaled || env.GITHUB_ACTIONS !== 'true') return undefined;
   return `::warning title=casebridge: ${s.journaled} result(s) not delivered::${s.journaled} test result(s) were not delivered to Jira${s.serviceDown ? ` (${s.serviceDown.replace(/[\r\n]+/g, ' ')})` : ''}. They wait in ${s.journalDir}; run \`${REPLAY}\` in this job to deliver them.`;
+}
+
+/** GitHub shows at most 10 error annotations of a step. */
+const MAX_ANNOTATIONS = 10;
+
+/** A workflow command's message: `%`, CR and LF escaped. */
+function commandData(text: string): string {
+  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+/** A workflow command's property value: also `:` and `,`. */
+function commandProperty(text: string): string {
+  return commandData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}
+
+/**
+ * `::error` annotations for the failing tests (GitHub Actions, `annotations: true`): each on the test's file and
+ * line, titled with its case, saying where its run and defect are.
+ */
+export function ciAnnotations(s: RunSummary, env: NodeJS.ProcessEnv): string[] {
+  if (env.GITHUB_ACTIONS !== 'true' || !s.failures?.length) return [];
+  return s.failures.slice(0, MAX_ANNOTATIONS).map((f) => {
+    const props = [`file=${commandProperty(f.file)}`];
+    if (f.line !== undefined) props.push(`line=${f.line}`);
+    props.push(`title=${commandProperty(`casebridge: ${f.key} failed`)}`);
+    const parts = [f.message ?? 'failed', `test: ${f.test}`, `case: ${f.caseUrl ?? f.key}`];
+    if (f.runUrl) parts.push(`run: ${f.runUrl}`);
+    if (f.defect) parts.push(`${f.defectCreated ? 'new defect' : 'defect'}: ${f.defectUrl ?? f.defect}`);
+    return `::error ${props.join(',')}::${commandData(parts.join('\n'))}`;
+  });
 }
 
 /** Outcomes in the order a reader scans them. */
@@ -39,10 +70,19 @@ export function formatSummary(s: RunSummary): string {
   const head = s.dryRun ? 'casebridge (dry run: nothing was sent)' : 'casebridge';
   const shard = s.shard ? `, shard ${s.shard.current}/${s.shard.total}` : '';
   lines.push(`${head}: ${s.results} test result(s)${s.results ? ` (${counts(s)})` : ''}, mode ${s.mode}${shard}`);
-  if (s.cycle) lines.push(`  cycle "${s.cycle.name}" (id ${s.cycle.id}) of test plan ${s.cycle.plan}`);
+  if (s.cycle) {
+    const url = s.cycle.url ? `: ${s.cycle.url}` : '';
+    lines.push(`  cycle "${s.cycle.name}" (id ${s.cycle.id}) of test plan ${s.cycle.plan}${url}`);
+  }
   if (!s.dryRun) lines.push(`  delivered ${s.delivered} run result(s)`);
   if (s.replayed) lines.push(`  ${s.replayed} result(s) of an earlier run taken from the journal`);
-  if (s.defects.created.length) lines.push(`  defects created: ${s.defects.created.join(', ')}`);
+  if (s.defects.created.length && s.url) {
+    const base = s.url;
+    lines.push(`  defects created: ${s.defects.created.length}`);
+    lines.push(...list(s.defects.created.map((key) => `${key}  ${issueUrl(base, key)}`)));
+  } else if (s.defects.created.length) {
+    lines.push(`  defects created: ${s.defects.created.join(', ')}`);
+  }
   if (s.defects.linked.length) lines.push(`  defects linked: ${s.defects.linked.join(', ')}`);
   if (s.attachments.uploaded) lines.push(`  attachments uploaded: ${s.attachments.uploaded}`);
   if (s.attachments.stored.length) lines.push(`  stored in the content repository: ${s.attachments.stored.join(', ')}`);
@@ -79,14 +119,57 @@ export function formatSummary(s: RunSummary): string {
   return lines.join('\n');
 }
 
-/** The same summary as markdown, for $GITHUB_STEP_SUMMARY. */
+/** Text inside a markdown table cell: no line breaks, no cell separators, no markup of its own. */
+function cell(text: string): string {
+  return text
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/([\\`*_[\]<>|])/g, '\\$1')
+    .trim();
+}
+
+function link(text: string, url: string | undefined): string {
+  return url ? `[${cell(text)}](${url})` : cell(text);
+}
+
+/** Rows of the failures table in the step summary; the rest are counted. */
+const MAX_FAILURE_ROWS = 50;
+
+function failureTable(s: RunSummary): string[] {
+  const failures = s.failures ?? [];
+  if (!failures.length) return [];
+  const total = failures.length + (s.failuresOmitted ?? 0);
+  const out = [`#### Failures (${total})`, '', '| test | case | run | defect |', '|---|---|---|---|'];
+  for (const f of failures.slice(0, MAX_FAILURE_ROWS)) {
+    const where = f.line !== undefined ? `${f.file}:${f.line}` : f.file;
+    const test = `${cell(f.test)}${f.message ? `<br>${cell(f.message)}` : ''}<br>${cell(where)}`;
+    const run = f.runId !== undefined ? link(`run ${f.runId}`, f.runUrl) : '';
+    const defect = f.defect ? `${link(f.defect, f.defectUrl)}${f.defectCreated ? ' (new)' : ''}` : '';
+    out.push(`| ${test} | ${link(f.key, f.caseUrl)} | ${run} | ${defect} |`);
+  }
+  if (total > MAX_FAILURE_ROWS) {
+    const more = `… and ${total - MAX_FAILURE_ROWS} more`;
+    out.push('', s.cycle?.url ? `${more}: [the cycle](${s.cycle.url}) lists them all` : more);
+  }
+  out.push('');
+  return out;
+}
+
+function keys(keys: readonly string[], base: string | undefined): string {
+  return keys.map((k) => (base ? link(k, issueUrl(base, k)) : k)).join(', ');
+}
+
+/** The same summary as markdown, for $GITHUB_STEP_SUMMARY: counts, links, and the failures with theirs. */
 export function markdownSummary(s: RunSummary): string {
   const rows = ORDER.filter((k) => (s.byStatus[k] ?? 0) > 0).map((k) => `| ${k} | ${s.byStatus[k]} |`);
   const out = [`### casebridge${s.dryRun ? ' (dry run)' : ''}`, ''];
-  if (s.cycle) out.push(`Cycle **${s.cycle.name}** (id ${s.cycle.id}) of test plan ${s.cycle.plan}`, '');
+  if (s.cycle) {
+    const name = s.cycle.url ? `[${cell(s.cycle.name)}](${s.cycle.url})` : `**${cell(s.cycle.name)}**`;
+    out.push(`Cycle ${name} (id ${s.cycle.id}) of test plan ${keys([s.cycle.plan], s.url)}`, '');
+  }
   out.push('| outcome | tests |', '|---|---|', ...rows, '');
-  if (s.defects.created.length) out.push(`Defects created: ${s.defects.created.join(', ')}`, '');
-  if (s.defects.linked.length) out.push(`Defects linked: ${s.defects.linked.join(', ')}`, '');
+  out.push(...failureTable(s));
+  if (s.defects.created.length) out.push(`Defects created: ${keys(s.defects.created, s.url)}`, '');
+  if (s.defects.linked.length) out.push(`Defects linked: ${keys(s.defects.linked, s.url)}`, '');
   if (s.unmapped.length) out.push(`${s.unmapped.length} test(s) without a case key`, '');
   if (s.problems.length) out.push('Problems:', '', ...s.problems.map((p) => `- ${p}`), '');
   if (s.journaled) {

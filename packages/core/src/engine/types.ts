@@ -63,8 +63,13 @@ export interface RunSummary {
   byStatus: Record<string, number>;
   results: number;
   delivered: number;
-  cycle?: { name: string; id: number; plan: string };
+  /** The Jira base URL the results went to (links are built from it). */
+  url?: string;
+  cycle?: { name: string; id: number; plan: string; url?: string };
   defects: { created: string[]; linked: string[] };
+  /** The failed tests with a case key, in the order they ended (at most 200; `failuresOmitted` counts the rest). */
+  failures?: FailureLine[];
+  failuresOmitted?: number;
   attachments: { uploaded: number; skipped: string[]; stored: string[] };
   unmapped: string[];
   /** Test cases this run created (autoCreate); their keys are in the mapping file. */
@@ -84,6 +89,24 @@ export interface RunSummary {
   replayed?: number;
   /** Why delivery stopped early (the service was down, refused the credentials...). */
   serviceDown?: string;
+}
+
+/** A failed test in the summary, with links to what a person opens next (absent in a dry run's stand-ins). */
+export interface FailureLine {
+  /** `file > describe > title`. */
+  test: string;
+  file: string;
+  line?: number;
+  key: string;
+  /** The first line of the first error. */
+  message?: string;
+  runId?: number;
+  defect?: string;
+  /** The defect was filed by this run (not an existing one linked). */
+  defectCreated?: boolean;
+  caseUrl?: string;
+  runUrl?: string;
+  defectUrl?: string;
 }
 
 export type { TestResult };
