@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import {
+  CaptchaError,
   type CasebridgeConfig,
   clientsFor,
   cycleNameFor,
@@ -45,6 +46,14 @@ function reach(err: unknown, c: CasebridgeConfig, what: string): Check {
       fix: c.token
         ? 'check the token (CASEBRIDGE_TOKEN): a personal access token of a user with access to the project'
         : 'check CASEBRIDGE_USER and CASEBRIDGE_PASSWORD (or use a personal access token in CASEBRIDGE_TOKEN)',
+    };
+  }
+  if (err instanceof CaptchaError) {
+    return {
+      name: what,
+      ok: false,
+      detail: `Jira asks for a CAPTCHA after failed logins of ${err.user ? `user ${err.user}` : 'the user of this token'} (HTTP 403, X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE); doctor sent nothing more: each try counts as one more failed login`,
+      fix: `log in once in a browser at ${err.loginUrl}, then check ${c.token ? 'the token (CASEBRIDGE_TOKEN)' : 'CASEBRIDGE_USER and CASEBRIDGE_PASSWORD'} before the next run`,
     };
   }
   if (err instanceof ForbiddenError) {

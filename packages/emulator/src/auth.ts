@@ -13,7 +13,79 @@ import type { Store, User } from './store.js';
 
 export type AuthResult =
   | { ok: true; user: User; via: 'basic' | 'bearer' | 'ticket' | 'session' | 'guest'; sessionId?: string }
-  | { ok: false; reason: 'missing' | 'invalid' };
+  | { ok: false; reason: 'missing' | 'invalid' }
+  /** Jira wants this user to log in through the browser (and solve a CAPTCHA) first: 403, see `captchaHeaders`. */
+  | { ok: false; reason: 'captcha'; user: User };
+
+/**
+ * Jira's CAPTCHA after failed logins (`jira.maximum.authentication.attempts.allowed`, 3 by default in Jira; off in
+ * the emulator unless the seed sets `captchaAfterFailedLogins`): once a user's Basic logins failed that many times
+ * in a row, every Basic login of the user answers 403 with `X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE`,
+ * right password or not, until the user logs in through the browser (`solveCaptcha`). A seed user with
+ * `captcha: true` starts that way. Bearer tokens and existing sessions are not affected. The state lives in memory,
+ * like the sessions: a reset goes back to the seed's.
+ */
+interface CaptchaState {
+  afterFailedLogins: number | undefined;
+  /** Failed Basic logins in a row, by user name. */
+  failures: Map<string, number>;
+  /** Users who must log in through the browser first. */
+  required: Set<string>;
+}
+
+const captchaStates = new WeakMap<Store, CaptchaState>();
+
+function captchaState(store: Store): CaptchaState {
+  let state = captchaStates.get(store);
+  if (!state) {
+    state = { afterFailedLogins: undefined, failures: new Map(), required: new Set() };
+    captchaStates.set(store, state);
+  }
+  return state;
+}
+
+/** Sets the CAPTCHA rule of a store from its seed; forgets every failure and challenge before. */
+export function configureCaptcha(store: Store, rule: { afterFailedLogins?: number; required?: string[] }): void {
+  captchaStates.set(store, {
+    afterFailedLogins: rule.afterFailedLogins,
+    failures: new Map(),
+    required: new Set(rule.required ?? []),
+  });
+}
+
+/** Whether Jira asks `name` for a CAPTCHA. */
+export function captchaRequired(store: Store, name: string): boolean {
+  return captchaState(store).required.has(name);
+}
+
+/** Puts `name` under the CAPTCHA challenge, as enough failed logins would. */
+export function requireCaptcha(store: Store, name: string): void {
+  captchaState(store).required.add(name);
+}
+
+/** The user logged in through the browser and solved the CAPTCHA: Basic logins work again. */
+export function solveCaptcha(store: Store, name: string): void {
+  const state = captchaState(store);
+  state.required.delete(name);
+  state.failures.delete(name);
+}
+
+/** The headers of Jira's CAPTCHA answer; `origin` is where the emulator is reached (the login page's address). */
+export function captchaHeaders(origin: string): Record<string, string> {
+  return {
+    'x-authentication-denied-reason': `CAPTCHA_CHALLENGE; login-url=${origin}/login.jsp`,
+    'x-seraph-loginreason': 'AUTHENTICATION_DENIED',
+  };
+}
+
+/** Counts a failed Basic login of an existing user; the one that reaches the limit puts the CAPTCHA on. */
+function loginFailed(store: Store, name: string): void {
+  const state = captchaState(store);
+  if (state.afterFailedLogins === undefined) return;
+  const failures = (state.failures.get(name) ?? 0) + 1;
+  state.failures.set(name, failures);
+  if (failures >= state.afterFailedLogins) state.required.add(name);
+}
 
 /**
  * Operations that answer without authentication (they report on or create the login itself). The request pipeline
@@ -64,7 +136,14 @@ export function authenticate(store: Store, service: Service, headers: IncomingHt
       }
       const colon = decoded.indexOf(':');
       if (colon < 0) return { ok: false, reason: 'invalid' };
-      const user = byPasswordOrToken(store, decoded.slice(0, colon), decoded.slice(colon + 1));
+      const name = decoded.slice(0, colon);
+      // Jira's login counter (the content repository has none): the password is not even checked under a CAPTCHA.
+      const jira = service !== 'repo';
+      const known = jira ? store.users.find((u) => u.name === name) : undefined;
+      if (known && captchaRequired(store, name)) return { ok: false, reason: 'captcha', user: known };
+      const user = byPasswordOrToken(store, name, decoded.slice(colon + 1));
+      if (known && !user) loginFailed(store, name);
+      if (user && jira) captchaState(store).failures.delete(name);
       return user ? { ok: true, user, via: 'basic' } : { ok: false, reason: 'invalid' };
     }
     if (scheme === 'bearer') {

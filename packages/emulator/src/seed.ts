@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { configureCaptcha } from './auth.js';
 import { issueByKey } from './domain.js';
 import type { Store } from './store.js';
 
@@ -60,10 +61,17 @@ const userSchema = z.strictObject({
   tokens: z.array(z.string()).default([]),
   licensed: z.boolean().default(true),
   admin: z.boolean().default(false),
+  /** Jira asks this user for a CAPTCHA from the start: Basic logins answer 403 CAPTCHA_CHALLENGE (see auth.ts). */
+  captcha: z.boolean().default(false),
 });
 
 export const seedSchema = z.strictObject({
   users: z.array(userSchema).min(1),
+  /**
+   * After this many failed Basic logins in a row, a user's logins answer 403 with `X-Authentication-Denied-Reason:
+   * CAPTCHA_CHALLENGE` (Jira's default is 3); unset: never.
+   */
+  captchaAfterFailedLogins: z.number().int().positive().optional(),
   projects: z.array(projectSchema).default([]),
   /** Custom run statuses besides the five built-ins. */
   runStatuses: z
@@ -198,6 +206,10 @@ export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now(
       admin: u.admin,
     });
   }
+  configureCaptcha(store, {
+    ...(seed.captchaAfterFailedLogins ? { afterFailedLogins: seed.captchaAfterFailedLogins } : {}),
+    required: seed.users.filter((u) => u.captcha).map((u) => u.name),
+  });
   for (const s of BUILT_IN_STATUSES) {
     store.runStatuses.insert({ ...s, enabled: true, immutable: true, isDefault: s.name === 'Not Tested' });
   }

@@ -1,7 +1,10 @@
+import { setMaxListeners } from 'node:events';
 import * as z from 'zod';
 import { isMultipart, type OperationDef, type UploadOperationDef } from '../contract/define.js';
 import { Authenticator, type AuthOptions, authSchema } from './auth.js';
 import {
+  AbortedError,
+  CaptchaError,
   ConfigError,
   excerpt,
   ForbiddenError,
@@ -170,6 +173,20 @@ export function serverMessage(text: string): string {
   return excerpt(t) ?? '';
 }
 
+/**
+ * Whether a 403 is Jira's CAPTCHA challenge, and the login page it names: `X-Authentication-Denied-Reason:
+ * CAPTCHA_CHALLENGE; login-url=https://jira.example.com/login.jsp` (the part after the reason is optional).
+ */
+export function captchaChallenge(
+  headers: Record<string, string | string[] | undefined>,
+): { loginUrl?: string } | undefined {
+  const raw = headers['x-authentication-denied-reason'];
+  const value = Array.isArray(raw) ? raw.join('; ') : (raw ?? '');
+  if (!/\bCAPTCHA_CHALLENGE\b/i.test(value)) return undefined;
+  const url = /login-url\s*=\s*([^;\s]+)/i.exec(value)?.[1];
+  return url ? { loginUrl: url } : {};
+}
+
 function encodeQuery(query: Record<string, unknown>): string {
   const parts: string[] = [];
   for (const [k, v] of Object.entries(query)) {
@@ -189,6 +206,12 @@ export class ServiceClient {
   readonly transport: Transport;
   protected readonly authenticator: Authenticator;
   protected readonly prefix: string;
+  /**
+   * Jira answered with its CAPTCHA challenge: every further call fails with this error without being sent (each
+   * try would count as one more failed login), and the calls waiting in the queue are cancelled through `halt`.
+   */
+  private captcha: CaptchaError | undefined;
+  private readonly halt = new AbortController();
 
   constructor(
     options: ClientOptions,
@@ -201,6 +224,8 @@ export class ServiceClient {
     this.transport = new Transport(o);
     this.prefix = o.prefix ?? defaultPrefix;
     this.authenticator = new Authenticator(o.auth, () => obtain(this), { ticket: ticketScheme });
+    // Every call in the queue listens to it (10,000 queued calls are 10,000 listeners, removed as they finish).
+    setMaxListeners(0, this.halt.signal);
   }
 
   /** Closes the connection pool. */
@@ -216,31 +241,61 @@ export class ServiceClient {
     prefix: string = this.prefix,
     authenticate = true,
   ): Promise<OutputOf<Op>> {
+    if (this.captcha) throw this.captcha;
     const path0 = prefix + op.path;
     const info: RequestInfo = { operation: op.id, method: op.method, path: path0 };
     const { path, query, body } = await this.build(op, input, prefix, info);
     info.path = path;
-    for (let renewed = false; ; renewed = true) {
-      const auth = authenticate ? await this.authenticator.headers() : { headers: {}, generation: 0 };
-      const headers: Record<string, string> = { accept: 'application/json', ...auth.headers };
-      if (this.kind === 'tm' && isMultipart(op.body)) headers['x-atlassian-token'] = 'no-check';
-      const res = await this.transport.send({
-        operation: op.id,
-        method: op.method,
-        path,
-        query,
-        headers,
-        body,
-        creates: op.creates === true,
-        signal: options.signal,
-        retryAnswer: options.retryAnswer,
-      });
-      if (res.status === 401 && authenticate && !renewed && this.authenticator.renewable) {
-        await this.authenticator.renew(auth.generation);
-        continue;
+    const { signal, release } = this.linked(options.signal);
+    try {
+      for (let renewed = false; ; renewed = true) {
+        if (this.captcha) throw this.captcha;
+        const auth = authenticate ? await this.authenticator.headers() : { headers: {}, generation: 0 };
+        const headers: Record<string, string> = { accept: 'application/json', ...auth.headers };
+        if (this.kind === 'tm' && isMultipart(op.body)) headers['x-atlassian-token'] = 'no-check';
+        let res: TransportResponse;
+        try {
+          res = await this.transport.send({
+            operation: op.id,
+            method: op.method,
+            path,
+            query,
+            headers,
+            body,
+            creates: op.creates === true,
+            signal,
+            retryAnswer: options.retryAnswer,
+          });
+        } catch (err) {
+          // Cancelled by another call's CAPTCHA answer, not by the caller.
+          if (this.captcha && err instanceof AbortedError && !options.signal?.aborted) throw this.captcha;
+          throw err;
+        }
+        if (res.status === 401 && authenticate && !renewed && this.authenticator.renewable) {
+          await this.authenticator.renew(auth.generation);
+          continue;
+        }
+        return this.answer(op, res, { ...info, retries: res.retries }) as OutputOf<Op>;
       }
-      return this.answer(op, res, { ...info, retries: res.retries }) as OutputOf<Op>;
+    } finally {
+      release();
     }
+  }
+
+  /** The caller's signal joined with `halt`: a CAPTCHA answer cancels the calls still waiting to be sent. */
+  private linked(outer: AbortSignal | undefined): { signal: AbortSignal; release: () => void } {
+    const joined = new AbortController();
+    const stop = () => joined.abort();
+    if (outer?.aborted || this.halt.signal.aborted) joined.abort();
+    outer?.addEventListener('abort', stop, { once: true });
+    this.halt.signal.addEventListener('abort', stop, { once: true });
+    return {
+      signal: joined.signal,
+      release: () => {
+        outer?.removeEventListener('abort', stop);
+        this.halt.signal.removeEventListener('abort', stop);
+      },
+    };
   }
 
   private async build(op: OperationDef, input: Record<string, unknown>, prefix: string, info: RequestInfo) {
@@ -302,6 +357,26 @@ export class ServiceClient {
     return { path, query: encodeQuery(query), body };
   }
 
+  /**
+   * The CAPTCHA challenge: the error that names the user and where to log in (never the password), kept so that
+   * nothing more is sent; the calls waiting in the queue are cancelled.
+   */
+  private stopForCaptcha(loginUrl: string | undefined, info: RequestInfo): CaptchaError {
+    if (this.captcha) return this.captcha;
+    const auth = this.authenticator.auth;
+    const user = 'username' in auth ? auth.username : undefined;
+    const url = loginUrl ?? `${this.transport.origin}${this.transport.basePath}/login.jsp`;
+    const who = user ? `user ${user}` : 'the user of this token';
+    this.captcha = new CaptchaError(
+      `HTTP 403: Jira asks for a CAPTCHA after failed logins of ${who}: log in once in a browser at ${url} (then check the password or token casebridge is given); casebridge sends nothing more so as not to lock the account further`,
+      info,
+      user,
+      url,
+    );
+    this.halt.abort();
+    return this.captcha;
+  }
+
   private answer(op: OperationDef, res: TransportResponse, info: RequestInfo): unknown {
     const status = res.status;
     // Built for an error only: a successful answer of 1,000 runs is not flattened and redacted for nothing.
@@ -345,6 +420,8 @@ export class ServiceClient {
         detail(),
       );
     }
+    const captcha = status === 403 ? captchaChallenge(res.headers) : undefined;
+    if (captcha) throw this.stopForCaptcha(captcha.loginUrl, detail());
     if (status === 403) {
       const hint =
         this.kind === 'tm'

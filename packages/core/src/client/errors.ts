@@ -118,6 +118,24 @@ export class ForbiddenError extends CasebridgeError {
   }
 }
 
+/**
+ * 403 with `X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE`: after failed logins Jira wants the user to log in
+ * once in a browser (and solve a CAPTCHA); until then it refuses every login of the user, right password or not, and
+ * each further try counts as one more failed login. The client sends nothing more once it has seen one.
+ */
+export class CaptchaError extends ForbiddenError {
+  constructor(
+    message: string,
+    info: RequestInfo,
+    /** The user Jira asks to log in, when the credentials name one (none for a token). */
+    readonly user: string | undefined,
+    /** Where to log in: the header's `login-url`, or the base URL's `/login.jsp`. */
+    readonly loginUrl: string,
+  ) {
+    super(message, info);
+  }
+}
+
 /** 404: the object named by the path, query or body is not found. */
 export class NotFoundError extends CasebridgeError {
   constructor(message: string, info: RequestInfo) {

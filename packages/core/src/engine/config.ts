@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { redact, registerSecret } from '../client/secrets.js';
 import { timeoutsSchema } from '../client/timeouts.js';
 import type { CasebridgeOptions } from './options.js';
+import { RUN_STATUSES, type StatusMapKey } from './work.js';
 
 /**
  * The reporter's configuration: the same options for every runner and for the CLI. Sources, highest first: the
@@ -17,6 +18,33 @@ const issueKey = z
   .string()
   .regex(/^[A-Z][A-Z0-9_]*-[1-9][0-9]*$/, 'expected an issue key such as PROJ-12 (project key, dash, number)');
 const projectKey = z.string().regex(/^[A-Z][A-Z0-9_]+$/, 'expected a Jira project key such as PROJ (capitals)');
+
+/**
+ * A run status of `statusMap`: one of the five built-in statuses in any case (`not tested` is `Not Tested`), or
+ * `null` / `"unchanged"` to leave the run as it is. Custom statuses are refused: the service has no call that lists
+ * the statuses an administrator added, so a misspelt one could not be told from a custom one before the run.
+ */
+const runStatusName = z.union([z.string(), z.null()]).transform((value, ctx) => {
+  if (value === null) return null;
+  const wanted = value.trim().replace(/\s+/g, ' ').toLowerCase();
+  if (wanted === 'unchanged') return null;
+  const status = RUN_STATUSES.find((s) => s.toLowerCase() === wanted);
+  if (status) return status;
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected a run status: ${RUN_STATUSES.join(', ')} (any case), or null or "unchanged" to leave the run as it is; got "${value}" (custom statuses are not accepted: the service offers no way to list them)`,
+  });
+  return z.NEVER;
+});
+/** The keys of `statusMap`, for `CASEBRIDGE_STATUS_MAP`. */
+export const STATUS_MAP_KEYS: readonly StatusMapKey[] = [
+  'passed',
+  'failed',
+  'timedOut',
+  'flaky',
+  'skipped',
+  'interrupted',
+];
 
 export const configSchema = z
   .strictObject({
@@ -60,6 +88,20 @@ export const configSchema = z
         onFlaky: z.boolean().default(false),
         /** `${title}`, `${error}`, `${file}`, `${key}`. */
         summaryTemplate: z.string().min(1).default('${title}: ${error}'),
+      })
+      .prefault({}),
+    /**
+     * The run status each kind of result writes; `null` or `"unchanged"`: the run is left as it is. `timedOut` is a
+     * failure whose last attempt ran out of time (default: as `failed`). Defaults: today's mapping.
+     */
+    statusMap: z
+      .strictObject({
+        passed: runStatusName.default('Passed'),
+        failed: runStatusName.default('Failed'),
+        timedOut: runStatusName.optional(),
+        flaky: runStatusName.default('Passed'),
+        skipped: runStatusName.default(null),
+        interrupted: runStatusName.default('Blocked'),
       })
       .prefault({}),
     attachments: z
@@ -168,14 +210,18 @@ type Nested<K extends keyof Input & keyof CasebridgeOptions> = Exact<
 const optionsTypeMatchesSchema: [
   Exact<CasebridgeOptions, Input>,
   Nested<'defects'>,
+  Nested<'statusMap'>,
   Nested<'attachments'>,
   Nested<'repository'>,
   Nested<'timeouts'>,
-] = [true, true, true, true, true];
+] = [true, true, true, true, true, true];
 void optionsTypeMatchesSchema;
 
 /** Environment variables and the option each sets. */
-export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boolean' | 'number' | 'dryRun' }> = {
+export const ENV_OPTIONS: Record<
+  string,
+  { path: string[]; type: 'string' | 'boolean' | 'number' | 'dryRun' | 'statusMap' }
+> = {
   CASEBRIDGE_ENABLED: { path: ['enabled'], type: 'boolean' },
   CASEBRIDGE_URL: { path: ['url'], type: 'string' },
   CASEBRIDGE_API_PREFIX: { path: ['apiPrefix'], type: 'string' },
@@ -191,6 +237,7 @@ export const ENV_OPTIONS: Record<string, { path: string[]; type: 'string' | 'boo
   CASEBRIDGE_BUILD: { path: ['build'], type: 'string' },
   CASEBRIDGE_COMPLETE_CYCLE: { path: ['completeCycle'], type: 'boolean' },
   CASEBRIDGE_DEFECTS: { path: ['defects', 'enabled'], type: 'boolean' },
+  CASEBRIDGE_STATUS_MAP: { path: ['statusMap'], type: 'statusMap' },
   CASEBRIDGE_AUTO_CREATE: { path: ['autoCreate'], type: 'boolean' },
   CASEBRIDGE_DRY_RUN: { path: ['dryRun'], type: 'dryRun' },
   CASEBRIDGE_MAPPING_FILE: { path: ['mappingFile'], type: 'string' },
@@ -230,6 +277,9 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): { options: Record<string
     const v = raw.trim();
     if (spec.type === 'string') {
       if (v !== '') setPath(options, spec.path, v);
+    } else if (spec.type === 'statusMap') {
+      const map = statusMapFromEnv(name, v, problems);
+      if (map) setPath(options, spec.path, map);
     } else if (spec.type === 'number') {
       if (!/^\d+$/.test(v)) problems.push(`${name}: expected a whole number, got "${v}"`);
       else setPath(options, spec.path, Number(v));
@@ -242,6 +292,30 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): { options: Record<string
     }
   }
   return { options, problems };
+}
+
+/**
+ * `skipped=Not Tested,flaky=Failed` as a `statusMap` object (`null`, `unchanged` or nothing after `=`: leave the run
+ * as it is); the names of the statuses are checked by the schema. Undefined when the value has problems.
+ */
+function statusMapFromEnv(name: string, value: string, problems: string[]): Record<string, string | null> | undefined {
+  const map: Record<string, string | null> = {};
+  const before = problems.length;
+  for (const part of value.split(',')) {
+    if (part.trim() === '') continue;
+    const eq = part.indexOf('=');
+    const key = (eq < 0 ? part : part.slice(0, eq)).trim();
+    const match = STATUS_MAP_KEYS.find((k) => k.toLowerCase() === key.toLowerCase());
+    if (eq < 0 || !match) {
+      problems.push(
+        `${name}: expected outcome=status pairs separated by commas, e.g. "skipped=Not Tested,flaky=Failed", with outcomes ${STATUS_MAP_KEYS.join(', ')}; got "${part.trim()}"`,
+      );
+      continue;
+    }
+    const status = part.slice(eq + 1).trim();
+    map[match] = status === '' || status.toLowerCase() === 'null' ? null : status;
+  }
+  return problems.length === before ? map : undefined;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -400,7 +474,9 @@ export function loadConfig(
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const path = issue.path.join('.');
-      const envName = Object.entries(ENV_OPTIONS).find(([, s]) => s.path.join('.') === path)?.[0];
+      const envName = Object.entries(ENV_OPTIONS).find(
+        ([, s]) => s.path.join('.') === path || (s.type === 'statusMap' && path.startsWith(`${s.path.join('.')}.`)),
+      )?.[0];
       const where = path === '' ? '(options)' : envName ? `${path} (${envName})` : path;
       if (issue.code === 'unrecognized_keys') {
         problems.push(`${where}: unknown option(s) ${issue.keys.join(', ')}; check the spelling against the README`);

@@ -133,7 +133,7 @@ export class Delivery {
     const started = Date.now();
     const byKey = new Map<string, string | undefined>();
     for (const item of items) {
-      byKey.set(item.key, worseStatus(byKey.get(item.key), runStatusOf(outcomeOf(item.test))));
+      byKey.set(item.key, worseStatus(byKey.get(item.key), runStatusOf(item.test, this.config.statusMap)));
     }
     const runs = await this.ensureRuns(t, [...byKey.keys()]);
     const cycle = await this.cycles.ensure(t);
@@ -170,7 +170,7 @@ export class Delivery {
     const defect = await this.defectOf(item, cycle, runId, failedStepId);
     const bugs = defect ? [defect] : [];
     const comment = commentFor(item, notes, this.pipeline);
-    const status = runStatusOf(outcomeOf(item.test));
+    const status = runStatusOf(item.test, this.config.statusMap);
     await this.inRunOrder([runId], async () => {
       // In a cycle, a case another test of this run already failed stays failed; an ad hoc run is this result's own.
       let result = t.mode === 'cycle' ? this.statusFor(runId, status) : status;
@@ -207,6 +207,8 @@ export class Delivery {
     stepRunId: number | undefined,
   ): Promise<string | undefined> {
     const p = item.progress;
+    // On the outcome, not on the status `statusMap` writes: a failure mapped to Blocked still gets its defect, a
+    // skipped test mapped to Failed none (it has no error to file).
     const outcome = outcomeOf(item.test);
     const wanted =
       this.config.defects.enabled &&

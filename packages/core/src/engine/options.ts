@@ -51,6 +51,28 @@ export interface CasebridgeOptions {
         summaryTemplate?: string | undefined;
       }
     | undefined;
+  /**
+   * The run status each kind of result writes (`CASEBRIDGE_STATUS_MAP=skipped=Not Tested,flaky=Failed`): one of
+   * `Passed`, `Failed`, `Blocked`, `Not Tested`, `NA` (any case), or `null` / `"unchanged"` to leave the run as it
+   * is. Custom statuses are not accepted (the service cannot list them). Whether a defect is filed depends on the
+   * outcome, not on the status written.
+   */
+  statusMap?:
+    | {
+        /** Default `Passed`. */
+        passed?: string | null | undefined;
+        /** Default `Failed`. */
+        failed?: string | null | undefined;
+        /** A failure whose last attempt timed out; default: as `failed`. */
+        timedOut?: string | null | undefined;
+        /** Passed after failed attempts; default `Passed`. */
+        flaky?: string | null | undefined;
+        /** Default `null`: the run is left as it is. */
+        skipped?: string | null | undefined;
+        /** The run was stopped before the test finished; default `Blocked`. */
+        interrupted?: string | null | undefined;
+      }
+    | undefined;
   attachments?:
     | {
         /** Screenshots: of failed tests (default), of every test, or none. */

@@ -1,5 +1,6 @@
 import {
   AbortedError,
+  CaptchaError,
   CasebridgeError,
   InputError,
   NotFoundError,
@@ -75,6 +76,16 @@ export class RunHealth {
    */
   classify(err: unknown, what: string): 'permanent' | 'later' {
     if (err instanceof AbortedError || this.signal.aborted) return 'later';
+    if (err instanceof CaptchaError) {
+      // The client sends nothing more; the fix (a browser login) goes once into the summary, in full.
+      if (!this.down) {
+        this.down = err.message.replace(/^HTTP 403: /, '').replace(/ \[[^\]]*\]$/, '');
+        this.out(
+          `casebridge: Jira asks for a CAPTCHA${err.user ? ` for user ${err.user}` : ''}: stopped sending, results are kept on disk (the summary says what to do)`,
+        );
+      }
+      return 'later';
+    }
     if (err instanceof NotJiraError) {
       if (!this.down) {
         this.down = err.message;

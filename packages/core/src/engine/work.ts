@@ -1,5 +1,5 @@
 import type { CasebridgeConfig } from './config.js';
-import type { Outcome, ResultAttachment, ResultStep, TestResult } from './model.js';
+import type { ResultAttachment, ResultStep, TestResult } from './model.js';
 import { lastAttempt, outcomeOf } from './model.js';
 
 /**
@@ -43,23 +43,46 @@ export interface Progress {
   dropped?: boolean;
 }
 
-/** synapseRT run statuses for each final outcome. Skipped tests leave the run as it is. */
-export function runStatusOf(outcome: Outcome): string | undefined {
-  switch (outcome) {
-    case 'passed':
-    case 'flaky':
-      return 'Passed';
-    case 'failed':
-      return 'Failed';
-    case 'interrupted':
-      return 'Blocked';
-    case 'skipped':
-      return undefined;
-  }
+/** The five run statuses every synapseRT has (administrators may add more; no call of the service lists them). */
+export const RUN_STATUSES = ['Passed', 'Failed', 'Blocked', 'Not Tested', 'NA'] as const;
+
+/**
+ * What `statusMap` maps: the final outcome, with `timedOut` split off `failed` (a failure whose last attempt ran out
+ * of time).
+ */
+export type StatusMapKey = 'passed' | 'failed' | 'timedOut' | 'flaky' | 'skipped' | 'interrupted';
+
+/** The run status of each kind of result; `null`: leave the run as it is. `timedOut` absent: as `failed`. */
+export type StatusMap = Record<Exclude<StatusMapKey, 'timedOut'>, string | null> & { timedOut?: string | null };
+
+/** Today's statuses (the option's defaults): a skipped test leaves the run as it is. */
+export const DEFAULT_STATUS_MAP: StatusMap = {
+  passed: 'Passed',
+  failed: 'Failed',
+  flaky: 'Passed',
+  skipped: null,
+  interrupted: 'Blocked',
+};
+
+/** Which entry of `statusMap` a result takes. A test expected to fail that timed out passed: it is `passed`. */
+export function statusMapKeyOf(t: TestResult): StatusMapKey {
+  const outcome = outcomeOf(t);
+  return outcome === 'failed' && lastAttempt(t)?.status === 'timedOut' ? 'timedOut' : outcome;
 }
 
-/** Order of badness: when two tests report the same case, the worse status wins. */
-const RANK: Record<string, number> = { passed: 1, 'not tested': 2, blocked: 3, failed: 4 };
+/** The run status a result writes (see `statusMap`); undefined: the run is left as it is. */
+export function runStatusOf(t: TestResult, map: StatusMap = DEFAULT_STATUS_MAP): string | undefined {
+  const key = statusMapKeyOf(t);
+  const status = key === 'timedOut' ? (map.timedOut === undefined ? map.failed : map.timedOut) : map[key];
+  return status ?? undefined;
+}
+
+/**
+ * Order of badness: when two tests report the same case, the worse status wins. NA (not applicable) ranks below
+ * Passed: a case one test passed stays Passed when another test of it is mapped to NA. A custom status ranks below
+ * all (it never overwrites one of these; one of these overwrites it).
+ */
+const RANK: Record<string, number> = { na: 1, passed: 2, 'not tested': 3, blocked: 4, failed: 5 };
 const rank = (s: string) => RANK[s.toLowerCase()] ?? 0;
 export function worseStatus(a: string | undefined, b: string | undefined): string | undefined {
   if (!a) return b;

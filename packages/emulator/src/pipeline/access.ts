@@ -1,5 +1,5 @@
 import type { OperationDef } from '@casebridge/core/contract';
-import { authenticate, GUEST, PUBLIC_OPERATIONS } from '../auth.js';
+import { authenticate, captchaHeaders, GUEST, PUBLIC_OPERATIONS } from '../auth.js';
 import { ServiceError } from '../context.js';
 import type { User } from '../store.js';
 import { ANSWERED, type Answered, type Env, type ServiceExchange } from './exchange.js';
@@ -33,6 +33,21 @@ export function auth(env: Env, x: ServiceExchange, op: OperationDef): Caller | A
   ) {
     x.entry.user = GUEST.name;
     return { user: GUEST, isGuest: true };
+  }
+  if (result.reason === 'captcha') {
+    // Jira's answer after too many failed logins: 403 naming the CAPTCHA, until the user logs in in a browser.
+    req.resume();
+    sendError(
+      res,
+      service,
+      op,
+      new ServiceError(
+        403,
+        `CAPTCHA_CHALLENGE: user ${result.user.name} must log in through the browser (${x.origin}/login.jsp) after failed logins`,
+      ),
+      captchaHeaders(x.origin),
+    );
+    return ANSWERED;
   }
   if (PUBLIC_OPERATIONS.has(op.id)) return { user: undefined, isGuest: false };
   req.resume();
