@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Engine } from '@casebridge/core';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
@@ -184,6 +184,46 @@ describe('Jest reporter, cycle mode', () => {
     expect(dry.code).toBe(1);
     expect(dry.stderr).toMatch(/dry run: nothing was sent/);
     expect(serviceRequests(emu)).toEqual([]);
+  });
+
+  it('on GitHub Actions: the cycle and the failure (case, run, defect) are linked in the summary, the step summary and an annotation; each link opens in the web UI', async () => {
+    const dir = project('jest-links');
+    const stepSummary = join(dir, 'step-summary.md');
+    const out = await jest(
+      dir,
+      ['--maxWorkers=2'],
+      cycleEnv('CI jest links', {
+        GITHUB_ACTIONS: 'true',
+        GITHUB_STEP_SUMMARY: stepSummary,
+        CASEBRIDGE_ANNOTATIONS: '1',
+      }),
+    );
+    expect(out.code).toBe(1);
+    const text = out.stdout + out.stderr;
+    const cycle = emu.store.cycles.find((c) => c.name === 'CI jest links');
+    expect(cycle).toBeDefined();
+    const cycleUrl = `${emu.url}/browse/DEMO-1?cycle=${cycle?.id}`;
+    expect(text).toContain(`cycle "CI jest links" (id ${cycle?.id}) of test plan DEMO-1: ${cycleUrl}`);
+    const bug = emu.store.issues.find((i) => i.type === 'Bug')?.key;
+    expect(text).toContain(`${bug}  ${emu.url}/browse/${bug}`);
+    const annotation = text.split('\n').find((l) => l.startsWith('::error '));
+    expect(annotation).toMatch(/^::error file=tests\/shop\.test\.js,line=\d+,title=casebridge%3A DEMO-5 failed::/);
+    const md = readFileSync(stepSummary, 'utf8');
+    expect(md).toContain('#### Failures (1)');
+    const row = md.split('\n').find((l) => l.includes('[DEMO-5]')) ?? '';
+    const links = [...row.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1] as string);
+    expect(links).toHaveLength(3);
+    expect(links[0]).toBe(`${emu.url}/browse/DEMO-5`);
+    expect(links[1]).toMatch(new RegExp(`^${cycleUrl.replace(/[?.]/g, '\\$&')}#run-\\d+$`));
+    expect(links[2]).toBe(`${emu.url}/browse/${bug}`);
+    // Every link opens a page of the emulator's web UI; the run's anchor is on its cycle's page.
+    for (const link of [cycleUrl, ...links]) {
+      const res = await fetch(link);
+      expect(res.status, link).toBe(200);
+      const html = await res.text();
+      const anchor = link.split('#')[1];
+      if (anchor) expect(html, link).toContain(`id="${anchor}"`);
+    }
   });
 });
 

@@ -5,7 +5,8 @@ import { faultRuleSchema } from './faults.js';
 import type { RunningEmulator } from './server.js';
 
 /**
- * Admin endpoints under `/__emulator/` (no authentication: the emulator is a local tool):
+ * Admin endpoints under `/__emulator/` (no authentication on the loopback, where the emulator is a local tool; an
+ * administrator's beyond it, checked before this runs by `refuseAdminApi` in ui/access.ts):
  * - `GET  /__emulator/health`           → {ok, variant, url}
  * - `GET  /__emulator/state`            → every table's rows (passwords and tokens masked)
  * - `GET  /__emulator/requests`         → the request log (`?since=<seq>` for newer entries only)

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { type FaultRuleInput, faultRuleSchema } from './faults.js';
 import { DEFAULT_PORT, type EmulatorOptions, startEmulator } from './server.js';
+import { isLoopbackHost } from './ui/state.js';
 
 const HELP = `casebridge-emulator: a local stand-in for the synapseRT test-management API and the edu-sharing
 content repository (see packages/emulator/README.md).
@@ -170,13 +171,15 @@ async function main(): Promise<void> {
     faultSeed: num('fault-seed', values['fault-seed']),
   };
   const emu = await startEmulator(options);
+  const open = isLoopbackHost(options.host ?? '127.0.0.1');
   const lines = [
     `casebridge emulator listening on ${emu.url}`,
     `  test management:     ${emu.url}/rest/synapse/latest/public   (alias /rest/svc/latest/public)`,
     `  content repository:  ${emu.url}/edu-sharing/rest             (alias /repo/rest)`,
     `  Jira platform:       ${emu.url}/rest/api/2`,
     `  API browser:         ${emu.url}/swagger   OpenAPI: ${emu.url}/openapi.json`,
-    `  admin:               ${emu.url}/__emulator/state, /requests, /faults, /reset`,
+    `  admin:               ${emu.url}/__emulator/state, /requests, /faults, /reset${open ? '' : '   (administrators only)'}`,
+    `  UI:                  ${emu.url}/   (projects, /browse/<KEY>, /rehearsal/requests${open ? '' : '; log in at /login.jsp'})`,
     `  variant ${emu.variant.ids}, timestamps ${emu.variant.timestamps}, state ${options.dataDir ? `in ${options.dataDir}` : 'in memory'}${faults.length ? `, ${faults.length} fault rule(s)` : ''}`,
   ];
   if (values.demo) {

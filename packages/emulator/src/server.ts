@@ -11,6 +11,7 @@ import { RateLimiter } from './ratelimit.js';
 import { Router } from './router.js';
 import { applySeed, demoSeed, loadSeedFile, type Seed, type SeedInput } from './seed.js';
 import { Store } from './store.js';
+import { uiChanged } from './ui/index.js';
 
 export interface EmulatorOptions {
   /** Port to listen on; 0 picks a free one. Default 8990. */
@@ -48,7 +49,8 @@ export interface RequestLogEntry {
   at: number;
   method: string;
   path: string;
-  service: Service | 'admin' | 'docs' | null;
+  /** `admin` and `ui` (the emulator's own endpoints and pages) are not logged. */
+  service: Service | 'admin' | 'docs' | 'ui' | null;
   op: string | null;
   status: number;
   ms: number;
@@ -106,7 +108,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const sockets = new Set<Socket>();
   const closing = new AbortController();
 
-  const commit = () => persistence?.commit(store.takeChanges().filter((c) => c.table !== 'sessions'));
+  // Changes are taken in memory too (they used to pile up there): open cycle pages of the UI learn from them.
+  const commit = () => {
+    const changes = store.takeChanges();
+    uiChanged(env, changes);
+    persistence?.commit(changes.filter((c) => c.table !== 'sessions'));
+  };
 
   const emu: RunningEmulator = {
     url: '',
@@ -173,7 +180,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     res.on('close', () => {
       entry.status = res.headersSent ? res.statusCode : 0;
       entry.ms = Math.round((performance.now() - started) * 100) / 100;
-      if (entry.service === 'admin') return;
+      if (entry.service === 'admin' || entry.service === 'ui') return;
       log.push(entry);
       if (log.length > logSize) log = log.slice(-Math.floor(logSize / 2));
     });

@@ -3,6 +3,7 @@ import { handleAdmin } from '../admin.js';
 import { serveDocs } from '../docs.js';
 import { serveDownload } from '../handlers/downloads.js';
 import type { RequestLogEntry } from '../server.js';
+import { refuseAdminApi, serveUi } from '../ui/index.js';
 import { auth, licence } from './access.js';
 import { dispatch, unitOfWork } from './dispatch.js';
 import { ANSWERED, type Env, type Exchange } from './exchange.js';
@@ -72,11 +73,15 @@ function exchange(env: Env, req: IncomingMessage, res: ServerResponse, entry: Re
   };
 }
 
-/** The emulator's own endpoints: the admin API under `/__emulator/`, and the API documentation. */
+/**
+ * The emulator's own endpoints: the admin API under `/__emulator/` (an administrator's when the emulator listens
+ * beyond the loopback), the API documentation, and the web UI's pages (src/ui/).
+ */
 async function serveOwn(env: Env, x: Exchange): Promise<boolean> {
   const { req, res, rawPath } = x;
   if (rawPath.startsWith('/__emulator/') || rawPath === '/__emulator') {
     x.entry.service = 'admin';
+    if (refuseAdminApi(env, x)) return true;
     const { emu, commit, blobs } = env;
     await handleAdmin(emu, { req, res, method: x.method, path: rawPath, query: x.query, commit, blobs });
     return true;
@@ -85,5 +90,5 @@ async function serveOwn(env: Env, x: Exchange): Promise<boolean> {
     x.entry.service = 'docs';
     return true;
   }
-  return false;
+  return serveUi(env, x);
 }
