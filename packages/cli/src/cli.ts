@@ -3,8 +3,10 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '@casebridge/core';
 import { CYCLE_ACTIONS, type CycleAction, CycleError, cycleCommand } from './cycle.js';
+import { cycleKeys, formatKeys, KEYS_FORMATS, type KeysFormat, RUNNERS, splitStatuses } from './cycle-keys.js';
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
+import type { Runner } from './grep-pattern.js';
 import { INIT_HELP, INIT_USAGE, initCommand } from './init/index.js';
 import { JUNIT_HELP, JUNIT_USAGE, junitCommand } from './junit/index.js';
 import { emulatorCli, MissingPackageError } from './optional.js';
@@ -24,8 +26,11 @@ ${INIT_HELP}
 ${JUNIT_HELP}
   doctor [dir]               check config, credentials, project, plan, cycle, proxy, TLS, clock; ✓/✗ and the fix
   cycle <action> [options]   create | start | complete | abort | resume the run's cycle; prints its id
+  cycle keys --plan P [--cycle C] [--status S] [--tester me]
+                             the cases a test plan or cycle asks for, as a --grep / -t pattern (or JSON, lines)
   sync [dir] [--write-keys]  list the project's tests (Playwright, Vitest, Jest), create the missing test cases and
-                             write their keys to the mapping file (or, --write-keys, into the test titles)
+                             write their keys to the mapping file (or, --write-keys, into the test titles);
+       [--update [--yes]]    --update shows how existing cases differ from the code, --yes applies it
   emulator [options]         start the emulator (casebridge emulator --help lists the options); emulator and demo
                              need the package @casebridge/emulator installed beside this one
 
@@ -34,13 +39,14 @@ mjs, cjs, js, ts), as for the reporters; credentials best from CASEBRIDGE_TOKEN.
 
 Global options:
   -h, --help                 help
-  --json                     machine-readable output on stdout (replay, doctor, cycle, sync, junit)
+  --json                     machine-readable output on stdout (replay, doctor, cycle, cycle keys, sync, junit)
 
 Examples:
   npx @casebridge/cli init --url https://jira.example.com --project PROJ --plan PROJ-1
   casebridge demo
   CASEBRIDGE_URL=https://jira.example.com CASEBRIDGE_TOKEN=... casebridge doctor
   CYCLE_ID=$(casebridge cycle start --plan PROJ-1 --name "CI $GITHUB_RUN_ID")
+  npx playwright test --grep "$(casebridge cycle keys --plan PROJ-1 --cycle Nightly --status Failed)"
   casebridge sync --dry-run
   casebridge junit 'build/test-results/**/*.xml'
   casebridge replay
@@ -86,6 +92,7 @@ Example:
   CASEBRIDGE_URL=https://jira.example.com CASEBRIDGE_TOKEN=... CASEBRIDGE_PROJECT=PROJ casebridge doctor
 `,
   cycle: `Usage: casebridge cycle <create|start|complete|abort|resume> [--plan KEY] [--name NAME] [--json]
+       casebridge cycle keys [options]             (below)
 
 Cycle control for pipelines that fan out into shards: start the cycle before the shards, complete it after them.
 The plan and the name come from --plan/--name or from testPlan and cycle (CASEBRIDGE_TEST_PLAN, CASEBRIDGE_CYCLE;
@@ -102,8 +109,32 @@ another job already did is not an error.
 Examples:
   CYCLE_ID=$(casebridge cycle start --plan PROJ-1 --name "CI $GITHUB_RUN_ID")
   casebridge cycle complete --plan PROJ-1 --name "CI $GITHUB_RUN_ID"
+
+Usage: casebridge cycle keys [--plan KEY] [--cycle NAME|#ID] [--status S,...] [--tester me|USER]
+                             [--format grep|json|lines] [--runner playwright|vitest|jest]
+
+The test cases a test plan or one of its cycles asks for, to feed the runner's filter. Without --cycle: the plan's
+test cases. With --cycle (a name, #ID or an id): the cases of the cycle's runs, filtered by --status (Passed,
+Failed, Blocked, Not Tested, NA or a custom status the runs show; comma-separated or repeated, any case) and by
+--tester (the run's assigned tester; me: the user of the credentials). --status and --tester need --cycle.
+
+  --format grep    (default) one regular expression for Playwright --grep, Vitest -t and Jest -t: the keys as whole
+                   words, and the title paths of the tests the mapping file (casebridge.keys.json) maps to them
+  --format json    { plan, cycle?, keys, titles (mapping-file test names), grep } (--json too)
+  --format lines   one key per line
+  --runner R       read the casebridge reporter's options from R's config as well (as doctor does), and shape the
+                   title patterns for R (jest: anchored at both ends)
+
+Nothing selected: nothing on stdout, a note on stderr, exit code 1 (so a CI step can skip the run); 2 for wrong
+usage or configuration. The plan and the service come from --plan, testPlan and the other options (casebridge.config.*,
+CASEBRIDGE_*), as for the reporters.
+
+Examples:
+  npx playwright test --grep "$(casebridge cycle keys --plan PROJ-1 --cycle Nightly --status Failed)"
+  npx vitest run -t "$(casebridge cycle keys --plan PROJ-1 --cycle '#42' --tester me)"
+  casebridge cycle keys --plan PROJ-1 --format lines
 `,
-  sync: `Usage: casebridge sync [dir] [--runner playwright|vitest|jest] [--write-keys] [--dry-run] [--json]
+  sync: `Usage: casebridge sync [dir] [--runner playwright|vitest|jest] [--write-keys] [--update [--yes]] [--dry-run] [--json]
 
 Lists the tests of the project in dir (default: the current folder) through the runner's own list mode (the
 runner is found from its config file), creates a test case for each test that has no key (steps from the
@@ -114,9 +145,13 @@ new keys into the mapping file (casebridge.keys.json). Running it again changes 
                  for tests created now and tests keyed only by the mapping file; review the diff and commit it
   --dry-run      create and write nothing; show what would be done
   --runner R     when the project has no runner config file in dir
+  --update       compare the summary and steps of every keyed case with the code and show the differences; a dry
+                 run of the whole command unless --yes is given
+  --yes          with --update: apply the step changes (summaries are shown only: the API has no issue edit)
 
 Examples:
   casebridge sync --dry-run
+  casebridge sync --update && casebridge sync --update --yes
   casebridge junit 'build/test-results/**/*.xml'
   casebridge sync e2e --write-keys && git diff e2e
 `,
@@ -192,7 +227,69 @@ async function doctorCommand(args: string[], io: Io): Promise<number> {
   return ok ? 0 : 1;
 }
 
+/** `casebridge cycle keys`: the keys a plan or cycle asks for, as a runner filter (see cycle-keys.ts). */
+async function cycleKeysCli(args: string[], io: Io): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      plan: { type: 'string' },
+      cycle: { type: 'string' },
+      status: { type: 'string', multiple: true },
+      tester: { type: 'string' },
+      format: { type: 'string' },
+      runner: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const usage = (message: string) => {
+    io.err(`casebridge cycle keys: ${message}; try casebridge help cycle`);
+    return 2;
+  };
+  if (positionals.length > 0) return usage(`unexpected argument ${positionals.join(' ')}`);
+  const format = (values.format ?? (values.json ? 'json' : 'grep')) as KeysFormat;
+  if (!KEYS_FORMATS.includes(format)) return usage(`--format expects ${KEYS_FORMATS.join(', ')}, got "${format}"`);
+  const runner = values.runner as Runner | undefined;
+  if (runner !== undefined && !RUNNERS.includes(runner)) {
+    return usage(`--runner expects ${RUNNERS.join(', ')}, got "${runner}"`);
+  }
+  for (const [name, value] of [
+    ['plan', values.plan],
+    ['cycle', values.cycle],
+    ['tester', values.tester],
+  ] as const) {
+    if (value !== undefined && value.trim() === '') return usage(`--${name} is empty`);
+  }
+  try {
+    const result = await cycleKeys(
+      {
+        plan: values.plan,
+        cycle: values.cycle,
+        statuses: splitStatuses(values.status ?? []),
+        tester: values.tester,
+        runner,
+      },
+      io.cwd,
+      io.env,
+    );
+    for (const note of result.notes) io.err(`casebridge cycle keys: ${note}`);
+    const text = formatKeys(result, format, runner);
+    // Nothing selected: nothing on stdout (an empty --grep would select every test) and exit 1, so a CI step can
+    // skip the run.
+    if (!text) {
+      io.err('casebridge cycle keys: no test case matches; nothing printed (exit code 1)');
+      return 1;
+    }
+    io.out(text);
+    return 0;
+  } catch (err) {
+    io.err(`casebridge cycle keys: ${err instanceof Error ? err.message : String(err)}`);
+    return err instanceof CycleError ? err.exitCode : 1;
+  }
+}
+
 async function cycle(args: string[], io: Io): Promise<number> {
+  if (args[0] === 'keys') return cycleKeysCli(args.slice(1), io);
   const { positionals, values } = parseArgs({
     args,
     allowPositionals: true,
@@ -204,7 +301,9 @@ async function cycle(args: string[], io: Io): Promise<number> {
   });
   const action = positionals[0] as CycleAction | undefined;
   if (!action || !CYCLE_ACTIONS.includes(action) || positionals.length > 1) {
-    io.err(`casebridge cycle: expected one of ${CYCLE_ACTIONS.join(', ')}, got ${positionals.join(' ') || 'nothing'}`);
+    io.err(
+      `casebridge cycle: expected one of ${[...CYCLE_ACTIONS, 'keys'].join(', ')}, got ${positionals.join(' ') || 'nothing'}`,
+    );
     io.err(COMMAND_HELP.cycle ?? '');
     return 2;
   }

@@ -19,7 +19,16 @@ import {
 } from '@casebridge/core';
 import type { Io } from '../output.js';
 import { detectRunner, ListError, type ListedTest, listTests, type Runner } from './list.js';
-import { type KeyEdit, stepsInSource, writeKeys } from './source.js';
+import { type KeyEdit, stepsInSource, stepsOfTest, writeKeys } from './source.js';
+import {
+  applyUpdates,
+  type KeyedTest,
+  planUpdates,
+  targetsOf,
+  type UpdatePlan,
+  updateLines,
+  updateReport,
+} from './update.js';
 
 /**
  * `casebridge sync [dir]`: lists the project's tests through its runner, creates a test case for each test without
@@ -28,6 +37,10 @@ import { type KeyEdit, stepsInSource, writeKeys } from './source.js';
  * changes nothing: every test has a key by then, and a case the service already holds for a test is found by the
  * `casebridge-id:` mark in its description instead of being created again. The cost is the reporter's: one read of
  * the project's casebridge cases, then one request per new case.
+ *
+ * `--update` also compares every case a test was keyed to before this run with the code (summary and steps) and
+ * shows the differences; `--update --yes` applies the step changes (see update.ts). Without `--yes`, `--update` is a
+ * dry run of the whole command: it creates nothing either, so what it prints is all that the `--yes` run will do.
  */
 
 const RUNNERS: readonly Runner[] = ['playwright', 'vitest', 'jest'];
@@ -61,6 +74,8 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
       runner: { type: 'string' },
       'write-keys': { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
+      update: { type: 'boolean', default: false },
+      yes: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
@@ -74,7 +89,13 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
     );
     return 2;
   }
-  const dryRun = values['dry-run'] === true;
+  const update = values.update === true;
+  if (values.yes && !update) {
+    io.err('casebridge sync: --yes confirms the changes of --update; add --update (creating cases needs no --yes)');
+    return 2;
+  }
+  // `--update` shows its changes first: without `--yes` (or with `--dry-run`) nothing is created or changed.
+  const dryRun = values['dry-run'] === true || (update && values.yes !== true);
   const loaded = loadConfig(dryRun ? { dryRun: true } : {}, { env: io.env, cwd: dir });
   if (!loaded.ok) {
     io.err(`casebridge sync: the configuration has problems:\n${loaded.problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -112,13 +133,11 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
   const created: Array<{ test: ListedTest; key: string }> = [];
   const failed: string[] = [];
   const progress = progressBar(io, unmapped.length);
+  const summaryOf = (r: TestResult) => caseSummary(r, titleWithoutKeys(r.titlePath[r.titlePath.length - 1] ?? '', re));
+  let plan: UpdatePlan | undefined;
+  const updateFailed: string[] = [];
   try {
-    const registry = new CaseRegistry({
-      tm,
-      dryRun,
-      project: c.projectKey,
-      summaryOf: (r) => caseSummary(r, titleWithoutKeys(r.titlePath[r.titlePath.length - 1] ?? '', re)),
-    });
+    const registry = new CaseRegistry({ tm, dryRun, project: c.projectKey, summaryOf });
     // The transport runs `concurrency` requests at a time; the registry reads the project's cases once.
     await Promise.all(
       unmapped.map(async (test) => {
@@ -131,6 +150,16 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
         progress();
       }),
     );
+    if (update) {
+      // Only cases keyed before this run: a case created now already matches the code. Reads go to the service
+      // even in a dry run (the dry-run client answers writes only); writes only with --yes.
+      const fresh = new Set(unmapped);
+      const keyed = tests.filter((t) => !fresh.has(t)).map((t) => keyedTest(t, tests, re, mapping, summaryOf));
+      const { targets, skipped } = targetsOf(keyed);
+      plan = await planUpdates(clients.tm, c.projectKey, targets);
+      plan.skipped.push(...skipped);
+      if (!dryRun) updateFailed.push(...(await applyUpdates(clients.tm, plan)));
+    }
   } finally {
     await tm.close();
     await repo?.close();
@@ -177,6 +206,7 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
     })),
     failed,
     dryRun,
+    ...(plan ? { update: updateReport(plan, !dryRun, updateFailed) } : {}),
   };
   if (values.json) io.out(JSON.stringify(report, null, 2));
   else {
@@ -194,9 +224,41 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
       );
     }
     for (const f of failed) io.err(`  could not create a case for ${f}`);
-    if (!created.length && !edits.some((e) => !e.skipped)) io.out('  nothing to do: every test has a key');
+    if (!created.length && !edits.some((e) => !e.skipped)) {
+      io.out(plan ? '  nothing to create: every test has a key' : '  nothing to do: every test has a key');
+    }
+    if (plan) {
+      for (const line of updateLines(plan, !dryRun)) io.out(line);
+      for (const f of [...plan.failed, ...updateFailed]) io.err(`  could not update ${f}`);
+    }
   }
-  return failed.length > 0 ? 1 : 0;
+  const updateFailures = (plan?.failed.length ?? 0) + updateFailed.length;
+  return failed.length > 0 || updateFailures > 0 ? 1 : 0;
+}
+
+/** What a keyed test says about its case: its keys, its summary as sync creates it, and its steps when known. */
+function keyedTest(
+  t: ListedTest,
+  all: readonly ListedTest[],
+  re: RegExp,
+  mapping: MappingFile,
+  summaryOf: (r: TestResult) => string,
+): KeyedTest {
+  const r = asResult(t);
+  const found = stepsOfTest(t, all);
+  const stepsUnknown = !found.found
+    ? 'the title is not a plain string literal in the source'
+    : found.dynamic
+      ? 'step titles built at run time'
+      : found.steps.length === 0
+        ? 'no step calls in the test body'
+        : undefined;
+  return {
+    name: mappingKey(t),
+    keys: resolveKeys(r, re, mapping),
+    code: { summary: summaryOf(r), ...(stepsUnknown ? {} : { steps: found.steps }) },
+    ...(stepsUnknown ? { stepsUnknown } : {}),
+  };
 }
 
 /** A progress line on stderr while cases are made: redrawn in place on a terminal, every 10% otherwise. */

@@ -22,7 +22,20 @@ function unquote(body: string): string {
   return body.replace(/\\(.)/g, '$1');
 }
 
+/**
+ * The literals of the last source read: finding a test's steps looks up the title of every other test of its file,
+ * so without this a file of n tests was scanned n² times (sync --update reads every keyed test).
+ */
+let lastScan: { source: string; found: Literal[] } | undefined;
+
 function literals(source: string): Literal[] {
+  if (lastScan?.source === source) return lastScan.found;
+  const found = scanLiterals(source);
+  lastScan = { source, found };
+  return found;
+}
+
+function scanLiterals(source: string): Literal[] {
   const lines: number[] = [0];
   for (let i = 0; i < source.length; i++) if (source[i] === '\n') lines.push(i + 1);
   const lineOf = (offset: number) => {
@@ -53,19 +66,32 @@ function titleLiteral(source: string, t: ListedTest): Literal | undefined {
   return [...all].sort((a, b) => Math.abs(a.line - line) - Math.abs(b.line - line))[0];
 }
 
+/** What the source tells about a test's steps. */
+export interface SourceSteps {
+  /** The titles of the `step('…')` calls written as plain string literals, in order. */
+  steps: string[];
+  /**
+   * A `step(` call whose title is built at run time (a variable, or a template literal with `${}`): the list above
+   * is incomplete, and only a run knows the real steps.
+   */
+  dynamic: boolean;
+  /** The test's title was found in its file (else nothing is known about its steps). */
+  found: boolean;
+}
+
 /**
- * The step titles written in a test's body: `test.step('…'` and the runtime API's `step('…'`, between the test's
- * title and the next test of the file. Empty when the test cannot be found.
+ * The steps written in a test's body: `test.step('…'` and the runtime API's `step('…'`, between the test's title and
+ * the next test of the file. Steps in helpers (page objects, shared functions) are not seen.
  */
-export function stepsInSource(t: ListedTest, siblings: readonly ListedTest[]): string[] {
+export function stepsOfTest(t: ListedTest, siblings: readonly ListedTest[]): SourceSteps {
   let source: string;
   try {
     source = readFileSync(t.absFile, 'utf8');
   } catch {
-    return [];
+    return { steps: [], dynamic: false, found: false };
   }
   const own = titleLiteral(source, t);
-  if (!own) return [];
+  if (!own) return { steps: [], dynamic: false, found: false };
   const next = siblings
     .filter((s) => s !== t && s.absFile === t.absFile)
     .map((s) => titleLiteral(source, s)?.at)
@@ -73,11 +99,21 @@ export function stepsInSource(t: ListedTest, siblings: readonly ListedTest[]): s
     .sort((a, b) => a - b)[0];
   const body = source.slice(own.at, next ?? source.length);
   const steps: string[] = [];
-  for (const m of body.matchAll(/\bstep\(\s*(['"`])((?:\\.|(?!\1)[^\\\n])*)\1/g)) {
-    if (m[1] === '`' && (m[2] ?? '').includes('${')) continue;
+  let dynamic = false;
+  // A helper declared in the file (`async function step(title, body)`) is not a call.
+  for (const m of body.matchAll(/(?<!function\s+)\bstep\(\s*(?:(['"`])((?:\\.|(?!\1)[^\\\n])*)\1)?/g)) {
+    if (m[1] === undefined || (m[1] === '`' && (m[2] ?? '').includes('${'))) {
+      dynamic = true;
+      continue;
+    }
     steps.push(unquote(m[2] ?? ''));
   }
-  return steps;
+  return { steps, dynamic, found: true };
+}
+
+/** The step titles written in a test's body (see {@link stepsOfTest}); empty when the test cannot be found. */
+export function stepsInSource(t: ListedTest, siblings: readonly ListedTest[]): string[] {
+  return stepsOfTest(t, siblings).steps;
 }
 
 export interface KeyEdit {
