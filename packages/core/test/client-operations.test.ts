@@ -389,6 +389,23 @@ for (const { variant, timestamps } of matrix) {
       try {
         expect((await jira.jira.myself()).name).toBe('admin');
         expect((await jira.jira.project({ projectIdOrKey: 'DEMO' })).key).toBe('DEMO');
+        const types = await jira.jira.createMetaIssueTypes({ projectIdOrKey: 'DEMO' });
+        const bugType = types.values.find((t) => t.name === 'Bug');
+        expect(bugType).toBeDefined();
+        const screen = await jira.jira.createMetaFields({ projectIdOrKey: 'DEMO', issueTypeId: String(bugType?.id) });
+        // The demo's Bug screen: the four fields always there, and labels; only project, type and summary required.
+        expect(screen.values.filter((f) => f.required).map((f) => f.fieldId)).toEqual([
+          'summary',
+          'issuetype',
+          'project',
+        ]);
+        expect(screen.values.map((f) => f.fieldId)).toContain('labels');
+        const old = await jira.jira.createMeta({
+          projectKeys: 'DEMO',
+          issuetypeNames: 'Bug',
+          expand: 'projects.issuetypes.fields',
+        });
+        expect(Object.keys(old.projects[0]?.issuetypes[0]?.fields ?? {})).toContain('labels');
         const created = await jira.jira.createIssue({
           fields: { project: { key: 'DEMO' }, summary: 'Defect from the client', issuetype: { name: 'Bug' } },
         });

@@ -266,7 +266,14 @@ export function linkedIssues(
 export function createIssue(
   ctx: Pick<Ctx, 'store' | 'user' | 'now'>,
   project: Project,
-  fields: { type: string; summary: string; description?: string | null; labels?: string[] },
+  fields: {
+    type: string;
+    summary: string;
+    description?: string | null;
+    labels?: string[];
+    /** Other create-screen fields, normalised (see handlers/jiraFields.ts). */
+    fields?: Record<string, unknown>;
+  },
 ): Issue {
   project.issueCounter += 1;
   ctx.store.projects.update(project);
@@ -284,6 +291,7 @@ export function createIssue(
     created: now,
     updated: now,
     automationReference: null,
+    ...(fields.fields && Object.keys(fields.fields).length ? { fields: fields.fields } : {}),
   });
 }
 

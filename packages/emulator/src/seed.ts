@@ -44,6 +44,20 @@ const cycleSchema = z.strictObject({
   preloadRuns: z.boolean().default(true),
 });
 
+/** A create screen: settable fields besides project, issue type, summary and description, and the required ones. */
+const screenSchema = z.strictObject({
+  fields: z.array(z.string().min(1)).default(['labels']),
+  required: z.array(z.string().min(1)).default([]),
+});
+
+const customFieldSchema = z.strictObject({
+  id: z.string().regex(/^customfield_\d+$/, 'a custom field id is customfield_ and digits'),
+  name: z.string().min(1),
+  /** `option` is a single select (`{value}`), `multi-option` a multi-select (`[{value}]`), `user` a picker (`{name}`). */
+  type: z.enum(['string', 'number', 'option', 'multi-option', 'user']),
+  options: z.array(z.string().min(1)).default([]),
+});
+
 const projectSchema = z.strictObject({
   key: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'a project key is upper-case letters, digits and _'),
   name: z.string().min(1),
@@ -51,6 +65,11 @@ const projectSchema = z.strictObject({
   issues: z.array(issueSchema).default([]),
   runAttributes: z.array(z.strictObject({ name: z.string().min(1), values: z.array(z.string()).min(1) })).default([]),
   cycles: z.array(cycleSchema).default([]),
+  /** Jira components and versions (fix and affects versions), by name. */
+  components: z.array(z.string().min(1)).default([]),
+  versions: z.array(z.string().min(1)).default([]),
+  /** Create screens by issue type name; a type without one has labels on its screen and nothing required. */
+  createScreens: z.record(z.string().min(1), screenSchema).default({}),
 });
 
 const userSchema = z.strictObject({
@@ -73,6 +92,9 @@ export const seedSchema = z.strictObject({
    */
   captchaAfterFailedLogins: z.number().int().positive().optional(),
   projects: z.array(projectSchema).default([]),
+  /** Jira priorities, highest first (ids 1, 2, ...); the default one is Medium, or the first. */
+  priorities: z.array(z.string().min(1)).min(1).default(['Highest', 'High', 'Medium', 'Low', 'Lowest']),
+  customFields: z.array(customFieldSchema).default([]),
   /** Custom run statuses besides the five built-ins. */
   runStatuses: z
     .array(
@@ -192,6 +214,37 @@ const BUILT_IN_STATUSES = [
   { name: 'NA', description: 'Not applicable', color: '#f6c342', lozenge: 'aui-lozenge-current' },
 ];
 
+/** The system fields a create screen may list (see handlers/jiraFields.ts). */
+const SCREEN_FIELDS = [
+  'labels',
+  'components',
+  'priority',
+  'fixVersions',
+  'versions',
+  'assignee',
+  'duedate',
+  'environment',
+];
+
+/** A screen may list system fields and the seed's custom fields; required ones must be on it (or be description). */
+function checkScreens(p: z.output<typeof projectSchema>, custom: { id: string }[]): void {
+  for (const [type, screen] of Object.entries(p.createScreens)) {
+    const at = `projects.${p.key}.createScreens.${type}`;
+    for (const f of screen.fields) {
+      if (!SCREEN_FIELDS.includes(f) && !custom.some((c) => c.id === f)) {
+        throw new Error(
+          `seed: ${at}.fields: unknown field '${f}' (expected one of ${SCREEN_FIELDS.join(', ')} or a customFields id)`,
+        );
+      }
+    }
+    for (const f of screen.required) {
+      if (f !== 'description' && !screen.fields.includes(f)) {
+        throw new Error(`seed: ${at}.required: '${f}' is not in its fields`);
+      }
+    }
+  }
+}
+
 /** Fills an empty store from a seed. Throws a message naming the bad reference when the seed is inconsistent. */
 export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now()): void {
   const seed = seedSchema.parse(input);
@@ -232,10 +285,32 @@ export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now(
   store.transitions.insert({ id: 21, name: 'Done', to: 'Done', from: [], resolution: 'Done' });
   store.transitions.insert({ id: 31, name: 'Reopen', to: 'Reopened', from: ['Done'], resolution: null });
 
+  seed.priorities.forEach((name, i) => {
+    store.priorities.insert({ id: i + 1, name });
+  });
+  // Jira numbers options, components and versions from 10000, each kind in its own sequence.
+  let optionId = 10000;
+  for (const f of seed.customFields) {
+    if (f.type.endsWith('option') && f.options.length === 0)
+      throw new Error(`seed: custom field ${f.id} needs options`);
+    store.customFields.insert({ ...f, options: f.options.map((value) => ({ id: String(optionId++), value })) });
+  }
+  const refs = (names: string[], next: { id: number }) => names.map((name) => ({ id: String(next.id++), name }));
+  const componentIds = { id: 10000 };
+  const versionIds = { id: 10000 };
+
   const reporter = seed.users[0]?.name ?? 'admin';
   const admin = store.users.all()[0];
   for (const p of seed.projects) {
-    const project = store.projects.insert({ key: p.key, name: p.name, issueCounter: 0 });
+    checkScreens(p, seed.customFields);
+    const project = store.projects.insert({
+      key: p.key,
+      name: p.name,
+      issueCounter: 0,
+      ...(p.components.length ? { components: refs(p.components, componentIds) } : {}),
+      ...(p.versions.length ? { versions: refs(p.versions, versionIds) } : {}),
+      ...(Object.keys(p.createScreens).length ? { createScreens: p.createScreens } : {}),
+    });
     for (const a of p.runAttributes)
       store.runAttributes.insert({ projectId: project.id, name: a.name, values: a.values });
     for (const i of p.issues) {

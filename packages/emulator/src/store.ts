@@ -28,6 +28,32 @@ export interface Project {
   name: string;
   /** Last issue number used: keys are `KEY-n`. */
   issueCounter: number;
+  /** Jira components and versions of the project (absent: none). */
+  components?: NamedRef[];
+  versions?: NamedRef[];
+  /** Create screens by issue type name; a type without one has Jira's minimal screen (labels, nothing required). */
+  createScreens?: Record<string, CreateScreen>;
+}
+
+/** A Jira component, version or priority: id (a numeric string, as Jira writes it) and name. */
+export interface NamedRef {
+  id: string;
+  name: string;
+}
+
+/** The fields an issue type's create screen has besides project, issue type, summary and description. */
+export interface CreateScreen {
+  fields: string[];
+  /** Fields that must be given: on the screen, or `description`. */
+  required: string[];
+}
+
+/** A Jira custom field, `customfield_NNNNN`; select fields have options with Jira ids. */
+export interface CustomField {
+  id: string;
+  name: string;
+  type: 'string' | 'number' | 'option' | 'multi-option' | 'user';
+  options: { id: string; value: string }[];
 }
 
 /** A Jira issue: test case, test plan, requirement, bug, or any other type. */
@@ -47,6 +73,8 @@ export interface Issue {
   updated: number;
   /** `automationReference` of a test case, when set. */
   automationReference?: string | null;
+  /** Other create-screen fields by field id, normalised (`components: [{id, name}]`, `priority: {id, name}`). */
+  fields?: Record<string, unknown>;
 }
 
 /** A step of a test case. */
@@ -390,6 +418,8 @@ export class Store implements ChangeSink {
   readonly runAttributes = new Table<RunAttribute>('runAttributes', this);
   readonly runStatuses = new Table<RunStatusDef>('runStatuses', this);
   readonly transitions = new Table<Transition>('transitions', this);
+  readonly priorities = new Table<{ id: number; name: string }>('priorities', this);
+  readonly customFields = new Table<CustomField, string>('customFields', this);
   readonly sessions = new Table<Session, string>('sessions', this);
   readonly tickets = new Table<Ticket, string>('tickets', this);
   readonly nodes = new Table<RepoNode, string>('nodes', this);

@@ -1,5 +1,8 @@
 import {
   jiraCreateIssue,
+  jiraCreateMeta,
+  jiraCreateMetaFields,
+  jiraCreateMetaIssueTypes,
   jiraCurrentSession,
   jiraDoTransition,
   jiraGetIssue,
@@ -14,11 +17,18 @@ import type { Authenticator } from './auth.js';
 import { bindGroup, type ClientOptions, type Methods, ServiceClient } from './base.js';
 import { ConfigError, UnauthorizedError } from './errors.js';
 
-/** The Jira platform subset casebridge uses: preflight checks, defect search and creation. */
+/**
+ * The Jira platform subset casebridge uses: preflight checks, defect search and creation, and the create screen's
+ * fields (`createMetaIssueTypes` / `createMetaFields` on Jira DC 8.4+, `createMeta` on older servers) that `doctor`
+ * checks a defect's fields against.
+ */
 export const JIRA = {
   myself: jiraMyselfOp,
   project: jiraProjectOp,
   createIssue: jiraCreateIssue,
+  createMetaIssueTypes: jiraCreateMetaIssueTypes,
+  createMetaFields: jiraCreateMetaFields,
+  createMeta: jiraCreateMeta,
   issue: jiraGetIssue,
   transitions: jiraTransitions,
   transition: jiraDoTransition,

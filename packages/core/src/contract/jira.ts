@@ -1,188 +1,32 @@
 import * as z from 'zod';
-import { defineOperation, intString, lazy, type OperationDef, obj, type SchemaMode } from './define.js';
+import { defineOperation, intString, lazy, type OperationDef, obj } from './define.js';
+import {
+  avatarUrls,
+  byNameOrId,
+  issueCreateFields,
+  jiraFieldMeta,
+  jiraId,
+  jiraIssue,
+  jiraIssueType,
+  jiraMyself,
+  jiraProject,
+  jiraTransitionItem,
+  loginInfo,
+  loose,
+  metaPage,
+  metaPaging,
+} from './jiraShapes.js';
+
+export * from './jiraShapes.js';
 
 /**
  * The Jira platform subset the test-management add-on lives in (Jira Server / Data Center REST API 2): the
- * caller, projects, issues, workflow transitions, JQL search and the cookie session. Paths are full paths (the
- * jira service has an empty prefix). Jira spells ids as strings; tolerant mode also accepts numbers and keeps
- * unknown keys. Jira's error body is `{"errorMessages": [...], "errors": {field: message}}`.
+ * caller, projects, issues and their create screens, workflow transitions, JQL search and the cookie session. Paths
+ * are full paths (the jira service has an empty prefix); the shapes are in jiraShapes.ts. Jira's error body is
+ * `{"errorMessages": [...], "errors": {field: message}}`.
  */
 
-/** In tolerant mode a field may also be null or absent (the client does not depend on it). */
-function loose<T extends z.ZodType>(mode: SchemaMode, t: T): z.ZodType<z.output<T> | null | undefined> {
-  return (mode === 'tolerant' ? t.nullable().optional() : t) as z.ZodType<z.output<T> | null | undefined>;
-}
-
-/** A Jira id: a numeric string on the wire; tolerant mode accepts a number and normalises to a string. */
-const jiraId = (mode: SchemaMode) =>
-  mode === 'tolerant'
-    ? z.union([z.string(), z.number().int()]).transform((v) => String(v))
-    : z.string().regex(/^\d+$/, 'expected a numeric id as a string');
-
-/** Jira's timestamp `2026-01-31T12:00:00.000+0000` (tolerant: any string). */
-const jiraTime = (mode: SchemaMode) =>
-  mode === 'tolerant'
-    ? z.string()
-    : z
-        .string()
-        .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{4}$/, 'expected yyyy-MM-ddTHH:mm:ss.SSS+0000');
-
-const avatarUrls = (mode: SchemaMode) => loose(mode, z.record(z.string(), z.string()));
-
-/** A user as Jira's user resources write it. */
-export const jiraUser = (mode: SchemaMode) =>
-  obj(mode, {
-    self: loose(mode, z.string()),
-    key: loose(mode, z.string()),
-    name: z.string(),
-    emailAddress: loose(mode, z.string()),
-    avatarUrls: avatarUrls(mode),
-    displayName: z.string(),
-    active: loose(mode, z.boolean()),
-    timeZone: loose(mode, z.string()),
-  });
-
-const sizedList = (mode: SchemaMode, item: z.ZodType) =>
-  loose(mode, obj(mode, { size: z.number().int(), items: z.array(item) }));
-
-/** The calling user (`GET /rest/api/2/myself`); group items are listed with `expand=groups`. */
-export const jiraMyself = (mode: SchemaMode) =>
-  obj(mode, {
-    self: loose(mode, z.string()),
-    key: loose(mode, z.string()),
-    name: z.string(),
-    emailAddress: loose(mode, z.string()),
-    avatarUrls: avatarUrls(mode),
-    displayName: z.string(),
-    active: loose(mode, z.boolean()),
-    deleted: loose(mode, z.boolean()),
-    timeZone: loose(mode, z.string()),
-    locale: loose(mode, z.string()),
-    groups: sizedList(mode, obj(mode, { name: z.string(), self: loose(mode, z.string()) })),
-    applicationRoles: sizedList(mode, obj(mode, { key: z.string(), name: z.string() })),
-    expand: loose(mode, z.string()),
-  });
-
-/** An issue type of a project. */
-export const jiraIssueType = (mode: SchemaMode) =>
-  obj(mode, {
-    self: loose(mode, z.string()),
-    id: jiraId(mode),
-    description: loose(mode, z.string()),
-    iconUrl: loose(mode, z.string()),
-    name: z.string(),
-    subtask: loose(mode, z.boolean()),
-  });
-
-export const jiraStatusCategory = (mode: SchemaMode) =>
-  obj(mode, {
-    self: loose(mode, z.string()),
-    id: mode === 'tolerant' ? z.union([z.number().int(), z.string()]) : z.number().int(),
-    key: z.string(),
-    colorName: loose(mode, z.string()),
-    name: z.string(),
-  });
-
-export const jiraStatus = (mode: SchemaMode) =>
-  obj(mode, {
-    self: loose(mode, z.string()),
-    description: loose(mode, z.string()),
-    iconUrl: loose(mode, z.string()),
-    name: z.string(),
-    id: jiraId(mode),
-    statusCategory: jiraStatusCategory(mode),
-  });
-
-const projectRef = (mode: SchemaMode) =>
-  obj(mode, {
-    self: loose(mode, z.string()),
-    id: jiraId(mode),
-    key: z.string(),
-    name: z.string(),
-    projectTypeKey: loose(mode, z.string()),
-    avatarUrls: avatarUrls(mode),
-  });
-
-export const jiraProject = (mode: SchemaMode) =>
-  obj(mode, {
-    expand: loose(mode, z.string()),
-    self: loose(mode, z.string()),
-    id: jiraId(mode),
-    key: z.string(),
-    description: loose(mode, z.string()),
-    lead: loose(mode, jiraUser(mode)),
-    components: loose(mode, z.array(z.unknown())),
-    issueTypes: z.array(jiraIssueType(mode)),
-    assigneeType: loose(mode, z.string()),
-    versions: loose(mode, z.array(z.unknown())),
-    name: z.string(),
-    roles: loose(mode, z.record(z.string(), z.string())),
-    avatarUrls: avatarUrls(mode),
-    projectTypeKey: loose(mode, z.string()),
-    archived: loose(mode, z.boolean()),
-  });
-
-/** Issue fields; each is present only when requested (`fields=`), all by default. */
-const issueFields = (mode: SchemaMode) =>
-  obj(mode, {
-    summary: z.string().optional(),
-    description: z.string().nullable().optional(),
-    status: jiraStatus(mode).optional(),
-    issuetype: jiraIssueType(mode).optional(),
-    labels: z.array(z.string()).optional(),
-    project: projectRef(mode).optional(),
-    resolution: obj(mode, {
-      self: loose(mode, z.string()),
-      id: jiraId(mode),
-      description: loose(mode, z.string()),
-      name: z.string(),
-    })
-      .nullable()
-      .optional(),
-    resolutiondate: jiraTime(mode).nullable().optional(),
-    reporter: jiraUser(mode).nullable().optional(),
-    created: jiraTime(mode).optional(),
-    updated: jiraTime(mode).optional(),
-  });
-
-export const jiraIssue = (mode: SchemaMode) =>
-  obj(mode, {
-    expand: loose(mode, z.string()),
-    id: jiraId(mode),
-    self: loose(mode, z.string()),
-    key: z.string(),
-    fields: issueFields(mode),
-  });
-
-export const jiraTransitionItem = (mode: SchemaMode) =>
-  obj(mode, {
-    id: jiraId(mode),
-    name: z.string(),
-    to: jiraStatus(mode),
-    hasScreen: loose(mode, z.boolean()),
-    isGlobal: loose(mode, z.boolean()),
-    isInitial: loose(mode, z.boolean()),
-    isAvailable: loose(mode, z.boolean()),
-    isConditional: loose(mode, z.boolean()),
-  });
-
-const loginInfo = (mode: SchemaMode) =>
-  obj(mode, {
-    failedLoginCount: loose(mode, z.number().int()),
-    loginCount: loose(mode, z.number().int()),
-    lastFailedLoginTime: z.string().optional(),
-    previousLoginTime: z.string().optional(),
-  });
-
 const issuePath = lazy(() => z.object({ issueIdOrKey: z.string().min(1) }));
-
-/** `{"name": ...}` or `{"id": ...}` reference inside an issue's fields. */
-const byNameOrId = lazy(() =>
-  z.looseObject({
-    id: z.union([z.string(), z.number().int()]).optional(),
-    name: z.string().optional(),
-  }),
-);
 
 export const jiraMyselfOp = defineOperation({
   id: 'jira.myself',
@@ -215,16 +59,15 @@ export const jiraCreateIssue = defineOperation({
   group: 'jira',
   method: 'POST',
   path: '/rest/api/2/issue',
-  summary: 'Create an issue (answers 201 {id, key, self})',
+  summary: "Create an issue (answers 201 {id, key, self}); the fields must be on the issue type's create screen",
   body: () =>
     z.strictObject({
-      /** Fields outside this subset are refused by the emulator with Jira's "Field 'x' cannot be set" answer. */
       fields: z.looseObject({
         project: byNameOrId().extend({ key: z.string().optional() }).optional(),
         summary: z.string().optional(),
         description: z.string().nullable().optional(),
         issuetype: byNameOrId().optional(),
-        labels: z.array(z.string()).optional(),
+        ...issueCreateFields(),
       }),
       update: z.record(z.string(), z.unknown()).optional(),
     }),
@@ -232,10 +75,89 @@ export const jiraCreateIssue = defineOperation({
   errors: [
     {
       status: 400,
-      when: 'summary, project or issue type missing or invalid, a label with spaces, or a field that cannot be set',
+      when:
+        'Jira\'s field errors, `{"errorMessages": [], "errors": {"<fieldId>": "<message>"}}`, one entry per field at ' +
+        'fault: summary, project or issue type missing or invalid; a required field missing ' +
+        '(`"customfield_10010": "Team is required."`); a field not on the create screen or unknown ' +
+        '(`"Field \'x\' cannot be set. It is not on the appropriate screen, or unknown."`); a value that is not ' +
+        'allowed (`"components": "Component name \'Foo\' is not valid"`, ' +
+        '`"priority": "Priority name \'Urgentest\' is not valid"`); a label with spaces',
     },
   ],
   creates: true,
+});
+
+export const jiraCreateMetaIssueTypes = defineOperation({
+  id: 'jira.createMetaIssueTypes',
+  service: 'jira',
+  group: 'jira',
+  method: 'GET',
+  path: '/rest/api/2/issue/createmeta/{projectIdOrKey}/issuetypes',
+  summary: 'The issue types a user can create in a project (Jira DC 8.4+), paged (`startAt`, `maxResults` 50)',
+  params: () => z.object({ projectIdOrKey: z.string().min(1) }),
+  query: metaPaging,
+  response: (mode) => metaPage(mode, jiraIssueType(mode)),
+  errors: [{ status: 404, when: 'no project has that id or key' }],
+});
+
+export const jiraCreateMetaFields = defineOperation({
+  id: 'jira.createMetaFields',
+  service: 'jira',
+  group: 'jira',
+  method: 'GET',
+  path: '/rest/api/2/issue/createmeta/{projectIdOrKey}/issuetypes/{issueTypeId}',
+  summary:
+    "The fields of an issue type's create screen (Jira DC 8.4+): id, name, `required`, schema, allowed values; paged",
+  params: () => z.object({ projectIdOrKey: z.string().min(1), issueTypeId: z.string().min(1) }),
+  query: metaPaging,
+  response: (mode) => metaPage(mode, jiraFieldMeta(mode)),
+  errors: [{ status: 404, when: 'no project has that id or key, or the project offers no issue type of that id' }],
+});
+
+export const jiraCreateMeta = defineOperation({
+  id: 'jira.createMeta',
+  service: 'jira',
+  group: 'jira',
+  method: 'GET',
+  path: '/rest/api/2/issue/createmeta',
+  summary:
+    'Create-screen metadata of projects and issue types in one answer (deprecated in Jira 9, served by 8.x); ' +
+    'fields only with `expand=projects.issuetypes.fields`, keyed by field id',
+  query: () =>
+    z.object({
+      projectKeys: z.string().optional(),
+      projectIds: z.string().optional(),
+      issuetypeNames: z.string().optional(),
+      issuetypeIds: z.string().optional(),
+      expand: z.string().optional(),
+    }),
+  response: (mode) =>
+    obj(mode, {
+      expand: loose(mode, z.string()),
+      projects: z.array(
+        obj(mode, {
+          self: loose(mode, z.string()),
+          id: jiraId(mode),
+          key: z.string(),
+          name: z.string(),
+          avatarUrls: avatarUrls(mode),
+          issuetypes: z.array(
+            obj(mode, {
+              self: loose(mode, z.string()),
+              id: jiraId(mode),
+              description: loose(mode, z.string()),
+              iconUrl: loose(mode, z.string()),
+              name: z.string(),
+              subtask: loose(mode, z.boolean()),
+              expand: loose(mode, z.string()),
+              fields: z.record(z.string(), jiraFieldMeta(mode)).optional(),
+            }),
+          ),
+        }),
+      ),
+    }),
+  // An unknown project key or issue type name is left out of the answer, as in Jira: no error of its own.
+  errors: [],
 });
 
 export const jiraGetIssue = defineOperation({
@@ -355,6 +277,9 @@ export const jiraOperations: OperationDef[] = [
   jiraMyselfOp,
   jiraProjectOp,
   jiraCreateIssue,
+  jiraCreateMetaIssueTypes,
+  jiraCreateMetaFields,
+  jiraCreateMeta,
   jiraGetIssue,
   jiraTransitions,
   jiraDoTransition,

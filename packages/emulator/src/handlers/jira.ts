@@ -3,6 +3,8 @@ import { type Handler, notFound, Reply, ServiceError } from '../context.js';
 import { createIssue } from '../domain.js';
 import { type JqlClause, type JqlQuery, parseJql } from '../jql.js';
 import type { Issue, Store } from '../store.js';
+import { checkScreenFields, presentScreenFields } from './jiraFields.js';
+import { jiraMetaHandlers } from './jiraMeta.js';
 import {
   cannotBeSet,
   groupsOf,
@@ -133,6 +135,8 @@ function runJql(store: Store, q: JqlQuery): Issue[] {
 const MAX_RESULTS = 1000;
 
 export const jiraHandlers: Record<string, Handler> = {
+  ...jiraMetaHandlers,
+
   'jira.myself': (ctx) => {
     const user = ctx.user;
     const expand = String(ctx.query.expand ?? '').split(',');
@@ -179,50 +183,46 @@ export const jiraHandlers: Record<string, Handler> = {
 
   'jira.createIssue': (ctx) => {
     const f = ctx.body.fields as Record<string, any>;
-    const settable = new Set(['project', 'summary', 'description', 'issuetype', 'labels']);
-    for (const k of Object.keys(f)) if (!settable.has(k)) throw cannotBeSet(k);
-
+    // Project and issue type decide the screen, so Jira reports them alone; then every field at fault at once.
+    const invalid = (errors: Record<string, string>) => new Reply(400, { errorMessages: [], errors });
     if (!f.project || (f.project.key === undefined && f.project.id === undefined)) {
-      throw new ServiceError(400, 'project is required', { field: 'project' });
+      return invalid({ project: 'project is required' });
     }
     const project =
       f.project.id !== undefined
         ? ctx.store.projects.get(Number(f.project.id))
         : projectByIdOrKey(ctx.store, String(f.project.key));
-    if (!project) throw new ServiceError(400, 'valid project is required', { field: 'project' });
+    if (!project) return invalid({ project: 'valid project is required' });
 
     if (!f.issuetype || (f.issuetype.id === undefined && f.issuetype.name === undefined)) {
-      throw new ServiceError(400, 'issue type is required', { field: 'issuetype' });
+      return invalid({ issuetype: 'issue type is required' });
     }
     const offered = projectIssueTypes(ctx.store, project);
     const type =
       f.issuetype.id !== undefined
         ? offered.find((n) => issueTypeOf(n).id === String(f.issuetype.id))
         : offered.find((n) => lower(n) === lower(String(f.issuetype.name)));
-    if (!type) throw new ServiceError(400, 'valid issue type is required', { field: 'issuetype' });
+    if (!type) return invalid({ issuetype: 'valid issue type is required' });
 
+    const checked = checkScreenFields(ctx.store, project, type, f);
     const summary = typeof f.summary === 'string' ? f.summary.trim() : '';
-    if (summary === '') throw new ServiceError(400, 'You must specify a summary of the issue.', { field: 'summary' });
-    if (/[\r\n]/.test(summary)) {
-      throw new ServiceError(400, 'The summary is invalid because it contains newline characters.', {
-        field: 'summary',
-      });
-    }
-    if (summary.length > 255) {
-      throw new ServiceError(400, 'Summary must be less than 255 characters.', { field: 'summary' });
-    }
-    const labels = (f.labels ?? []) as string[];
-    for (const label of labels) {
-      if (/\s/.test(label) || label === '') {
-        throw new ServiceError(400, `The label '${label}' contains spaces which is invalid.`, { field: 'labels' });
-      }
-    }
+    const summaryError =
+      summary === ''
+        ? 'You must specify a summary of the issue.'
+        : /[\r\n]/.test(summary)
+          ? 'The summary is invalid because it contains newline characters.'
+          : summary.length > 255
+            ? 'Summary must be less than 255 characters.'
+            : undefined;
+    const errors = { ...(summaryError ? { summary: summaryError } : {}), ...checked.errors };
+    if (Object.keys(errors).length) return invalid(errors);
 
     const issue = createIssue(ctx, project, {
       type,
       summary,
       description: f.description,
-      labels: [...new Set(labels)],
+      labels: [...new Set(checked.labels)],
+      fields: checked.fields,
     });
     return new Reply(201, {
       id: String(issue.id),
@@ -231,7 +231,10 @@ export const jiraHandlers: Record<string, Handler> = {
     });
   },
 
-  'jira.issue': (ctx) => presentIssue(ctx, requireJiraIssue(ctx), selectFields(ctx.query.fields)),
+  'jira.issue': (ctx) => {
+    const issue = requireJiraIssue(ctx);
+    return presentIssue(ctx, issue, selectFields(ctx.query.fields), presentScreenFields(ctx, issue));
+  },
 
   'jira.transitions': (ctx) => {
     const issue = requireJiraIssue(ctx);
@@ -291,7 +294,9 @@ export const jiraHandlers: Record<string, Handler> = {
       startAt,
       maxResults,
       total: hits.length,
-      issues: hits.slice(startAt, startAt + maxResults).map((i) => presentIssue(ctx, i, fields)),
+      issues: hits
+        .slice(startAt, startAt + maxResults)
+        .map((i) => presentIssue(ctx, i, fields, presentScreenFields(ctx, i))),
     };
   },
 

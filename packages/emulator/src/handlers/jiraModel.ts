@@ -165,7 +165,10 @@ const ALL_FIELDS = [
   'updated',
 ] as const;
 
-/** Jira's `fields=` selection: names, `*all` / `*navigable`, `-name` to leave one out; default all. */
+/**
+ * Jira's `fields=` selection: names, `*all` / `*navigable`, `-name` to leave one out; default all. The set also
+ * holds `*all` and the `-name` tokens, so fields beyond the fixed ones (create-screen fields) follow the same rule.
+ */
 export function selectFields(spec: string | undefined): Set<string> {
   const tokens = (spec ?? '')
     .split(',')
@@ -173,12 +176,22 @@ export function selectFields(spec: string | undefined): Set<string> {
     .filter((t) => t !== '');
   const includes = tokens.filter((t) => !t.startsWith('-'));
   const all = includes.length === 0 || includes.includes('*all') || includes.includes('*navigable');
-  const out = new Set<string>(all ? ALL_FIELDS : includes);
-  for (const t of tokens) if (t.startsWith('-')) out.delete(t.slice(1));
+  const out = new Set<string>(all ? [...ALL_FIELDS, '*all'] : includes);
+  for (const t of tokens) {
+    if (!t.startsWith('-')) continue;
+    out.delete(t.slice(1));
+    out.add(t);
+  }
   return out;
 }
 
-export function presentIssue(ctx: Ctx, issue: Issue, fields: Set<string>): Record<string, unknown> {
+/** An issue as Jira answers it; `extra` are its other fields (create-screen fields), chosen by `fields` too. */
+export function presentIssue(
+  ctx: Ctx,
+  issue: Issue,
+  fields: Set<string>,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const project = ctx.store.projects.get(issue.projectId);
   const reporter = ctx.store.users.find((u) => u.name === issue.reporter);
   const all: Record<string, unknown> = {
@@ -204,6 +217,9 @@ export function presentIssue(ctx: Ctx, issue: Issue, fields: Set<string>): Recor
   };
   const out: Record<string, unknown> = {};
   for (const f of ALL_FIELDS) if (fields.has(f) && all[f] !== undefined) out[f] = all[f];
+  for (const [f, v] of Object.entries(extra)) {
+    if (fields.has(f) || (fields.has('*all') && !fields.has(`-${f}`))) out[f] = v;
+  }
   return {
     expand: 'renderedFields,names,schema,operations,editmeta,changelog,versionedRepresentations',
     id: String(issue.id),

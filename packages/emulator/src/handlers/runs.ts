@@ -20,6 +20,7 @@ import {
 } from '../domain.js';
 import { attachmentUrl, lozenge, neighbours, presentRunDetails } from '../present.js';
 import type { Cycle, Issue, Run, RunStep } from '../store.js';
+import { checkScreenFields } from './jiraFields.js';
 
 /**
  * Handlers of the test run operations (group `runs`, plus the run-level `defects` and `attachments` operations).
@@ -97,9 +98,13 @@ function runPlacement(ctx: Ctx, run: Run): Record<string, unknown> {
   };
 }
 
-/** Creates the defect issue of createRunBug / createRunStepBug in its project (key `<PROJECT>-n`). */
+/**
+ * Creates the defect issue of createRunBug / createRunStepBug in its project (key `<PROJECT>-n`). The add-on hands
+ * `fields` to Jira's issue service, so the create screen of the project's issue type applies as to Jira's own create;
+ * what Jira refuses comes back the add-on's way, a 500 naming every field at fault (`field` is the first).
+ */
 function createDefect(ctx: Ctx): Issue {
-  const f = ctx.body.fields as {
+  const f = ctx.body.fields as Record<string, unknown> & {
     project: { key: string };
     summary: string;
     description?: string;
@@ -112,7 +117,19 @@ function createDefect(ctx: Ctx): Issue {
   }
   const wanted = f.issuetype?.name ?? ISSUE_TYPES.bug;
   const type = wanted.toLowerCase() === ISSUE_TYPES.bug.toLowerCase() ? ISSUE_TYPES.bug : wanted;
-  return createIssue(ctx, project, { type, summary: f.summary, description: f.description });
+  const checked = checkScreenFields(ctx.store, project, type, f);
+  const refused = Object.entries(checked.errors);
+  if (refused.length) {
+    const list = refused.map(([field, message]) => `${field}: ${message}`).join('; ');
+    throw invalid(`Jira refused the defect's fields: ${list}`, `fields.${refused[0]?.[0]}`);
+  }
+  return createIssue(ctx, project, {
+    type,
+    summary: f.summary,
+    description: f.description,
+    labels: checked.labels,
+    fields: checked.fields,
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineOperation, entity, int, intString, issueKey, lazy, obj, type SchemaMode, timestamp } from '../define.js';
+import { issueCreateFields } from '../jiraShapes.js';
 import { createdIssue, executionHistoryItem, issueRefs, testRunDetails } from './schemas.js';
 
 /**
@@ -43,13 +44,19 @@ const caseKey = lazy(() => z.object({ testCaseIssueKey: issueKey }));
 /** Issue keys of existing issues to link as bugs. */
 const bugKeys = lazy(() => z.array(issueKey));
 
-/** The `fields` of a defect created from a run or a run step (a subset of Jira's issue-creation fields). */
+/**
+ * The `fields` of a defect created from a run or a run step. The spec documents project, summary, description and
+ * issue type; the add-on hands `fields` to Jira's issue service, so Jira's other create fields (labels, components,
+ * priority, versions, `customfield_NNNNN`, ...) pass too, and the create screen of the project's issue type decides
+ * (a required field missing or a field not on the screen is refused, see the emulator README).
+ */
 const defectFields = lazy(() =>
-  z.strictObject({
+  z.looseObject({
     project: z.strictObject({ key: z.string().min(1, 'expected the key of the project to create the defect in') }),
     summary: z.string().trim().min(1, 'expected a non-empty summary').max(255),
     description: z.string().optional(),
     issuetype: z.strictObject({ name: z.string().trim().min(1, 'expected an issue type name such as Bug') }).optional(),
+    ...issueCreateFields(),
   }),
 );
 
@@ -252,6 +259,10 @@ export const defectsCreateRunBug = defineOperation({
   errors: [
     { status: 403, when: "the run's cycle is not Active (ad hoc runs are exempt)" },
     { status: 404, when: 'the run or the project is not found' },
+    {
+      status: 500,
+      when: "Jira refused the defect's fields (a required field missing, one not on the create screen, a value not allowed); the message names each",
+    },
   ],
   creates: true,
   variants: ['id'],
@@ -269,6 +280,10 @@ export const defectsCreateRunStepBug = defineOperation({
   errors: [
     { status: 403, when: "the run's cycle is not Active (ad hoc runs are exempt)" },
     { status: 404, when: 'the run step or the project is not found' },
+    {
+      status: 500,
+      when: "Jira refused the defect's fields (a required field missing, one not on the create screen, a value not allowed); the message names each",
+    },
   ],
   creates: true,
   variants: ['id'],
