@@ -147,7 +147,7 @@ new keys into the mapping file (casebridge.keys.json). Running it again changes 
   --runner R     when the project has no runner config file in dir
   --update       compare the summary and steps of every keyed case with the code and show the differences; a dry
                  run of the whole command unless --yes is given
-  --yes          with --update: apply the step changes (summaries are shown only: the API has no issue edit)
+  --yes          with --update: apply the summary and step changes
 
 Examples:
   casebridge sync --dry-run

@@ -12,16 +12,16 @@ import {
 
 /**
  * `sync --update`: reads each keyed case from the service, compares it with the code (see diff.ts) and, when told
- * to, applies the step changes. Summaries are compared and shown, never written: the service contract has no issue
- * edit (`PUT /rest/api/2/issue/{key}`), and the test-management API has no summary update either.
+ * to, applies the changes: the summary through Jira's issue edit (`PUT /rest/api/2/issue/{key}`), the steps through
+ * the test-management API by sequence number.
  *
  * Cost: two reads per keyed case (the issue, for its project, type and summary; its steps) and, when applying, one
  * request per changed or removed step plus one append per case. At 10,000 keyed tests that is 20,000 reads run
  * `concurrency` at a time, which is why the update is opt-in and not part of every `sync`.
  */
 
-/** Summaries are shown, not changed, until the contract has an issue edit. */
-export const SUMMARIES = 'show' as const;
+/** Summaries are applied with Jira's issue edit. */
+export const SUMMARIES = 'apply' as const;
 
 /** One case the code describes: its key, the tests that name it, and what they say it is. */
 export interface UpdateTarget {
@@ -178,6 +178,14 @@ export async function applyUpdates(tm: TestManagementClient, plan: UpdatePlan): 
     plan.cases
       .filter((c) => hasChanges(c.diff))
       .map(async ({ target, diff }) => {
+        if (diff.summary) {
+          try {
+            await tm.jira.editIssue({ issueIdOrKey: target.key, fields: { summary: diff.summary.to } });
+          } catch (err) {
+            failed.push(`${target.key} (${target.tests[0] ?? ''}): summary: ${message(err)}`);
+            return;
+          }
+        }
         for (const r of stepRequests(diff)) {
           try {
             await send(tm, target.key, r);
@@ -196,7 +204,7 @@ export function updateReport(plan: UpdatePlan, applied: boolean, failed: readonl
   const changed = plan.cases.filter((c) => hasChanges(c.diff));
   return {
     applied,
-    summaries: 'shown only: the service API has no issue edit',
+    summaries: 'applied with the issue edit',
     compared: plan.cases.length,
     cases: changed.map(({ target, diff }) => ({
       key: diff.key,

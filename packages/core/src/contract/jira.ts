@@ -173,6 +173,24 @@ export const jiraGetIssue = defineOperation({
   errors: [{ status: 404, when: 'the issue does not exist' }],
 });
 
+export const jiraEditIssue = defineOperation({
+  id: 'jira.editIssue',
+  service: 'jira',
+  group: 'jira',
+  method: 'PUT',
+  path: '/rest/api/2/issue/{issueIdOrKey}',
+  summary: "Edit an issue's summary or description (answers 204); other fields are not modelled",
+  params: issuePath,
+  body: () =>
+    z.strictObject({
+      fields: z.strictObject({ summary: z.string().optional(), description: z.string().nullable().optional() }),
+    }),
+  errors: [
+    { status: 400, when: 'the summary is empty, has a line break or is longer than 255 characters' },
+    { status: 404, when: 'the issue does not exist' },
+  ],
+});
+
 export const jiraTransitions = defineOperation({
   id: 'jira.transitions',
   service: 'jira',
@@ -281,6 +299,7 @@ export const jiraOperations: OperationDef[] = [
   jiraCreateMetaFields,
   jiraCreateMeta,
   jiraGetIssue,
+  jiraEditIssue,
   jiraTransitions,
   jiraDoTransition,
   jiraSearch,

@@ -206,14 +206,7 @@ export const jiraHandlers: Record<string, Handler> = {
 
     const checked = checkScreenFields(ctx.store, project, type, f);
     const summary = typeof f.summary === 'string' ? f.summary.trim() : '';
-    const summaryError =
-      summary === ''
-        ? 'You must specify a summary of the issue.'
-        : /[\r\n]/.test(summary)
-          ? 'The summary is invalid because it contains newline characters.'
-          : summary.length > 255
-            ? 'Summary must be less than 255 characters.'
-            : undefined;
+    const summaryError = summaryProblem(summary);
     const errors = { ...(summaryError ? { summary: summaryError } : {}), ...checked.errors };
     if (Object.keys(errors).length) return invalid(errors);
 
@@ -229,6 +222,20 @@ export const jiraHandlers: Record<string, Handler> = {
       key: issue.key,
       self: `${ctx.origin}/rest/api/2/issue/${issue.id}`,
     });
+  },
+
+  'jira.editIssue': (ctx) => {
+    const issue = requireJiraIssue(ctx);
+    const f = ctx.body.fields as { summary?: string; description?: string | null };
+    if (f.summary !== undefined) {
+      const summary = f.summary.trim();
+      const problem = summaryProblem(summary);
+      if (problem) return new Reply(400, { errorMessages: [], errors: { summary: problem } });
+      issue.summary = summary;
+    }
+    if (f.description !== undefined) issue.description = f.description ?? '';
+    ctx.store.issues.update(issue);
+    return new Reply(204, undefined);
   },
 
   'jira.issue': (ctx) => {
@@ -325,3 +332,11 @@ export const jiraHandlers: Record<string, Handler> = {
     return new Reply(204, undefined, { 'set-cookie': 'JSESSIONID=; Path=/; Max-Age=0; HttpOnly' });
   },
 };
+
+/** Jira's refusal of a summary, or undefined when it is fine. */
+function summaryProblem(summary: string): string | undefined {
+  if (summary === '') return 'You must specify a summary of the issue.';
+  if (/[\r\n]/.test(summary)) return 'The summary is invalid because it contains newline characters.';
+  if (summary.length > 255) return 'Summary must be less than 255 characters.';
+  return undefined;
+}
