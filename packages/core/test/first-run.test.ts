@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine, type EngineContext, fingerprintOf, type TestResult } from '../src/index.js';
+import { groupOf } from '../src/engine/groups.js';
+import { Engine, type EngineContext, type TestResult } from '../src/index.js';
 import { closedPort } from './support/emulator.js';
 
 /**
@@ -176,7 +177,7 @@ describe('a first run at scale', () => {
   it('a failure another machine filed at the same moment: the older defect is kept, this one closed as Duplicate', async () => {
     await emu.reset();
     const failing = result(`${key(0)} pays`, 'failed');
-    const marker = `[cb-${fingerprintOf(failing).hash}]`;
+    const marker = `[cb-${groupOf(failing).hash}]`;
     // The other machine's create lands while this one's is on its way (it answers 400 ms late).
     emu.faults.set([{ route: '**/testRun/createRunBug', latencyMs: 400 }]);
     const e = Engine.create(

@@ -2,8 +2,11 @@ import { AmbiguousError, NotFoundError } from '../client/errors.js';
 import type { TestManagementClient } from '../client/tm.js';
 import type { CasebridgeConfig } from './config.js';
 import { expandTemplate } from './config.js';
+import type { CycleInfo } from './cycles.js';
+import type { DefectCap } from './defect-cap.js';
 import { closeAsDuplicate } from './duplicate.js';
-import { fingerprintOf, primaryError } from './fingerprint.js';
+import { primaryError } from './fingerprint.js';
+import { type FailureGroup, groupOf } from './groups.js';
 import { serialByKey } from './keyed.js';
 import { displayName } from './model.js';
 import { ciBuildUrl, truncate } from './text.js';
@@ -11,13 +14,18 @@ import type { RunnerInfo } from './types.js';
 import type { WorkItem } from './work.js';
 
 /**
- * One defect per distinct failure. The fingerprint (test id, normalised error, first frame in the test file) is
- * written into the defect's summary as `[cb-<hash>]`: defects created through a run cannot carry labels, and a
+ * One defect per distinct failure. The failure's group (groups.ts: an environment error whatever the test, another
+ * error by type, normalised message and source line; per test when it has no frame in the project) is written into
+ * the defect's summary as `[cb-<hash>]`: defects created through a run cannot carry labels, and a
  * summary is searchable with JQL (`summary ~`) on every Jira. Before creating, the project is searched for it: an
  * open match is linked, a closed one makes the new defect a regression that names it. Within one process, one
  * search-and-create per fingerprint runs at a time, and a create whose answer was lost is searched for before it is
  * sent again. Across machines, a search after each create finds a defect another machine filed for the same failure
  * at the same moment: the oldest open one is kept by both, the other closed as Duplicate.
+ *
+ * The flood guard (DefectCap): in a cycle, a group whose marker is already in the cycle's defect list links that
+ * defect without a search; a new defect takes a slot under `defects.maxPerRun` first, and without one the failure
+ * is not filed (its run still gets its status and a comment saying why).
  */
 
 /**
@@ -35,8 +43,14 @@ export interface DefectInput {
   runId: number;
   /** The run step that failed, when the failure belongs to a step: the defect is filed from the step. */
   stepRunId?: number;
-  /** Defects this run found or filed, by fingerprint key: a second failure with the same fingerprint links it. */
+  /**
+   * Defects this run found or filed, by group key: a second failure of the group links it. `''`: the group got
+   * none (the cap), and its other failures get none either.
+   */
   known: Map<string, string>;
+  /** The cycle of the run (cycle mode): its defect list is the state shared with other machines. */
+  cycle?: CycleInfo;
+  cap: DefectCap;
   runner: RunnerInfo;
   signal: AbortSignal;
 }
@@ -45,16 +59,20 @@ export function marker(hash: string): string {
   return `cb-${hash}`;
 }
 
-export function findOrFileDefect(input: DefectInput): Promise<{ key: string; created: boolean }> {
-  const fp = fingerprintOf(input.item.test);
+/** What became of a failure: its defect (filed now or existing), or none because the cap was reached. */
+export type DefectOutcome = { key: string; created: boolean } | { key?: undefined; notFiled: true };
+
+export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
+  const group = groupOf(input.item.test, input.config.defects.group);
   const project = input.config.defects.projectKey ?? input.config.projectKey;
-  const k = `${project}:${fp.hash}`;
+  const k = `${project}:${group.hash}`;
   return inFlight([k], async () => {
-    // A second failure with the same fingerprint in this run links the defect of the first.
+    // A second failure of the group in this run links the defect of the first (or, capped, gets none either).
     const earlier = input.known.get(k);
     if (earlier) return { key: earlier, created: false };
-    const found = await fileOrLink(input, project, fp.hash);
-    input.known.set(k, found.key);
+    if (earlier === '') return { notFiled: true };
+    const found = await fileOrLink(input, project, group);
+    input.known.set(k, found.key ?? '');
     return found;
   });
 }
@@ -68,18 +86,35 @@ async function search(tm: TestManagementClient, project: string, hash: string, s
   });
 }
 
-async function fileOrLink(
-  input: DefectInput,
-  project: string,
-  hash: string,
-): Promise<{ key: string; created: boolean }> {
-  const { tm, signal } = input;
+async function fileOrLink(input: DefectInput, project: string, group: FailureGroup): Promise<DefectOutcome> {
+  const { tm, signal, cap } = input;
+  const hash = group.hash;
+  // Another machine (or an earlier run into this cycle) linked the group's defect here already: no search needed.
+  const inCycle = await cap.inCycle(input.cycle, marker(hash));
+  if (inCycle) {
+    cap.noteLinked(inCycle);
+    return { key: inCycle, created: false };
+  }
   const found = await search(tm, project, hash, signal);
   const open = found.find((d) => d.open);
-  if (open) return { key: open.key, created: false };
-  const closed = found[found.length - 1];
-  const fields = defectFields(input, project, hash, closed?.key);
-  const create = async () => {
+  if (open) {
+    cap.noteLinked(open.key);
+    return { key: open.key, created: false };
+  }
+  if (!(await cap.reserve(input.cycle))) return { notFiled: true };
+  return createDefect(input, project, group, found[found.length - 1]?.key);
+}
+
+async function createDefect(
+  input: DefectInput,
+  project: string,
+  group: FailureGroup,
+  regressionOf: string | undefined,
+): Promise<{ key: string; created: boolean }> {
+  const { tm, signal, cap } = input;
+  const hash = group.hash;
+  const fields = defectFields(input, project, group, regressionOf);
+  const send = async () => {
     try {
       const answer =
         input.stepRunId !== undefined
@@ -93,26 +128,39 @@ async function fileOrLink(
       return (await tm.jira.createIssue({ fields }, { signal })).key;
     }
   };
+  // The slot taken under the cap is settled the moment the create answers (see DefectCap.reserve).
   let key: string;
   try {
-    key = await create();
+    try {
+      key = await send();
+    } catch (err) {
+      if (!(err instanceof AmbiguousError)) throw err;
+      const again = (await search(tm, project, hash, signal)).find((d) => d.open);
+      if (again) {
+        cap.settle(again.key);
+        return { key: again.key, created: true };
+      }
+      key = await send();
+    }
   } catch (err) {
-    if (!(err instanceof AmbiguousError)) throw err;
-    const again = (await search(tm, project, hash, signal)).find((d) => d.open);
-    if (again) return { key: again.key, created: true };
-    key = await create();
+    cap.settle(undefined);
+    throw err;
   }
+  cap.settle(key);
   // Another machine may have filed the same failure at the same moment (two jobs of one pipeline, one failing test):
   // the oldest open defect wins on both, and this one is closed as its duplicate. One search per new defect.
   const oldest = (await search(tm, project, hash, signal)).find((d) => d.open);
   if (oldest && oldest.key !== key) {
     await closeAsDuplicate(tm, key, signal);
+    // The closed duplicate stays in the cycle's defect list: it is not a new defect of the cycle.
+    cap.duplicate(key);
     return { key: oldest.key, created: false };
   }
   return { key, created: true };
 }
 
-function defectFields(input: DefectInput, project: string, hash: string, regressionOf: string | undefined) {
+function defectFields(input: DefectInput, project: string, group: FailureGroup, regressionOf: string | undefined) {
+  const hash = group.hash;
   const t = input.item.test;
   const err = primaryError(t);
   const firstLine = (err?.message ?? 'failed').split('\n').find((l) => l.trim() !== '') ?? 'failed';
@@ -131,6 +179,11 @@ function defectFields(input: DefectInput, project: string, hash: string, regress
     regressionOf ? `Regression: ${regressionOf} had the same failure and is closed.` : undefined,
     `Test: ${displayName(t)}${t.project ? ` [${t.project}]` : ''} (${input.runner.name})`,
     `Test case: ${input.item.key}, run ${input.runId}`,
+    group.environment
+      ? `Environment error (${group.environment}): every test failing with it links this defect.`
+      : group.perTest
+        ? undefined
+        : `Failure group: ${group.type} at ${group.frame}; other tests failing the same way there link this defect.`,
     ci ? `CI build: ${ci}` : undefined,
     '',
     '{noformat}',

@@ -6,6 +6,7 @@ import { commentFor } from './comment.js';
 import type { CasebridgeConfig } from './config.js';
 import { CycleRuns } from './cycle-runs.js';
 import { type CycleInfo, Cycles, withCycleOpen } from './cycles.js';
+import { DefectCap } from './defect-cap.js';
 import { findOrFileDefect } from './defects.js';
 import { serialByKey } from './keyed.js';
 import { displayName, outcomeOf } from './model.js';
@@ -26,7 +27,8 @@ export interface DeliveryStats {
   badKeys: string[];
   /** Problems with the content repository (it is optional: the files went to the runs). */
   repoProblems: string[];
-  defects: { created: string[]; linked: string[] };
+  /** `notFiled`: failures that got no defect because of `defects.maxPerRun`, with the reason. */
+  defects: { created: string[]; linked: string[]; notFiled?: number; notFiledReason?: string };
   attachments: AttachmentStats;
 }
 
@@ -53,8 +55,12 @@ export class Delivery {
   /** Run ids of a dry run's cycles, where nothing is created. */
   private sequenceNo = 0;
   private readonly defects = { created: new Set<string>(), linked: new Set<string>() };
-  /** Defects found or filed by this run, by fingerprint (see findOrFileDefect). */
+  /** Defects found or filed by this run, by failure group (see findOrFileDefect). */
   private readonly knownDefects = new Map<string, string>();
+  /** The flood guard: new defects per run, per cycle across machines (see DefectCap). */
+  private readonly defectCap: DefectCap;
+  /** Failures that got no defect because of the cap (counted once each, even when their delivery is retried). */
+  private readonly notFiled = new WeakSet<WorkItem>();
   /** Status this process wrote to each run, and the status writes of each run, one after the other (see bulk). */
   private readonly runStatus = new Map<number, string>();
   private readonly inRunOrder = serialByKey<number>();
@@ -78,6 +84,7 @@ export class Delivery {
   ) {
     this.svc = { tm, dryRun, o: { signal } };
     this.checkJira = jiraCheck(tm, config.url, signal);
+    this.defectCap = new DefectCap(config.defects.maxPerRun, tm, signal);
     const standInId = () => ++this.sequenceNo;
     this.cycles = new Cycles(this.svc, this.checkJira);
     this.runs = new CycleRuns(this.svc, this.cycles, this.badKeys, standInId, onProgress);
@@ -123,7 +130,11 @@ export class Delivery {
       resumedCycle: this.cycles.resumedAny(),
       badKeys: [...this.badKeys],
       repoProblems: this.files.problems(),
-      defects: { created: [...this.defects.created], linked: [...this.defects.linked] },
+      defects: {
+        created: [...this.defects.created],
+        linked: [...this.defects.linked],
+        ...this.defectCap.notFiled(this.config.mode === 'cycle'),
+      },
       attachments: this.files.stats(),
     };
   }
@@ -169,7 +180,8 @@ export class Delivery {
     const notes = await this.files.send(cycle, item, runId, replaying);
     const defect = await this.defectOf(item, cycle, runId, failedStepId);
     const bugs = defect ? [defect] : [];
-    const comment = commentFor(item, notes, this.pipeline);
+    const why = this.notFiled.has(item) ? [this.defectCap.note()] : [];
+    const comment = commentFor(item, [...notes, ...why], this.pipeline);
     const status = runStatusOf(item.test, this.config.statusMap);
     await this.inRunOrder([runId], async () => {
       // In a cycle, a case another test of this run already failed stays failed; an ad hoc run is this result's own.
@@ -224,12 +236,19 @@ export class Delivery {
           runId,
           stepRunId,
           known: this.knownDefects,
+          ...(cycle ? { cycle } : {}),
+          cap: this.defectCap,
           runner: this.runner,
           signal: this.signal,
         }),
       );
-      p.defect = d.key;
-      p.defectCreated = d.created;
+      if (d.key === undefined) {
+        if (!this.notFiled.has(item)) this.defectCap.noteNotFiled();
+        this.notFiled.add(item);
+      } else {
+        p.defect = d.key;
+        p.defectCreated = d.created;
+      }
     }
     if (p.defect) (p.defectCreated ? this.defects.created : this.defects.linked).add(p.defect);
     return p.defect;

@@ -49,6 +49,18 @@ export interface CasebridgeOptions {
         onFlaky?: boolean | undefined;
         /** `${title}`, `${error}`, `${file}`, `${key}` (default `${title}: ${error}`). */
         summaryTemplate?: string | undefined;
+        /**
+         * New defects at most per run (`CASEBRIDGE_DEFECTS_MAX`, default 10); in cycle mode per cycle, counted
+         * across the machines reporting into it. Beyond it failures get their status and a comment but no new
+         * defect; an existing one is still linked. 0 files none.
+         */
+        maxPerRun?: number | undefined;
+        /**
+         * One defect for failures that share a normalised error across tests (default true): environment errors
+         * (connection refused, DNS, TLS, hook timeouts) whatever the test, others at the same source line. false:
+         * one defect per test and failure.
+         */
+        group?: boolean | undefined;
       }
     | undefined;
   /**

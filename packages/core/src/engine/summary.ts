@@ -84,6 +84,7 @@ export function formatSummary(s: RunSummary): string {
     lines.push(`  defects created: ${s.defects.created.join(', ')}`);
   }
   if (s.defects.linked.length) lines.push(`  defects linked: ${s.defects.linked.join(', ')}`);
+  if (s.defects.notFiled) lines.push(`  ${notFiledLine(s.defects)}`);
   if (s.attachments.uploaded) lines.push(`  attachments uploaded: ${s.attachments.uploaded}`);
   if (s.attachments.stored.length) lines.push(`  stored in the content repository: ${s.attachments.stored.join(', ')}`);
   if (s.attachments.skipped.length) {
@@ -154,6 +155,11 @@ function failureTable(s: RunSummary): string[] {
   return out;
 }
 
+/** Failures that got no defect: how many and why (the cap, `defects.maxPerRun`). */
+function notFiledLine(d: RunSummary['defects']): string {
+  return `${d.notFiled} failure(s) not filed as defects: ${d.notFiledReason ?? 'the cap of new defects was reached'}`;
+}
+
 function keys(keys: readonly string[], base: string | undefined): string {
   return keys.map((k) => (base ? link(k, issueUrl(base, k)) : k)).join(', ');
 }
@@ -170,6 +176,7 @@ export function markdownSummary(s: RunSummary): string {
   out.push(...failureTable(s));
   if (s.defects.created.length) out.push(`Defects created: ${keys(s.defects.created, s.url)}`, '');
   if (s.defects.linked.length) out.push(`Defects linked: ${keys(s.defects.linked, s.url)}`, '');
+  if (s.defects.notFiled) out.push(notFiledLine(s.defects), '');
   if (s.unmapped.length) out.push(`${s.unmapped.length} test(s) without a case key`, '');
   if (s.problems.length) out.push('Problems:', '', ...s.problems.map((p) => `- ${p}`), '');
   if (s.journaled) {

@@ -66,7 +66,11 @@ export interface RunSummary {
   /** The Jira base URL the results went to (links are built from it). */
   url?: string;
   cycle?: { name: string; id: number; plan: string; url?: string };
-  defects: { created: string[]; linked: string[] };
+  /**
+   * `notFiled`: failures that got no defect because the cap (`defects.maxPerRun`) was reached, and `notFiledReason`
+   * says so in words; both absent when every failure got its defect.
+   */
+  defects: { created: string[]; linked: string[]; notFiled?: number; notFiledReason?: string };
   /** The failed tests with a case key, in the order they ended (at most 200; `failuresOmitted` counts the rest). */
   failures?: FailureLine[];
   failuresOmitted?: number;

@@ -55,6 +55,16 @@ export type StatusMapKey = 'passed' | 'failed' | 'timedOut' | 'flaky' | 'skipped
 /** The run status of each kind of result; `null`: leave the run as it is. `timedOut` absent: as `failed`. */
 export type StatusMap = Record<Exclude<StatusMapKey, 'timedOut'>, string | null> & { timedOut?: string | null };
 
+/** The keys of `statusMap`, for `CASEBRIDGE_STATUS_MAP`. */
+export const STATUS_MAP_KEYS: readonly StatusMapKey[] = [
+  'passed',
+  'failed',
+  'timedOut',
+  'flaky',
+  'skipped',
+  'interrupted',
+];
+
 /** Today's statuses (the option's defaults): a skipped test leaves the run as it is. */
 export const DEFAULT_STATUS_MAP: StatusMap = {
   passed: 'Passed',
