@@ -288,17 +288,16 @@ async function cycleKeysCli(args: string[], io: Io): Promise<number> {
   }
 }
 
+/** The options of `casebridge cycle <action>`. */
+const CYCLE_OPTIONS = {
+  plan: { type: 'string' },
+  name: { type: 'string' },
+  json: { type: 'boolean', default: false },
+} as const;
+
 async function cycle(args: string[], io: Io): Promise<number> {
   if (args[0] === 'keys') return cycleKeysCli(args.slice(1), io);
-  const { positionals, values } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      plan: { type: 'string' },
-      name: { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
+  const { positionals, values } = parseArgs({ args, allowPositionals: true, options: CYCLE_OPTIONS });
   const action = positionals[0] as CycleAction | undefined;
   if (!action || !CYCLE_ACTIONS.includes(action) || positionals.length > 1) {
     io.err(

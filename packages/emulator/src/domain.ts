@@ -251,15 +251,14 @@ export function issuesByIds(store: Store, ids: Iterable<number>): Issue[] {
 }
 
 /**
- * The issues at the other end of requirement–case links, as references: `end` picks the other end's id of a link
- * that concerns this issue (undefined for the others).
+ * The issues at the other end of requirement–case links: `end` picks the other end's id of a link that concerns
+ * this issue (undefined for the others).
  */
-export function linkedIssues(
-  store: Store,
-  end: (link: RequirementCase) => number | undefined,
-): ReturnType<typeof issueRef>[] {
-  const ids = store.requirementCases.all().flatMap((l) => end(l) ?? []);
-  return issuesByIds(store, ids).map(issueRef);
+export function linkedIssues(store: Store, end: (link: RequirementCase) => number | undefined): Issue[] {
+  return issuesByIds(
+    store,
+    store.requirementCases.all().flatMap((l) => end(l) ?? []),
+  );
 }
 
 /** Creates an issue in a project: the project's next key, status Open, reported by the caller. */

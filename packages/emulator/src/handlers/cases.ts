@@ -5,6 +5,7 @@ import {
   createIssue,
   ISSUE_TYPES,
   issueByKey,
+  issueRef,
   issuesByIds,
   linkedIssues,
   requireOfType,
@@ -310,7 +311,7 @@ export const casesHandlers: Record<string, Handler> = {
 
   'cases.linkedRequirements': (ctx) => {
     const tc = testCase(ctx);
-    return linkedIssues(ctx.store, (l) => (l.tcId === tc.id ? l.reqId : undefined));
+    return linkedIssues(ctx.store, (l) => (l.tcId === tc.id ? l.reqId : undefined)).map(issueRef);
   },
 
   'cases.deleteLinkedRequirements': (ctx) => {

@@ -28,64 +28,26 @@ interface FieldDef {
 
 const CUSTOM = 'com.atlassian.jira.plugin.system.customfieldtypes:';
 
+/** A system field holding a list (`items`), as createmeta describes it. */
+function listField(name: string, kind: Kind, items: string, system: string, operations: string[]): FieldDef {
+  return { name, kind, many: true, schema: { type: 'array', items, system }, operations };
+}
+
+/** A system field holding one value of `type`. */
+function oneField(name: string, kind: Kind, type: string, system: string): FieldDef {
+  return { name, kind, many: false, schema: { type, system }, operations: ['set'] };
+}
+
 /** Jira's system fields a create screen may hold besides the four always there. */
 export const SYSTEM_FIELDS: Record<string, FieldDef> = {
-  labels: {
-    name: 'Labels',
-    kind: 'labels',
-    many: true,
-    schema: { type: 'array', items: 'string', system: 'labels' },
-    operations: ['add', 'set', 'remove'],
-  },
-  components: {
-    name: 'Component/s',
-    kind: 'components',
-    many: true,
-    schema: { type: 'array', items: 'component', system: 'components' },
-    operations: ['add', 'set', 'remove'],
-  },
-  fixVersions: {
-    name: 'Fix Version/s',
-    kind: 'versions',
-    many: true,
-    schema: { type: 'array', items: 'version', system: 'fixVersions' },
-    operations: ['set', 'add', 'remove'],
-  },
-  versions: {
-    name: 'Affects Version/s',
-    kind: 'versions',
-    many: true,
-    schema: { type: 'array', items: 'version', system: 'versions' },
-    operations: ['set', 'add', 'remove'],
-  },
-  priority: {
-    name: 'Priority',
-    kind: 'priority',
-    many: false,
-    schema: { type: 'priority', system: 'priority' },
-    operations: ['set'],
-  },
-  assignee: {
-    name: 'Assignee',
-    kind: 'user',
-    many: false,
-    schema: { type: 'user', system: 'assignee' },
-    operations: ['set'],
-  },
-  duedate: {
-    name: 'Due Date',
-    kind: 'date',
-    many: false,
-    schema: { type: 'date', system: 'duedate' },
-    operations: ['set'],
-  },
-  environment: {
-    name: 'Environment',
-    kind: 'string',
-    many: false,
-    schema: { type: 'string', system: 'environment' },
-    operations: ['set'],
-  },
+  labels: listField('Labels', 'labels', 'string', 'labels', ['add', 'set', 'remove']),
+  components: listField('Component/s', 'components', 'component', 'components', ['add', 'set', 'remove']),
+  fixVersions: listField('Fix Version/s', 'versions', 'version', 'fixVersions', ['set', 'add', 'remove']),
+  versions: listField('Affects Version/s', 'versions', 'version', 'versions', ['set', 'add', 'remove']),
+  priority: oneField('Priority', 'priority', 'priority', 'priority'),
+  assignee: oneField('Assignee', 'user', 'user', 'assignee'),
+  duedate: oneField('Due Date', 'date', 'date', 'duedate'),
+  environment: oneField('Environment', 'string', 'string', 'environment'),
 };
 
 const CUSTOM_KINDS: Record<CustomField['type'], { kind: Kind; many: boolean; type: string; key: string }> = {

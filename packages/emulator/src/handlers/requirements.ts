@@ -148,7 +148,7 @@ export const requirementsHandlers: Record<string, Handler> = {
 
   'requirements.linkedTestCases': (ctx) => {
     const req = requirement(ctx);
-    return linkedIssues(ctx.store, (l) => (l.reqId === req.id ? l.tcId : undefined));
+    return linkedIssues(ctx.store, (l) => (l.reqId === req.id ? l.tcId : undefined)).map(issueRef);
   },
 
   'requirements.deleteLinkedTestCases': (ctx) => {

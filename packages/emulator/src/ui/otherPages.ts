@@ -1,8 +1,8 @@
-import { byId, issuesByIds } from '../domain.js';
+import { byId, issuesByIds, linkedIssues } from '../domain.js';
 import type { Issue, RequirementSuite, Store } from '../store.js';
 import { browseUrl, html, type SafeHtml, when } from './html.js';
 import { issuePage, runHref, runPlace } from './issue.js';
-import type { View } from './view.js';
+import { suitePaths, type View } from './view.js';
 import { list, statusBadge, table } from './widgets.js';
 
 /** The pages of a requirement (its tree and linked cases) and of a defect (any other issue type: its runs). */
@@ -38,16 +38,12 @@ export function requirementPage(v: View, req: Issue): SafeHtml {
   const { store } = v;
   const parentEdge = store.requirementChildren.find((e) => e.childId === req.id);
   const parent = parentEdge ? store.issues.get(parentEdge.parentId) : undefined;
-  const cases = issuesByIds(
-    store,
-    store.requirementCases.filter((l) => l.reqId === req.id).map((l) => l.tcId),
+  const cases = linkedIssues(store, (l) => (l.reqId === req.id ? l.tcId : undefined));
+  const suites = suitePaths(
+    store.requirementSuiteMembers.filter((m) => m.reqId === req.id),
+    (m) => store.requirementSuites.get(m.suiteId),
+    (s) => suitePath(store, s),
   );
-  const suites = store.requirementSuiteMembers
-    .filter((m) => m.reqId === req.id)
-    .map((m) => store.requirementSuites.get(m.suiteId))
-    .filter((s) => s !== undefined)
-    .map((s) => suitePath(store, s))
-    .sort();
   const children = tree(store, req.id, new Set([req.id]));
   const caseRows = cases.map(
     (c) =>

@@ -1,11 +1,11 @@
-import { allBugsOfRun, byId, issuesByIds } from '../domain.js';
+import { allBugsOfRun, byId, issuesByIds, linkedIssues } from '../domain.js';
 import type { Issue } from '../store.js';
 import { suitePathOf } from '../suitePath.js';
 import { browseUrl, cycleUrl, html, orDash, type SafeHtml, when } from './html.js';
 import { issuePage, runHref, runPlace } from './issue.js';
 import { attachmentsIndex, cyclesOfPlan, runsByCycle, userLabel } from './model.js';
 import { runCard } from './run.js';
-import type { View } from './view.js';
+import { suitePaths, type View } from './view.js';
 import { list, progress, statusBadge, table } from './widgets.js';
 
 /** The pages of the two test issue types: a test plan (members and cycles) and a test case (steps and history). */
@@ -55,16 +55,12 @@ export function planPage(v: View, plan: Issue): SafeHtml {
 export function casePage(v: View, tc: Issue): SafeHtml {
   const { store } = v;
   const steps = store.caseSteps.filter((s) => s.tcId === tc.id).sort((a, b) => a.seq - b.seq);
-  const requirements = issuesByIds(
-    store,
-    store.requirementCases.filter((l) => l.tcId === tc.id).map((l) => l.reqId),
+  const requirements = linkedIssues(store, (l) => (l.tcId === tc.id ? l.reqId : undefined));
+  const suites = suitePaths(
+    store.testSuiteMembers.filter((m) => m.tcId === tc.id),
+    (m) => store.testSuites.get(m.suiteId),
+    (s) => suitePathOf(store, s),
   );
-  const suites = store.testSuiteMembers
-    .filter((m) => m.tcId === tc.id)
-    .map((m) => store.testSuites.get(m.suiteId))
-    .filter((s) => s !== undefined)
-    .map((s) => suitePathOf(store, s))
-    .sort();
   const plans = issuesByIds(
     store,
     store.planMembers.filter((m) => m.tcId === tc.id).map((m) => m.tpId),

@@ -28,3 +28,16 @@ const TM_PREFIX = SERVICE_PREFIXES.tm[0] ?? '/rest/synapse/latest/public';
 export function attachmentHref(v: View, a: Attachment): string {
   return attachmentUrl({ store: v.store, variant: v.env.variant, origin: v.origin, prefix: TM_PREFIX }, a);
 }
+
+/** The sorted paths of the suites a case or requirement is a member of (`suite` reads a membership's suite). */
+export function suitePaths<M, S>(
+  members: readonly M[],
+  suite: (m: M) => S | undefined,
+  path: (s: S) => string,
+): string[] {
+  return members
+    .map(suite)
+    .filter((s): s is S => s !== undefined)
+    .map(path)
+    .sort();
+}
