@@ -128,7 +128,7 @@ describe('casebridge cycle', () => {
   it('usage errors exit 2; every command has --help with examples', async () => {
     const wrong = await cli(['cycle', 'finish']);
     expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toContain('expected one of create, start, complete, abort, resume, got finish');
+    expect(wrong.stderr).toContain('expected one of create, start, complete, abort, resume, keys, got finish');
     const option = await cli(['doctor', '--frobnicate']);
     expect(option.code).toBe(2);
     expect(option.stderr).toContain("Unknown option '--frobnicate'");

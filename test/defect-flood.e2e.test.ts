@@ -127,7 +127,7 @@ describe('defect flood guard (Jest, cycle mode)', () => {
     expect(out.code, out.stderr).toBe(1);
     expect(bugs(), 'one defect for the refused connection').toHaveLength(1);
     const defect = bugs()[0];
-    expect(defect?.summary).toMatch(/ECONNREFUSED.*\[cb-[0-9a-f]{16}\]$/);
+    expect(defect?.summary).toMatch(/^Environment error \(connection refused\): .*ECONNREFUSED.*\[cb-[0-9a-f]{16}\]$/);
     expect(defect?.description).toContain('Environment error (connection refused)');
     const runs = runsOf('flood db');
     for (const key of DB_KEYS) expect(runs.get(key), key).toMatchObject({ status: 'Failed', bugs: [defect?.key] });

@@ -12,6 +12,8 @@ import {
   mappingProblems,
   NetworkError,
   NotFoundError,
+  type ScreenField,
+  screenProblems,
   type TestManagementClient,
   TimeoutError,
   UnauthorizedError,
@@ -183,6 +185,7 @@ export async function doctor(
             : reach(err, c, 'project'),
         );
       }
+      if (c.defects.enabled) checks.push(await defectScreenCheck(tm, c));
       if (c.mode === 'cycle') {
         const plan = c.testPlan as string;
         const name = cycleNameFor(c, env);
@@ -243,6 +246,74 @@ export async function doctor(
   }
   checks.push(mappingCheck(c, cwd));
   return checks;
+}
+
+/**
+ * The create screen of the defect issue type against `defects.fields`: every required field (but those casebridge
+ * sets, and priority when Jira has a default) given, every given field on the screen, values among the allowed
+ * ones. Jira DC 8.4+'s createmeta, else the older one; a service with neither is a warning.
+ */
+async function defectScreenCheck(tm: TestManagementClient, c: CasebridgeConfig): Promise<Check> {
+  const name = 'defect fields';
+  const project = c.defects.projectKey ?? c.projectKey;
+  const type = c.defects.issueType;
+  const where = `the ${type} create screen of ${project}`;
+  let screen: ScreenField[] | undefined;
+  try {
+    const types = await tm.jira.createMetaIssueTypes({ projectIdOrKey: project, maxResults: 1000 });
+    const it = types.values.find((t) => t.name.toLowerCase() === type.toLowerCase());
+    if (!it) {
+      return {
+        name,
+        ok: false,
+        detail: `issue type ${type} cannot be created in ${project} (${types.values.map((t) => t.name).join(', ')})`,
+        fix: 'set defects.issueType to one of the types listed',
+      };
+    }
+    screen = [];
+    for (let startAt = 0; startAt < 10_000; ) {
+      const page = await tm.jira.createMetaFields({
+        projectIdOrKey: project,
+        issueTypeId: it.id,
+        startAt,
+        maxResults: 1000,
+      });
+      screen.push(...page.values);
+      startAt += page.values.length;
+      if (page.isLast || page.values.length === 0) break;
+    }
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) return reach(err, c, name);
+  }
+  if (!screen) {
+    // Before Jira 8.4 (or a proxy that hides the new resources): the older createmeta.
+    try {
+      const old = await tm.jira.createMeta({ projectKeys: project, expand: 'projects.issuetypes.fields' });
+      const it = old.projects[0]?.issuetypes.find((t) => t.name.toLowerCase() === type.toLowerCase());
+      if (it?.fields) screen = Object.entries(it.fields).map(([id, f]) => ({ ...f, fieldId: f.fieldId ?? id }));
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) return reach(err, c, name);
+    }
+  }
+  if (!screen) {
+    return {
+      name,
+      ok: true,
+      warning: true,
+      detail: `not checked: the service does not describe ${where} (createmeta answered 404)`,
+    };
+  }
+  const problems = screenProblems(screen, c.defects.fields);
+  if (problems.length === 0) {
+    const given = Object.keys(c.defects.fields ?? {});
+    return { name, ok: true, detail: `${where} takes ${given.length ? given.join(', ') : 'the defects as they are'}` };
+  }
+  return {
+    name,
+    ok: false,
+    detail: `${where}: ${problems.map((p) => p.problem).join('; ')} (Jira would refuse every defect)`,
+    fix: problems.map((p) => p.fix).join('; '),
+  };
 }
 
 function mappingCheck(c: CasebridgeConfig, cwd: string): Check {

@@ -5,10 +5,18 @@ import * as z from 'zod';
 import { redact, registerSecret } from '../client/secrets.js';
 import { timeoutsSchema } from '../client/timeouts.js';
 import { ENV_OPTIONS, isPlainObject, mergeOptions, optionsFromEnv } from './config-env.js';
+import { defectFieldsSchema } from './defect-fields.js';
 import type { CasebridgeOptions } from './options.js';
 import { RUN_STATUSES } from './work.js';
 
 export { ENV_OPTIONS, mergeOptions, optionsFromEnv } from './config-env.js';
+export {
+  type DefectFields,
+  defectFieldsSchema,
+  type ScreenField,
+  type ScreenProblem,
+  screenProblems,
+} from './defect-fields.js';
 
 /**
  * The reporter's configuration: the same options for every runner and for the CLI. Sources, highest first: the
@@ -80,8 +88,12 @@ export const configSchema = z
         issueType: z.string().min(1).default('Bug'),
         /** File defects for flaky tests too. */
         onFlaky: z.boolean().default(false),
-        /** `${title}`, `${error}`, `${file}`, `${key}`. */
+        /** Summary template (variables in defect-text.ts); ` [cb-<hash>]` always ends the summary. */
         summaryTemplate: z.string().min(1).default('${title}: ${error}'),
+        /** Description template (the same variables); default: the built-in description. */
+        descriptionTemplate: z.string().min(1).optional(),
+        /** Jira create fields sent with every defect: labels, components, priority, versions, custom fields. */
+        fields: defectFieldsSchema.optional(),
         /** New defects at most per run (per cycle across its machines); 0 files none but still links. */
         maxPerRun: z.number().int().min(0).default(10),
         /** One defect per group of failures with the same normalised error (see groups.ts); false: one per test. */

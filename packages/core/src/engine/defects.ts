@@ -1,23 +1,22 @@
-import { AmbiguousError, NotFoundError } from '../client/errors.js';
+import { AmbiguousError, NotFoundError, ValidationError } from '../client/errors.js';
 import type { TestManagementClient } from '../client/tm.js';
 import type { CasebridgeConfig } from './config.js';
-import { expandTemplate } from './config.js';
 import type { CycleInfo } from './cycles.js';
 import type { DefectCap } from './defect-cap.js';
+import type { DefectRefusals, Refusal } from './defect-refusals.js';
+import { type DefectTextInput, defectDescription, defectSummary, marker, templateVars } from './defect-text.js';
 import { closeAsDuplicate } from './duplicate.js';
 import { primaryError } from './fingerprint.js';
 import { type FailureGroup, groupOf } from './groups.js';
 import { serialByKey } from './keyed.js';
-import { displayName } from './model.js';
-import { ciBuildUrl, truncate } from './text.js';
 import type { RunnerInfo } from './types.js';
 import type { WorkItem } from './work.js';
 
 /**
  * One defect per distinct failure. The failure's group (groups.ts: an environment error whatever the test, another
  * error by type, normalised message and source line; per test when it has no frame in the project) is written into
- * the defect's summary as `[cb-<hash>]`: defects created through a run cannot carry labels, and a
- * summary is searchable with JQL (`summary ~`) on every Jira. Before creating, the project is searched for it: an
+ * the end of the defect's summary as `[cb-<hash>]`, whatever `defects.summaryTemplate` says: a summary is
+ * searchable with JQL (`summary ~`) on every Jira, and labels are the user's (`defects.fields.labels`). Before creating, the project is searched for it: an
  * open match is linked, a closed one makes the new defect a regression that names it. Within one process, one
  * search-and-create per fingerprint runs at a time, and a create whose answer was lost is searched for before it is
  * sent again. Across machines, a search after each create finds a defect another machine filed for the same failure
@@ -26,6 +25,9 @@ import type { WorkItem } from './work.js';
  * The flood guard (DefectCap): in a cycle, a group whose marker is already in the cycle's defect list links that
  * defect without a search; a new defect takes a slot under `defects.maxPerRun` first, and without one the failure
  * is not filed (its run still gets its status and a comment saying why).
+ *
+ * A create Jira refuses for its fields (defect-refusals.ts) is not sent again: the failure is not filed, its run
+ * gets its status and a comment naming the fields, and no other defect is created in the run.
  */
 
 /**
@@ -44,23 +46,25 @@ export interface DefectInput {
   /** The run step that failed, when the failure belongs to a step: the defect is filed from the step. */
   stepRunId?: number;
   /**
-   * Defects this run found or filed, by group key: a second failure of the group links it. `''`: the group got
-   * none (the cap), and its other failures get none either.
+   * What became of each group in this run, by group key: a second failure of the group links its defect, or (the
+   * cap, a refused create) gets none either.
    */
-  known: Map<string, string>;
+  known: Map<string, DefectOutcome>;
   /** The cycle of the run (cycle mode): its defect list is the state shared with other machines. */
   cycle?: CycleInfo;
   cap: DefectCap;
+  refusals: DefectRefusals;
   runner: RunnerInfo;
   signal: AbortSignal;
 }
 
-export function marker(hash: string): string {
-  return `cb-${hash}`;
-}
-
-/** What became of a failure: its defect (filed now or existing), or none because the cap was reached. */
-export type DefectOutcome = { key: string; created: boolean } | { key?: undefined; notFiled: true };
+/**
+ * What became of a failure: its defect (filed now or existing), or none because the cap was reached or (`refusal`)
+ * Jira refused the create's fields.
+ */
+export type DefectOutcome =
+  | { key: string; created: boolean }
+  | { key?: undefined; notFiled: true; refusal?: Refusal | undefined };
 
 export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
   const group = groupOf(input.item.test, input.config.defects.group);
@@ -69,10 +73,9 @@ export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
   return inFlight([k], async () => {
     // A second failure of the group in this run links the defect of the first (or, capped, gets none either).
     const earlier = input.known.get(k);
-    if (earlier) return { key: earlier, created: false };
-    if (earlier === '') return { notFiled: true };
+    if (earlier) return earlier.key === undefined ? earlier : { key: earlier.key, created: false };
     const found = await fileOrLink(input, project, group);
-    input.known.set(k, found.key ?? '');
+    input.known.set(k, found);
     return found;
   });
 }
@@ -101,8 +104,16 @@ async function fileOrLink(input: DefectInput, project: string, group: FailureGro
     cap.noteLinked(open.key);
     return { key: open.key, created: false };
   }
-  if (!(await cap.reserve(input.cycle))) return { notFiled: true };
-  return createDefect(input, project, group, found[found.length - 1]?.key);
+  const answered = await input.refusals.turn();
+  try {
+    // After a refused create every other would be refused too (the same defects.fields): not sent.
+    const refused = input.refusals.blocking;
+    if (refused) return { notFiled: true, refusal: refused };
+    if (!(await cap.reserve(input.cycle))) return { notFiled: true };
+    return await createDefect(input, project, group, found[found.length - 1]?.key);
+  } finally {
+    answered();
+  }
 }
 
 async function createDefect(
@@ -110,7 +121,7 @@ async function createDefect(
   project: string,
   group: FailureGroup,
   regressionOf: string | undefined,
-): Promise<{ key: string; created: boolean }> {
+): Promise<DefectOutcome> {
   const { tm, signal, cap } = input;
   const hash = group.hash;
   const fields = defectFields(input, project, group, regressionOf);
@@ -144,6 +155,8 @@ async function createDefect(
     }
   } catch (err) {
     cap.settle(undefined);
+    // Refused for its fields (500 from synapseRT, 400 from Jira): permanent for this defect, not for the run.
+    if (err instanceof ValidationError) return { notFiled: true, refusal: input.refusals.refused(err) };
     throw err;
   }
   cap.settle(key);
@@ -160,44 +173,36 @@ async function createDefect(
 }
 
 function defectFields(input: DefectInput, project: string, group: FailureGroup, regressionOf: string | undefined) {
-  const hash = group.hash;
-  const t = input.item.test;
-  const err = primaryError(t);
-  const firstLine = (err?.message ?? 'failed').split('\n').find((l) => l.trim() !== '') ?? 'failed';
-  const title = t.titlePath[t.titlePath.length - 1] ?? displayName(t);
-  const tag = ` [${marker(hash)}]`;
-  const summary = `${truncate(
-    expandTemplate(
-      input.config.defects.summaryTemplate,
-      { title, error: firstLine.trim(), file: t.file, key: input.item.key },
-      {},
-    ).replace(/\s+/g, ' '),
-    255 - tag.length,
-  )}${tag}`;
-  const ci = ciBuildUrl(process.env);
-  const description = [
-    regressionOf ? `Regression: ${regressionOf} had the same failure and is closed.` : undefined,
-    `Test: ${displayName(t)}${t.project ? ` [${t.project}]` : ''} (${input.runner.name})`,
-    `Test case: ${input.item.key}, run ${input.runId}`,
-    group.environment
-      ? `Environment error (${group.environment}): every test failing with it links this defect.`
-      : group.perTest
-        ? undefined
-        : `Failure group: ${group.type} at ${group.frame}; other tests failing the same way there link this defect.`,
-    ci ? `CI build: ${ci}` : undefined,
-    '',
-    '{noformat}',
-    truncate(err?.message ?? '(no error message)', 8000),
-    '{noformat}',
-    err?.stack ? `{noformat}\n${truncate(err.stack, 8000)}\n{noformat}` : undefined,
-    `Fingerprint: ${marker(hash)}`,
-  ]
-    .filter((l) => l !== undefined)
-    .join('\n');
-  return {
-    project: { key: project },
-    summary,
-    description,
-    issuetype: { name: input.config.defects.issueType },
+  const d = input.config.defects;
+  const text: DefectTextInput = {
+    test: input.item.test,
+    error: primaryError(input.item.test),
+    key: input.item.key,
+    runId: input.runId,
+    runner: input.runner.name,
+    group,
+    regressionOf,
   };
+  const vars = templateVars(text);
+  return {
+    ...d.fields,
+    project: { key: project },
+    summary: defectSummary(summaryTemplateOf(d.summaryTemplate, group), vars, group.hash),
+    description: defectDescription(d.descriptionTemplate, vars, text),
+    issuetype: { name: d.issueType },
+  };
+}
+
+/** The default summary template (config.ts). */
+const DEFAULT_SUMMARY = '${title}: ${error}';
+
+/**
+ * An environment error's defect is every test's that hit it, not the first one's: with the default template its
+ * summary names the error and its kind instead of a test (`Environment error (connection refused): connect
+ * ECONNREFUSED 10.0.0.5:5432`). A template the user set is used as it is.
+ */
+function summaryTemplateOf(template: string, group: FailureGroup): string {
+  return group.environment && template === DEFAULT_SUMMARY
+    ? `Environment error (${group.environment}): \${error}`
+    : template;
 }

@@ -7,7 +7,8 @@ import type { CasebridgeConfig } from './config.js';
 import { CycleRuns } from './cycle-runs.js';
 import { type CycleInfo, Cycles, withCycleOpen } from './cycles.js';
 import { DefectCap } from './defect-cap.js';
-import { findOrFileDefect } from './defects.js';
+import { DefectRefusals, type Refusal } from './defect-refusals.js';
+import { type DefectOutcome, findOrFileDefect } from './defects.js';
 import { serialByKey } from './keyed.js';
 import { displayName, outcomeOf } from './model.js';
 import { jiraCheck, orIfMissing, PermanentProblem } from './problems.js';
@@ -29,6 +30,8 @@ export interface DeliveryStats {
   repoProblems: string[];
   /** `notFiled`: failures that got no defect because of `defects.maxPerRun`, with the reason. */
   defects: { created: string[]; linked: string[]; notFiled?: number; notFiledReason?: string };
+  /** Defects Jira refused for their fields: one problem line per distinct refusal, with the count. */
+  defectProblems: string[];
   attachments: AttachmentStats;
 }
 
@@ -56,11 +59,14 @@ export class Delivery {
   private sequenceNo = 0;
   private readonly defects = { created: new Set<string>(), linked: new Set<string>() };
   /** Defects found or filed by this run, by failure group (see findOrFileDefect). */
-  private readonly knownDefects = new Map<string, string>();
+  private readonly knownDefects = new Map<string, DefectOutcome>();
   /** The flood guard: new defects per run, per cycle across machines (see DefectCap). */
   private readonly defectCap: DefectCap;
   /** Failures that got no defect because of the cap (counted once each, even when their delivery is retried). */
   private readonly notFiled = new WeakSet<WorkItem>();
+  /** Creates Jira refused for their fields, and the failures each left without a defect (see DefectRefusals). */
+  private readonly refusals: DefectRefusals;
+  private readonly refusedItems = new WeakMap<WorkItem, Refusal>();
   /** Status this process wrote to each run, and the status writes of each run, one after the other (see bulk). */
   private readonly runStatus = new Map<number, string>();
   private readonly inRunOrder = serialByKey<number>();
@@ -85,6 +91,7 @@ export class Delivery {
     this.svc = { tm, dryRun, o: { signal } };
     this.checkJira = jiraCheck(tm, config.url, signal);
     this.defectCap = new DefectCap(config.defects.maxPerRun, tm, signal);
+    this.refusals = new DefectRefusals(config.defects.fields);
     const standInId = () => ++this.sequenceNo;
     this.cycles = new Cycles(this.svc, this.checkJira);
     this.runs = new CycleRuns(this.svc, this.cycles, this.badKeys, standInId, onProgress);
@@ -135,6 +142,7 @@ export class Delivery {
         linked: [...this.defects.linked],
         ...this.defectCap.notFiled(this.config.mode === 'cycle'),
       },
+      defectProblems: this.refusals.lines(),
       attachments: this.files.stats(),
     };
   }
@@ -180,7 +188,8 @@ export class Delivery {
     const notes = await this.files.send(cycle, item, runId, replaying);
     const defect = await this.defectOf(item, cycle, runId, failedStepId);
     const bugs = defect ? [defect] : [];
-    const why = this.notFiled.has(item) ? [this.defectCap.note()] : [];
+    const refused = this.refusedItems.get(item);
+    const why = refused ? [this.refusals.note(refused)] : this.notFiled.has(item) ? [this.defectCap.note()] : [];
     const comment = commentFor(item, [...notes, ...why], this.pipeline);
     const status = runStatusOf(item.test, this.config.statusMap);
     await this.inRunOrder([runId], async () => {
@@ -238,11 +247,15 @@ export class Delivery {
           known: this.knownDefects,
           ...(cycle ? { cycle } : {}),
           cap: this.defectCap,
+          refusals: this.refusals,
           runner: this.runner,
           signal: this.signal,
         }),
       );
-      if (d.key === undefined) {
+      if (d.key === undefined && d.refusal) {
+        if (!this.refusedItems.has(item)) this.refusals.noteNotFiled(d.refusal, item.key);
+        this.refusedItems.set(item, d.refusal);
+      } else if (d.key === undefined) {
         if (!this.notFiled.has(item)) this.defectCap.noteNotFiled();
         this.notFiled.add(item);
       } else {

@@ -1,3 +1,5 @@
+import type { DefectFields } from './defect-fields.js';
+
 /**
  * The options a reporter, a `casebridge.config.*` file or the CLI takes, as a plain type: no zod in it, so a
  * reporter's declaration files need nothing but this package (config.ts checks at compile time that it is exactly
@@ -47,8 +49,20 @@ export interface CasebridgeOptions {
         issueType?: string | undefined;
         /** File defects for flaky tests too (default false). */
         onFlaky?: boolean | undefined;
-        /** `${title}`, `${error}`, `${file}`, `${key}` (default `${title}: ${error}`). */
+        /**
+         * Summary template (default `${title}: ${error}`): `${title}`, `${test}`, `${error}`, `${errorFull}`,
+         * `${file}`, `${line}`, `${location}`, `${ciUrl}`, `${runner}`, `${project}`, `${key}` and any `${ENV_VAR}`.
+         * ` [cb-<hash>]` always ends the summary (deduplication searches for it).
+         */
         summaryTemplate?: string | undefined;
+        /** Description template, the same variables; default: the built-in description (test, run, error, stack). */
+        descriptionTemplate?: string | undefined;
+        /**
+         * Jira create fields sent with every defect, in Jira's shape: `labels`, `components`, `priority`,
+         * `fixVersions`, `versions`, `assignee`, `duedate`, `environment`, `customfield_NNNNN` (any JSON).
+         * `casebridge doctor` checks them against the create screen.
+         */
+        fields?: DefectFields | undefined;
         /**
          * New defects at most per run (`CASEBRIDGE_DEFECTS_MAX`, default 10); in cycle mode per cycle, counted
          * across the machines reporting into it. Beyond it failures get their status and a comment but no new

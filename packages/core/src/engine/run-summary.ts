@@ -44,7 +44,9 @@ export function assembleSummary(p: SummaryParts): RunSummary {
       `${key}: not a test case${p.plan ? ` that can be added to test plan ${p.plan}` : ''}: check the key in the test's title or the mapping file`,
     );
   }
-  for (const line of d?.repoProblems ?? []) if (!p.problems.includes(line)) p.problems.push(line);
+  for (const line of [...(d?.repoProblems ?? []), ...(d?.defectProblems ?? [])]) {
+    if (!p.problems.includes(line)) p.problems.push(line);
+  }
   const base = p.url && p.calls === undefined ? p.url : undefined;
   const cycle = d?.cycle && base ? { ...d.cycle, url: cycleUrl(base, d.cycle.plan, d.cycle.id) } : d?.cycle;
   const { failures, omitted } = failuresOf(p.items, base, cycle);
