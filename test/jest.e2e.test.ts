@@ -214,7 +214,7 @@ describe('Jest reporter, cycle mode', () => {
     const links = [...row.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1] as string);
     expect(links).toHaveLength(3);
     expect(links[0]).toBe(`${emu.url}/browse/DEMO-5`);
-    expect(links[1]).toMatch(new RegExp(`^${cycleUrl.replace(/[?.]/g, '\\$&')}#run-\\d+$`));
+    expect(links[1]).toMatch(new RegExp(`^${cycleUrl.replace(/[?.]/g, '\\$&')}&run=(\\d+)#run-\\1$`));
     expect(links[2]).toBe(`${emu.url}/browse/${bug}`);
     // Every link opens a page of the emulator's web UI; the run's anchor is on its cycle's page.
     for (const link of [cycleUrl, ...links]) {

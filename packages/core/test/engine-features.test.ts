@@ -535,7 +535,7 @@ describe('summary and dry run', () => {
         defect: bug,
         defectCreated: true,
         caseUrl: `${emu.url}/browse/DEMO-5`,
-        runUrl: `${cycle}#run-${run?.id}`,
+        runUrl: `${cycle}&run=${run?.id}#run-${run?.id}`,
         defectUrl: `${emu.url}/browse/${bug}`,
       },
     ]);
@@ -544,12 +544,12 @@ describe('summary and dry run', () => {
     expect(printed).toContain(`    ${bug}  ${emu.url}/browse/${bug}`);
     const annotation = lines.find((l) => l.startsWith('::error '));
     expect(annotation).toBe(
-      `::error file=${failing.file},line=17,title=casebridge%3A DEMO-5 failed::expected 200%0Atest: ${failing.file} > DEMO-5 pays | with a card%0Acase: ${emu.url}/browse/DEMO-5%0Arun: ${cycle}#run-${run?.id}%0Anew defect: ${emu.url}/browse/${bug}`,
+      `::error file=${failing.file},line=17,title=casebridge%3A DEMO-5 failed::expected 200%0Atest: ${failing.file} > DEMO-5 pays | with a card%0Acase: ${emu.url}/browse/DEMO-5%0Arun: ${cycle}&run=${run?.id}#run-${run?.id}%0Anew defect: ${emu.url}/browse/${bug}`,
     );
     const text = readFileSync(file, 'utf8');
     expect(text).toContain('#### Failures (1)');
     expect(text).toContain(
-      `| t.spec.ts \\> DEMO-5 pays \\| with a card<br>expected 200<br>t.spec.ts:17 | [DEMO-5](${emu.url}/browse/DEMO-5) | [run ${run?.id}](${cycle}#run-${run?.id}) | [${bug}](${emu.url}/browse/${bug}) (new) |`,
+      `| t.spec.ts \\> DEMO-5 pays \\| with a card<br>expected 200<br>t.spec.ts:17 | [DEMO-5](${emu.url}/browse/DEMO-5) | [run ${run?.id}](${cycle}&run=${run?.id}#run-${run?.id}) | [${bug}](${emu.url}/browse/${bug}) (new) |`,
     );
   });
 

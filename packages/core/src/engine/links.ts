@@ -6,7 +6,8 @@ import type { WorkItem } from './work.js';
 /**
  * Where a person reads the results in Jira. Issues are at Jira's own `/browse/<KEY>`. synapseRT shows a test cycle
  * as a view of its test plan's issue page, so a cycle's link is the plan's page with the cycle's id
- * (`/browse/<PLAN>?cycle=<id>`), and a run's is that page's anchor for it (`#run-<id>`): the emulator's web UI
+ * (`/browse/<PLAN>?cycle=<id>`), and a run's is that page at the run (`&run=<id>#run-<id>`: a long cycle is shown a
+ * page at a time, and `run` picks the page that holds it): the emulator's web UI
  * serves the same paths, so the links printed in a local rehearsal open there.
  */
 export function issueUrl(base: string, key: string): string {
@@ -20,7 +21,7 @@ export function cycleUrl(base: string, plan: string, cycleId: number): string {
 export function runUrl(base: string, plan: string | undefined, cycleId: number | undefined, runId: number): string {
   // An ad hoc run has no plan: the case's page lists it in its execution history.
   if (!plan || cycleId === undefined) return '';
-  return `${cycleUrl(base, plan, cycleId)}#run-${runId}`;
+  return `${cycleUrl(base, plan, cycleId)}&run=${runId}#run-${runId}`;
 }
 
 function trimSlash(url: string): string {

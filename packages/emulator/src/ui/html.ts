@@ -53,8 +53,16 @@ export function href(path: string, query: Record<string, string | number | undef
 export const browseUrl = (key: string): string => `/browse/${encodeURIComponent(key)}`;
 
 /** The cycle page: a view of the plan's issue page, optionally filtered by run status, optionally at one run. */
-export function cycleUrl(planKey: string, cycleId: number, o: { status?: string; runId?: number } = {}): string {
-  const url = href(browseUrl(planKey), { cycle: cycleId, status: o.status });
+/**
+ * A cycle page's address; with `runId`, the page of the cycle that holds that run (`&run=`), scrolled to it (`#run-`):
+ * a long cycle is shown a page at a time, and the anchor alone would only work on the first page.
+ */
+export function cycleUrl(
+  planKey: string,
+  cycleId: number,
+  o: { status?: string; runId?: number; page?: number } = {},
+): string {
+  const url = href(browseUrl(planKey), { cycle: cycleId, status: o.status, page: o.page, run: o.runId });
   return o.runId === undefined ? url : `${url}#run-${o.runId}`;
 }
 

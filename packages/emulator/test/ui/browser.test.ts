@@ -133,7 +133,7 @@ describe.skipIf(!HAS_CHROMIUM)('web UI in Chromium (needs /usr/bin/chromium)', (
     await page.waitForURL(`**/browse/${filled.bugKey}`);
     expect(await page.locator('h1').textContent()).toBe('Checkout refuses a saved card');
     await page.locator(`a[href$="#run-${filled.failedRun}"]`).click();
-    await page.waitForURL(`**/browse/DEMO-1?cycle=${filled.cycleId}#run-${filled.failedRun}`);
+    await page.waitForURL(`**/browse/DEMO-1?cycle=${filled.cycleId}&run=${filled.failedRun}#run-${filled.failedRun}`);
     const box = await page.locator(`#run-${filled.failedRun}`).boundingBox();
     expect(box && box.y >= 0 && box.y < 900, 'the run is scrolled into view').toBe(true);
     await page.close();

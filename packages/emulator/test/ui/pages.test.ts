@@ -118,6 +118,41 @@ describe('web UI pages (loopback)', () => {
     ]);
   });
 
+  it('shows a long cycle 100 runs a page; run= opens the page that holds the run, and the live fragment keeps it', async () => {
+    const keys = Array.from({ length: 230 }, (_, i) => `PAGE-${i}`);
+    const created = await Promise.all(
+      keys.map((summary) =>
+        call(emu(), 'POST', '/rest/api/2/issue', {
+          body: { fields: { project: { key: 'DEMO' }, issuetype: { name: 'Test Case' }, summary } },
+        }),
+      ),
+    );
+    const caseKeys = created.map((r) => (r.json as { key: string }).key);
+    await call(emu(), 'POST', `${TM}/testPlan/DEMO-1/addMembers`, { body: { testCaseKeys: caseKeys } });
+    const cycle = await call(emu(), 'POST', `${TM}/testPlan/DEMO-1/addCycle`, {
+      body: { name: 'Long nightly', preloadRuns: 'yes' },
+    });
+    expect(cycle.status).toBe(200);
+    const id = emu().store.cycles.find((c) => c.name === 'Long nightly')?.id as number;
+    const runs = emu()
+      .store.runs.filter((r) => r.cycleId === id)
+      .sort((a, b) => a.order - b.order || a.id - b.id);
+    expect(runs.length).toBeGreaterThan(200);
+    const idsOn = (text: string) => [...text.matchAll(/<article class="run" id="run-(\d+)"/g)].map((m) => Number(m[1]));
+    const first = await get(`/browse/DEMO-1?cycle=${id}`);
+    expect(idsOn(first.text)).toHaveLength(100);
+    expect(first.text).toContain(`1–100 shown`);
+    expect(first.text).toContain(`<a href="/browse/DEMO-1?cycle=${id}&amp;page=2">Next</a>`);
+    const last = runs[runs.length - 1]?.id as number;
+    const atRun = await get(`/browse/DEMO-1?cycle=${id}&run=${last}`);
+    expect(idsOn(atRun.text)).toContain(last);
+    expect(atRun.text).toContain('aria-current="page">Page 3</a>');
+    const fragment = await get(`/ui/fragments/cycle?cycle=${id}&run=${last}`);
+    expect(idsOn(fragment.text)).toContain(last);
+    const beyond = await get(`/browse/DEMO-1?cycle=${id}&page=99`);
+    expect(idsOn(beyond.text)).toContain(last);
+  });
+
   it('serves a test case: steps, requirements, plans and the execution history with ad hoc runs', async () => {
     const adhoc = await call(emu(), 'PUT', `${TM}/testRun/adhoc/create/DEMO-5`);
     expect(adhoc.status, adhoc.text).toBe(200);
@@ -132,7 +167,7 @@ describe('web UI pages (loopback)', () => {
     expect(r.text).toContain('<a href="/browse/DEMO-1">DEMO-1</a> Release 1.0 regression');
     // History: both cycles' runs and the ad hoc one, each linked to where its card is.
     expect(r.text).toContain(
-      `<a href="/browse/DEMO-1?cycle=${filled.cycleId}#run-${filled.failedRun}">Run ${filled.failedRun}</a>`,
+      `<a href="/browse/DEMO-1?cycle=${filled.cycleId}&amp;run=${filled.failedRun}#run-${filled.failedRun}">Run ${filled.failedRun}</a>`,
     );
     expect(r.text).toContain(`<a href="/browse/DEMO-1?cycle=${filled.cycleId}">Sprint 2 nightly</a>`);
     expect(r.text).toContain(`<a href="/browse/DEMO-5#run-${adhocRun}">Ad hoc</a>`);
@@ -160,7 +195,7 @@ describe('web UI pages (loopback)', () => {
     expect(r.text).toContain('<h1>Checkout refuses a saved card</h1>');
     expect(r.text).toContain('Seen in the nightly run.');
     expect(r.text).toContain(
-      `<a href="/browse/DEMO-1?cycle=${filled.cycleId}#run-${filled.failedRun}">Run ${filled.failedRun}</a>`,
+      `<a href="/browse/DEMO-1?cycle=${filled.cycleId}&amp;run=${filled.failedRun}#run-${filled.failedRun}">Run ${filled.failedRun}</a>`,
     );
     expect(r.text).toContain('<a href="/browse/DEMO-5">DEMO-5</a> Checkout with a saved card');
   });
