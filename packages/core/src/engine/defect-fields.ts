@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { DefectFields } from './options.js';
 
 /**
  * `defects.fields`: the Jira create fields casebridge sends with every defect it files, in Jira's create shape
@@ -9,28 +10,7 @@ import * as z from 'zod';
  * own option.
  */
 
-/** A component, version or priority: by name (case-insensitive in Jira) or by id. */
-// A type, not an interface: it must fit the contract's loose `{ [x: string]: unknown }` objects.
-export type JiraRef = {
-  name?: string | undefined;
-  id?: string | undefined;
-};
-
-export interface DefectFields {
-  /** Labels without spaces (Jira refuses a label with a space). */
-  labels?: string[] | undefined;
-  components?: JiraRef[] | undefined;
-  priority?: JiraRef | undefined;
-  fixVersions?: JiraRef[] | undefined;
-  /** Affects version(s). */
-  versions?: JiraRef[] | undefined;
-  assignee?: { name: string } | undefined;
-  /** `yyyy-MM-dd`. */
-  duedate?: string | undefined;
-  environment?: string | undefined;
-  /** Any custom field of the create screen, in Jira's create shape. */
-  [customField: `customfield_${number}`]: unknown;
-}
+export type { DefectFields, JiraRef } from './options.js';
 
 /** Fields casebridge writes itself, with the option that sets each. */
 const OWN: Record<string, string> = {

@@ -1,5 +1,3 @@
-import type { DefectFields } from './defect-fields.js';
-
 /**
  * The options a reporter, a `casebridge.config.*` file or the CLI takes, as a plain type: no zod in it, so a
  * reporter's declaration files need nothing but this package (config.ts checks at compile time that it is exactly
@@ -158,4 +156,27 @@ export interface CasebridgeOptions {
   annotations?: boolean | undefined;
   /** Report in watch mode (Vitest): each rerun once. */
   watch?: boolean | undefined;
+}
+
+/** A component, version or priority: by name (case-insensitive in Jira) or by id. */
+// A type, not an interface: it must fit the contract's loose `{ [x: string]: unknown }` objects.
+export type JiraRef = {
+  name?: string | undefined;
+  id?: string | undefined;
+};
+
+export interface DefectFields {
+  /** Labels without spaces (Jira refuses a label with a space). */
+  labels?: string[] | undefined;
+  components?: JiraRef[] | undefined;
+  priority?: JiraRef | undefined;
+  fixVersions?: JiraRef[] | undefined;
+  /** Affects version(s). */
+  versions?: JiraRef[] | undefined;
+  assignee?: { name: string } | undefined;
+  /** `yyyy-MM-dd`. */
+  duedate?: string | undefined;
+  environment?: string | undefined;
+  /** Any custom field of the create screen, in Jira's create shape. */
+  [customField: `customfield_${number}`]: unknown;
 }
