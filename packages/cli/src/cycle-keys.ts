@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import {
   type CasebridgeConfig,
@@ -6,7 +5,7 @@ import {
   keyPattern,
   loadConfig,
   type MappingFile,
-  mappingProblems,
+  readMappingFile,
   type TestManagementClient,
 } from '@casebridge/core';
 import { CycleError } from './cycle.js';
@@ -141,18 +140,12 @@ async function configFor(query: KeysQuery, cwd: string, env: NodeJS.ProcessEnv, 
 
 /** The mapping file (mappingFile, default casebridge.keys.json), or `{}` with a note when it is missing or wrong. */
 function readMapping(c: CasebridgeConfig, cwd: string, notes: string[]): MappingFile {
-  const file = resolve(cwd, c.mappingFile);
-  if (!existsSync(file)) return {};
-  try {
-    const value: unknown = JSON.parse(readFileSync(file, 'utf8'));
-    const re = keyPattern({ pattern: c.keyPattern, projectKeys: [c.projectKey] });
-    const problems = mappingProblems(value, re);
-    if (problems.length === 0) return value as MappingFile;
+  const re = keyPattern({ pattern: c.keyPattern, projectKeys: [c.projectKey] });
+  const { mapping, problems } = readMappingFile(resolve(cwd, c.mappingFile), re);
+  if (problems.length) {
     notes.push(`${c.mappingFile} not used: ${problems[0]}${problems.length > 1 ? ` (+${problems.length - 1})` : ''}`);
-  } catch (err) {
-    notes.push(`${c.mappingFile} not used: not valid JSON (${(err as Error).message})`);
   }
-  return {};
+  return mapping;
 }
 
 /** The user `--tester` names: `me` is the user the credentials belong to (Jira's `myself`). */

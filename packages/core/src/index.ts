@@ -22,7 +22,7 @@ export { Engine } from './engine/engine.js';
 export * from './engine/fingerprint.js';
 export { Journal, type JournalEntry } from './engine/journal.js';
 export * from './engine/mapping.js';
-export { writeMapping } from './engine/mapping-file.js';
+export { readMappingFile, writeMapping } from './engine/mapping-file.js';
 export * from './engine/model.js';
 export type { Service } from './engine/service.js';
 export * from './engine/types.js';

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -9,7 +9,7 @@ import {
   loadConfig,
   type MappingFile,
   mappingKey,
-  mappingProblems,
+  readMappingFile,
   redact,
   resolveKeys,
   type TestResult,
@@ -104,18 +104,12 @@ export async function syncCommand(args: string[], io: Io): Promise<number> {
   const c = loaded.config;
   const re = keyPattern(c.keyPattern ? { pattern: c.keyPattern } : { projectKeys: [c.projectKey] });
   const mappingPath = resolve(dir, c.mappingFile);
-  let mapping: MappingFile = {};
-  if (existsSync(mappingPath)) {
-    try {
-      const value: unknown = JSON.parse(readFileSync(mappingPath, 'utf8'));
-      const problems = mappingProblems(value, re);
-      if (problems.length) throw new Error(problems.join('; '));
-      mapping = value as MappingFile;
-    } catch (err) {
-      io.err(`casebridge sync: ${c.mappingFile}: ${(err as Error).message}`);
-      return 2;
-    }
+  const read = readMappingFile(mappingPath, re);
+  if (read.problems.length) {
+    io.err(`casebridge sync: ${c.mappingFile}: ${read.problems.join('; ')}`);
+    return 2;
   }
+  const mapping: MappingFile = read.mapping;
 
   let tests: ListedTest[];
   try {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { MappingFile } from './mapping.js';
+import { type MappingFile, mappingProblems } from './mapping.js';
 
 /**
  * Adds keys to the mapping file: read, merge, write to a temporary file and rename, so a concurrent writer on the
@@ -24,4 +24,19 @@ export function writeMapping(path: string, added: MappingFile): void {
   const tmp = `${path}.${randomUUID().slice(0, 8)}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(sorted, null, 2)}\n`);
   renameSync(tmp, path);
+}
+
+/**
+ * Reads and checks the mapping file: `{}` when there is none; the problems (not valid JSON, a value that is not a
+ * key of `keyRe`...) with an empty mapping when it cannot be used. The reporter, `sync` and `cycle keys` read it so.
+ */
+export function readMappingFile(path: string, keyRe: RegExp): { mapping: MappingFile; problems: string[] } {
+  if (!existsSync(path)) return { mapping: {}, problems: [] };
+  try {
+    const value: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    const problems = mappingProblems(value, keyRe);
+    return { mapping: problems.length === 0 ? (value as MappingFile) : {}, problems };
+  } catch (err) {
+    return { mapping: {}, problems: [`not valid JSON (${(err as Error).message})`] };
+  }
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { type DryRunClients, withDryRun } from '../client/dry-run.js';
@@ -10,7 +10,8 @@ import type { CasebridgeConfig } from './config.js';
 import { Delivery } from './delivery.js';
 import { Journal } from './journal.js';
 import { Journaling } from './journaling.js';
-import { keyPattern, type MappingFile, mappingProblems, titleWithoutKeys } from './mapping.js';
+import { keyPattern, type MappingFile, titleWithoutKeys } from './mapping.js';
+import { readMappingFile } from './mapping-file.js';
 import { pipelineId } from './text.js';
 import type { EngineContext } from './types.js';
 import type { Target } from './work.js';
@@ -139,15 +140,7 @@ function realPath(p: string): string {
 }
 
 function loadMapping(c: CasebridgeConfig, cwd: string, keyRe: RegExp, problems: string[]): MappingFile {
-  const file = resolve(cwd, c.mappingFile);
-  if (!existsSync(file)) return {};
-  try {
-    const value: unknown = JSON.parse(readFileSync(file, 'utf8'));
-    const found = mappingProblems(value, keyRe);
-    problems.push(...found.map((p) => `${c.mappingFile}: ${p}`));
-    return found.length === 0 ? (value as MappingFile) : {};
-  } catch (err) {
-    problems.push(`${c.mappingFile}: not valid JSON (${(err as Error).message})`);
-    return {};
-  }
+  const read = readMappingFile(resolve(cwd, c.mappingFile), keyRe);
+  problems.push(...read.problems.map((p) => `${c.mappingFile}: ${p}`));
+  return read.mapping;
 }

@@ -160,7 +160,7 @@ function notFiledLine(d: RunSummary['defects']): string {
   return `${d.notFiled} failure(s) not filed as defects: ${d.notFiledReason ?? 'the cap of new defects was reached'}`;
 }
 
-function keys(keys: readonly string[], base: string | undefined): string {
+function keyLinks(keys: readonly string[], base: string | undefined): string {
   return keys.map((k) => (base ? link(k, issueUrl(base, k)) : k)).join(', ');
 }
 
@@ -170,12 +170,12 @@ export function markdownSummary(s: RunSummary): string {
   const out = [`### casebridge${s.dryRun ? ' (dry run)' : ''}`, ''];
   if (s.cycle) {
     const name = s.cycle.url ? `[${cell(s.cycle.name)}](${s.cycle.url})` : `**${cell(s.cycle.name)}**`;
-    out.push(`Cycle ${name} (id ${s.cycle.id}) of test plan ${keys([s.cycle.plan], s.url)}`, '');
+    out.push(`Cycle ${name} (id ${s.cycle.id}) of test plan ${keyLinks([s.cycle.plan], s.url)}`, '');
   }
   out.push('| outcome | tests |', '|---|---|', ...rows, '');
   out.push(...failureTable(s));
-  if (s.defects.created.length) out.push(`Defects created: ${keys(s.defects.created, s.url)}`, '');
-  if (s.defects.linked.length) out.push(`Defects linked: ${keys(s.defects.linked, s.url)}`, '');
+  if (s.defects.created.length) out.push(`Defects created: ${keyLinks(s.defects.created, s.url)}`, '');
+  if (s.defects.linked.length) out.push(`Defects linked: ${keyLinks(s.defects.linked, s.url)}`, '');
   if (s.defects.notFiled) out.push(notFiledLine(s.defects), '');
   if (s.unmapped.length) out.push(`${s.unmapped.length} test(s) without a case key`, '');
   if (s.problems.length) out.push('Problems:', '', ...s.problems.map((p) => `- ${p}`), '');
