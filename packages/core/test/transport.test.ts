@@ -115,13 +115,16 @@ describe('safe operations are retried', () => {
     expect(at(await requestLog(emu()), 'GET', MEMBERS)).toHaveLength(3);
   });
 
-  it('does not retry a 500: this service answers validation errors with it', async () => {
+  it('retries a 500 (a refusal or an internal error: the client cannot tell) a bounded number of times', async () => {
     await setFaults(emu(), [{ route: MEMBERS_ROUTE, errors: { '500': 1 }, times: 1 }]);
     const c = client();
+    expect((await c.plans.members({ testPlanIssueKey: 'DEMO-1' })).length).toBeGreaterThan(0);
+    expect(c.transport.stats.requests).toBe(2);
+    await setFaults(emu(), [{ route: MEMBERS_ROUTE, errors: { '500': 1 } }]);
     const err = await failure(c.plans.members({ testPlanIssueKey: 'DEMO-1' }));
     expect(err).toBeInstanceOf(ValidationError);
-    expect(c.transport.stats.requests).toBe(1);
-    expect(at(await requestLog(emu()), 'GET', MEMBERS)).toHaveLength(1);
+    expect(err).toMatchObject({ uncertain: true, retryable: true, mayHaveApplied: false, retries: 2 });
+    expect(at(await requestLog(emu()), 'GET', MEMBERS).map((e) => e.status)).toEqual([500, 200, 500, 500, 500]);
   });
 });
 

@@ -10,6 +10,15 @@ export function backoffDelay(attempt: number, baseMs: number, capMs: number, ran
 }
 
 /**
+ * A wait of at least half the capped exponential bound ("equal jitter"): for answers that ask for a pause, a 500 or a
+ * `Retry-After: 0`, where full jitter could mean sending again at once.
+ */
+export function pauseDelay(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random) {
+  const bound = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 30));
+  return Math.floor(bound / 2 + (random() * bound) / 2);
+}
+
+/**
  * A `Retry-After` header in milliseconds: delta-seconds (`120`) or an HTTP date. Undefined when absent or
  * unparseable; a date in the past is 0.
  */

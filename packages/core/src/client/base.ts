@@ -18,7 +18,7 @@ import {
 } from './errors.js';
 import type { CallOptions, Methods, OutputOf } from './method-types.js';
 import { type FileInput, multipartBody } from './multipart.js';
-import { registerSecret } from './secrets.js';
+import { redact, registerSecret } from './secrets.js';
 import { timeoutsSchema } from './timeouts.js';
 import { Transport, type TransportOptions, type TransportResponse } from './transport.js';
 
@@ -45,6 +45,7 @@ const clientOptionsSchema = z.strictObject({
       baseDelayMs: z.number().int().min(0).optional(),
       maxDelayMs: z.number().int().min(0).optional(),
       maxRetryAfterMs: z.number().int().min(0).optional(),
+      serverErrorRetries: z.number().int().min(0).max(20).optional(),
     })
     .optional(),
   concurrency: z.number().int().min(1).max(64).optional(),
@@ -94,24 +95,58 @@ function firstIssue(error: z.ZodError): { field: string; message: string } {
   return { field, message: issue?.message ?? 'invalid' };
 }
 
-/** The service's own message in an error answer, whatever its shape (JSON message, Jira errorMessages, text). */
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** Text of an HTML fragment: tags dropped, common entities decoded, whitespace folded. */
+function htmlText(html: string): string {
+  return html
+    .replace(/<(script|style|head)\b[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&(#\d+|[a-z]+);/gi, (m, e: string) =>
+      e.startsWith('#') ? String.fromCharCode(Number(e.slice(1))) : (ENTITIES[e.toLowerCase()] ?? m),
+    )
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/**
+ * The gist of an HTML error page (a servlet container's or a proxy's): its title, else its first heading, then the
+ * start of its text; short, since the page's markup and stack trace say nothing a person needs in one line.
+ */
+function htmlMessage(html: string): string {
+  const heading =
+    htmlText(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '') ||
+    htmlText(/<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(html)?.[1] ?? '');
+  let text = htmlText(html);
+  // The title usually opens the page's text as its first heading too.
+  while (heading && text.startsWith(heading)) text = text.slice(heading.length).trim();
+  const rest = text.length > 160 ? `${text.slice(0, 160)}…` : text;
+  return redact(['HTML page', heading, rest].filter(Boolean).join(': '));
+}
+
+/**
+ * The service's own message in an error answer, whatever its shape: JSON (`message`, Jira's `errorMessages` and
+ * `errors`, edu-sharing's `error`), plain text (synapseRT's 500s on several bulk routes), or an HTML page (see
+ * htmlMessage).
+ */
 export function serverMessage(text: string): string {
   const t = text.trim();
   if (!t) return '';
   try {
     const j = JSON.parse(t) as Record<string, unknown>;
-    if (typeof j.message === 'string') return j.message;
-    if (Array.isArray(j.errorMessages) && j.errorMessages.length > 0) return j.errorMessages.join('; ');
-    if (j.errors && typeof j.errors === 'object') {
-      const parts = Object.entries(j.errors as Record<string, unknown>).map(([k, v]) => `${k}: ${String(v)}`);
-      if (parts.length) return parts.join('; ');
+    const parts: string[] = [];
+    if (typeof j.message === 'string' && j.message) parts.push(j.message);
+    if (Array.isArray(j.errorMessages)) parts.push(...j.errorMessages.filter((m) => typeof m === 'string' && m));
+    if (j.errors && typeof j.errors === 'object' && !Array.isArray(j.errors)) {
+      for (const [k, v] of Object.entries(j.errors as Record<string, unknown>)) parts.push(`${k}: ${String(v)}`);
     }
-    if (typeof j.error === 'string') return j.error;
+    if (parts.length) return redact(parts.join('; '));
+    if (typeof j.error === 'string') return redact(j.error);
+    return excerpt(t) ?? '';
   } catch {
-    // Not JSON: a plain-text message, or an HTML page from a proxy.
+    // Not JSON: a plain-text message, or an HTML page from the servlet container or a proxy.
   }
-  const title = /<title>([^<]*)<\/title>/i.exec(t);
-  if (title?.[1]) return `HTML page: ${title[1].trim()}`;
+  if (/^<(!doctype|html|head|body|\?xml)|<\/(html|body|h1|title)>/i.test(t)) return htmlMessage(t);
   return excerpt(t) ?? '';
 }
 
@@ -339,7 +374,7 @@ export class ServiceClient {
       } catch {
         const what =
           /html/i.test(type) || /^\s*</.test(res.text)
-            ? `an HTML page (${serverMessage(res.text)})`
+            ? `an HTML page (${serverMessage(res.text).replace(/^HTML page: /, '')})`
             : 'text that is not JSON';
         throw new ResponseShapeError(`${op.id}: expected JSON, got ${what}`, '$', detail());
       }
@@ -372,8 +407,18 @@ export class ServiceClient {
       throw new ForbiddenError(`HTTP 403: ${hint}${said}`, detail());
     }
     if (status === 404) throw new NotFoundError(`HTTP 404: not found${said}`, detail());
-    if ((this.kind === 'tm' && status === 500) || (this.kind !== 'tm' && status === 400)) {
-      throw new ValidationError(`HTTP ${status}: the service refused the input${said}`, msg, detail());
+    if (status === 400) {
+      throw new ValidationError(`HTTP 400: the service refused the input${said}`, msg, detail());
+    }
+    if (status === 500 && this.kind !== 'repo') {
+      // synapseRT documents every 500 as "a validation error or any unknown Internal Server Error" (see
+      // ValidationError): retried by the transport unless it creates, then uncertain.
+      const creates = op.creates === true;
+      const attempts = (info.retries ?? 0) + 1;
+      const why = creates ? '; it may have been applied, so it was not sent again)' : ')';
+      const tries = !creates && attempts > 1 ? ` after ${attempts} attempts` : '';
+      const message = `HTTP 500 (a refusal or an internal error of the service${why}${tries}${said}`;
+      throw new ValidationError(message, msg, detail(), { uncertain: true, mayHaveApplied: creates });
     }
     throw new HttpError(`HTTP ${status}${said}`, detail(), false);
   }

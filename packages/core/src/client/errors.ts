@@ -144,14 +144,51 @@ export class NotFoundError extends CasebridgeError {
 }
 
 /**
- * The service refused the input: HTTP 500 for the test-management service (it answers validation errors that way),
- * 400 for Jira and the content repository. `serverMessage` is the service's own words.
+ * The service refused the input, or may have: `serverMessage` is the service's own words, read from a JSON body
+ * (`message`, Jira's `errorMessages` / `errors`), a plain-text body, or an HTML error page (its title or first
+ * heading, tags stripped, short).
+ *
+ * - **HTTP 400** (Jira, the content repository; Jira's own validation errors are 400): a certain refusal.
+ *   `uncertain: false`, `retryable: false`, `mayHaveApplied: false`.
+ * - **HTTP 500** (test management, and Jira on the same server): synapseRT documents every 500 as "a validation error
+ *   with input data or any unknown Internal Server Error", so a 500 is ambiguous: a refusal of this input, or a
+ *   transient fault (a lock timeout, a node restarting, a search past the result window). `uncertain: true` and
+ *   `retryable: true`: the caller keeps the data and may try again later, or splits a batch to find a refused item.
+ *   A request that does not create was already sent `serverErrorRetries + 1` times with backoff (3 by default,
+ *   `retries` in the message counts the re-sends); a request that creates was sent once and not again, since the
+ *   write may have committed before the fault: `mayHaveApplied: true`, and the caller reads the service's state
+ *   before sending it again.
+ *
+ * Message shape: `HTTP 500 (a refusal or an internal error of the service) after 3 attempts: <server message>`,
+ * `HTTP 500 (a refusal or an internal error of the service; it may have been applied, so it was not sent again):
+ * <server message>`, `HTTP 400: the service refused the input: <server message>`.
  */
 export class ValidationError extends CasebridgeError {
   readonly serverMessage: string;
-  constructor(message: string, serverMessage: string, info: RequestInfo) {
-    super('validation', message, info);
+  /** A 500: a refusal or an internal error, the client cannot tell. False for a 400 (a certain refusal). */
+  readonly uncertain: boolean;
+  /** A create that answered 500: the write may have committed, so it was not re-sent. Read the state first. */
+  readonly mayHaveApplied: boolean;
+  constructor(
+    message: string,
+    serverMessage: string,
+    info: RequestInfo,
+    options: { uncertain?: boolean; mayHaveApplied?: boolean } = {},
+  ) {
+    const uncertain = options.uncertain ?? false;
+    super('validation', message, info, uncertain);
     this.serverMessage = redact(serverMessage);
+    this.uncertain = uncertain;
+    this.mayHaveApplied = uncertain && options.mayHaveApplied === true;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return {
+      ...super.toJSON(),
+      serverMessage: this.serverMessage,
+      uncertain: this.uncertain,
+      mayHaveApplied: this.mayHaveApplied,
+    };
   }
 }
 

@@ -1,4 +1,4 @@
-import { backoffDelay, parseRetryAfter } from './backoff.js';
+import { backoffDelay, parseRetryAfter, pauseDelay } from './backoff.js';
 import {
   AbortedError,
   AmbiguousError,
@@ -45,6 +45,14 @@ const TLS_CODES = new Set([
 
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
+/**
+ * A search past Jira's result window (OpenSearch's `max_result_window`, 10,000 by default) answers 500 with this
+ * text: the same request fails the same way every time, so it is not re-sent; the caller pages differently.
+ */
+export function isResultWindowRefusal(text: string): boolean {
+  return /search limit exceeded|max_result_window|result window/i.test(text.slice(0, 4000));
+}
+
 function errorCode(err: unknown): string | undefined {
   let e: unknown = err;
   for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth += 1) {
@@ -79,17 +87,30 @@ export class RetryPolicy {
     private readonly random: (() => number) | undefined,
     private readonly gaveUp: (err: Error) => void,
   ) {
+    const retries = options?.retries ?? 5;
     this.retry = {
-      retries: options?.retries ?? 5,
+      retries,
       baseDelayMs: options?.baseDelayMs ?? 250,
       maxDelayMs: options?.maxDelayMs ?? 15_000,
       maxRetryAfterMs: options?.maxRetryAfterMs ?? 60_000,
+      serverErrorRetries: Math.min(retries, options?.serverErrorRetries ?? 2),
     };
   }
 
-  /** Whether this answer is one to send again (429/502/503/504, unless the request refuses it): else it is final. */
-  retriesAnswer(req: TransportRequest, res: TransportResponse): boolean {
-    return RETRY_STATUSES.has(res.status) && req.retryAnswer?.(res) !== false;
+  /**
+   * Whether this answer is one to send again: 429/502/503/504, and a 500 to a request that does not create while
+   * `serverErrorRetries` allows (`serverErrors`: the 500s this request was answered so far, this one included),
+   * unless the request refuses it. Else the answer is final and the client turns it into its typed error.
+   */
+  retriesAnswer(req: TransportRequest, res: TransportResponse, attempt: number, serverErrors: number): boolean {
+    const candidate =
+      res.status === 500
+        ? !req.creates &&
+          serverErrors <= this.retry.serverErrorRetries &&
+          attempt < this.retry.retries &&
+          !isResultWindowRefusal(res.text)
+        : RETRY_STATUSES.has(res.status);
+    return candidate && req.retryAnswer?.(res) !== false;
   }
 
   /** The wait before retrying a failed exchange, or throws the error to give up with. */
@@ -140,8 +161,10 @@ export class RetryPolicy {
     return this.backoff(attempt);
   }
 
-  /** The wait before retrying a 429/502/503/504 answer, or throws the error to give up with. */
+  /** The wait before retrying an answer `retriesAnswer` accepted, or throws the error to give up with. */
   afterAnswer(req: TransportRequest, res: TransportResponse, attempt: number, info: RequestInfo): number {
+    // A transient internal error (a lock or database timeout) needs a moment: never sent again at once.
+    if (res.status === 500) return this.pause(attempt);
     const detail: RequestInfo = { ...info, status: res.status, bodyExcerpt: excerpt(res.text) };
     // A gateway error may come after the service applied the request; a 503 or 429 means it was refused.
     if (req.creates && (res.status === 502 || res.status === 504)) {
@@ -169,11 +192,19 @@ export class RetryPolicy {
       }
       throw this.giveUp(new HttpError(`HTTP ${res.status} after ${attempt + 1} attempts`, detail, true));
     }
-    return retryAfter ?? this.backoff(attempt);
+    if (retryAfter === undefined) return this.backoff(attempt);
+    // `Retry-After: 0` (or 1 s to a hundred clients at once) still wants a pause, spread so they do not all return
+    // together: at least the backoff's own pause, plus up to one base delay of jitter.
+    const spread = Math.floor((this.random ?? Math.random)() * this.retry.baseDelayMs);
+    return Math.max(retryAfter + spread, this.pause(attempt));
   }
 
   private backoff(attempt: number): number {
     return backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, this.random);
+  }
+
+  private pause(attempt: number): number {
+    return pauseDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, this.random);
   }
 
   private giveUp(err: Error): Error {

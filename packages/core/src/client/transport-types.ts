@@ -21,6 +21,12 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** A Retry-After longer than this is not waited for: the call fails with RateLimitedError. Default 60 s. */
   maxRetryAfterMs?: number;
+  /**
+   * Re-sends of a request that does not create after HTTP 500 (a refusal or a transient internal error; the client
+   * cannot tell), with backoff; then it fails with an uncertain ValidationError. A create answering 500 is never
+   * re-sent. Default 2 (3 attempts); at most `retries`.
+   */
+  serverErrorRetries?: number;
 }
 
 export interface TransportOptions {
@@ -67,7 +73,7 @@ export interface TransportRequest {
   creates: boolean;
   signal?: AbortSignal;
   /**
-   * Whether a 429/502/503/504 answer may be sent again; default yes. An answer it refuses is returned as it came,
+   * Whether a 429/500/502/503/504 answer may be sent again; default yes (a 500 only when the request does not create). An answer it refuses is returned as it came,
    * at once, for the client to turn into its typed error.
    */
   retryAnswer?: (res: TransportResponse) => boolean;

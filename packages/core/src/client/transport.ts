@@ -76,6 +76,7 @@ export class Transport {
   /** Sends one request with retries; resolves with any final HTTP answer, rejects with a typed error. */
   async send(req: TransportRequest): Promise<TransportResponse> {
     const info: RequestInfo = { operation: req.operation, method: req.method, path: this.basePath + req.path };
+    let serverErrors = 0;
     for (let attempt = 0; ; attempt += 1) {
       info.retries = attempt;
       if (req.signal?.aborted) throw new AbortedError(info);
@@ -96,7 +97,8 @@ export class Transport {
       const res = outcome.res;
       res.retries = attempt;
       this.log('debug', `${req.method} ${info.path} -> HTTP ${res.status} in ${Date.now() - started} ms`);
-      if (!this.policy.retriesAnswer(req, res)) return res;
+      if (res.status === 500) serverErrors += 1;
+      if (!this.policy.retriesAnswer(req, res, attempt, serverErrors)) return res;
       const delay = this.policy.afterAnswer(req, res, attempt, info);
       this.log('debug', `${req.method} ${info.path}: HTTP ${res.status}; retry in ${delay} ms`);
       this.stats.retries += 1;
