@@ -1,7 +1,8 @@
+import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JEST_PACKAGE, jest, jestConfig } from './support/jest.js';
-import { fixture } from './support/runner.js';
+import { fixture, ROOT, run } from './support/runner.js';
 import { cycleState, type RunState } from './support/state.js';
 
 /**
@@ -32,6 +33,7 @@ test('DEMO-5 fails', () => {
 test('DEMO-6 passes', () => {});
 `;
 
+const CLI = join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
 const MAP = { skipped: 'na', flaky: 'Failed', timedOut: 'Blocked' };
 
 let emu: RunningEmulator;
@@ -107,7 +109,7 @@ describe('statusMap through Jest', () => {
     expectDefects(state);
   });
 
-  it('CASEBRIDGE_STATUS_MAP gives the same as the options; a status that is not one of the five turns reporting off', async () => {
+  it('CASEBRIDGE_STATUS_MAP gives the same as the options; a custom status of the instance is written; an empty name turns reporting off', async () => {
     const dir = project('jest-status-env', {});
     const out = await jest(
       dir,
@@ -122,9 +124,41 @@ describe('statusMap through Jest', () => {
       'DEMO-5': 'Failed',
       'DEMO-6': 'Passed',
     });
-    const bad = await jest(dir, ['--runInBand'], env('CI status bad', { CASEBRIDGE_STATUS_MAP: 'skipped=Skipped' }));
+    // An administrator added "Skipped" and renamed nothing: statusMap takes the instance's name, in any case.
+    emu.store.runStatuses.insert({
+      name: 'Skipped',
+      description: 'Not run on purpose',
+      color: '#999999',
+      lozenge: 'aui-lozenge-default',
+      enabled: true,
+      immutable: false,
+      isDefault: false,
+    });
+    const custom = await jest(
+      dir,
+      ['--runInBand'],
+      env('CI status custom', { CASEBRIDGE_STATUS_MAP: 'skipped=skipped,timedOut=Blocked' }),
+    );
+    expect(custom.code).toBe(1);
+    expect(custom.stderr).not.toContain('statusMap');
+    expect(statuses(cycleState(emu, 'CI status custom'))).toMatchObject({ 'DEMO-2': 'Skipped', 'DEMO-4': 'Blocked' });
+    // doctor reads the statuses the plan's newest cycles show: Skipped is in use now, "Wobbly" never was.
+    const doctor = await run(process.execPath, [CLI, 'doctor'], dir, {
+      ...env('CI status custom', { CASEBRIDGE_STATUS_MAP: 'skipped=Skipped,flaky=Wobbly' }),
+    });
+    expect(doctor.code, doctor.stdout).toBe(0);
+    expect(doctor.stdout).toMatch(
+      /run statuses.*a hint, not an error: "Wobbly" \(statusMap\.flaky\) not seen on \d+ run\(s\)/,
+    );
+    expect(doctor.stdout).not.toMatch(/"Skipped" \(statusMap/);
+    const bad = await jest(
+      project('jest-status-bad', { statusMap: { skipped: ' ' } }),
+      ['--runInBand'],
+      env('CI status bad'),
+    );
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('statusMap.skipped (CASEBRIDGE_STATUS_MAP): expected a run status: Passed, Failed');
+    expect(bad.stderr).toContain('statusMap.skipped');
+    expect(bad.stderr).toContain('expected a run status as your instance names it');
     expect(cycleState(emu, 'CI status bad')).toEqual([]);
   });
 });

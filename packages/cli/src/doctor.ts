@@ -18,6 +18,7 @@ import {
   TimeoutError,
   UnauthorizedError,
 } from '@casebridge/core';
+import { statusMapCheck } from './doctor-statuses.js';
 import type { CliOptions } from './options.js';
 
 /**
@@ -200,6 +201,7 @@ export async function doctor(
               ? `"${name}" exists (id ${cycle.id}, ${cycle.status ?? 'Draft'})`
               : `"${name}" does not exist yet: the first run creates and starts it`,
           });
+          checks.push(await statusMapCheck(tm, c, cycles));
         } catch (err) {
           checks.push(
             err instanceof NotFoundError

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/engine/config.js';
 import type { AttemptStatus, TestResult } from '../src/engine/model.js';
+import { statusRanker, worseOf } from '../src/engine/status-rank.js';
 import {
   DEFAULT_STATUS_MAP,
   isWorse,
@@ -126,14 +127,26 @@ describe('statusMap: the option', () => {
     });
   });
 
-  it('refuses another status, naming the option and the five; refuses an unknown kind', () => {
-    const r = load({ statusMap: { skipped: 'Skipped', flaky: 'Passed' } });
-    expect(r.ok).toBe(false);
-    if (r.ok) return;
-    expect(r.problems).toHaveLength(1);
-    expect(r.problems[0]).toMatch(/^statusMap\.skipped \(CASEBRIDGE_STATUS_MAP\): expected a run status: /);
-    expect(r.problems[0]).toContain('Passed, Failed, Blocked, Not Tested, NA');
-    expect(r.problems[0]).toContain('got "Skipped"');
+  it("takes the instance's own names (renamed, custom) as given; refuses an empty name and an unknown kind", () => {
+    const r = load({ statusMap: { skipped: ' Übersprungen ', failed: 'Fehlgeschlagen', flaky: 'Retest  Needed' } });
+    expect(r.ok, r.ok ? '' : r.problems.join('\n')).toBe(true);
+    if (r.ok) {
+      expect(r.config.statusMap).toMatchObject({
+        skipped: 'Übersprungen',
+        failed: 'Fehlgeschlagen',
+        flaky: 'Retest Needed',
+        passed: 'Passed',
+      });
+    }
+    const empty = load({ statusMap: { skipped: '  ' } });
+    expect(empty.ok).toBe(false);
+    if (!empty.ok) {
+      expect(empty.problems).toHaveLength(1);
+      expect(empty.problems[0]).toMatch(
+        /^statusMap\.skipped \(CASEBRIDGE_STATUS_MAP\): expected a run status as your instance names it/,
+      );
+      expect(empty.problems[0]).toContain('got an empty name');
+    }
     const unknown = load({ statusMap: { todo: 'Passed' } });
     expect(unknown.ok).toBe(false);
     if (!unknown.ok) expect(unknown.problems.join('\n')).toMatch(/statusMap.*unknown option\(s\) todo/);
@@ -168,7 +181,7 @@ describe('statusMap: the option', () => {
     }
   });
 
-  it('CASEBRIDGE_STATUS_MAP: a pair without = or an unknown outcome is named; a bad status names the variable', () => {
+  it('CASEBRIDGE_STATUS_MAP: a pair without = or an unknown outcome is named; a custom status is taken', () => {
     const r = load({}, { CASEBRIDGE_STATUS_MAP: 'skipped:Not Tested,later=Passed' });
     expect(r.ok).toBe(false);
     if (r.ok) return;
@@ -176,9 +189,9 @@ describe('statusMap: the option', () => {
       expect.stringMatching(/^CASEBRIDGE_STATUS_MAP: expected outcome=status pairs .* got "skipped:Not Tested"$/),
       expect.stringMatching(/^CASEBRIDGE_STATUS_MAP: .* got "later=Passed"$/),
     ]);
-    const bad = load({}, { CASEBRIDGE_STATUS_MAP: 'flaky=Wobbly' });
-    expect(bad.ok).toBe(false);
-    if (!bad.ok) expect(bad.problems[0]).toMatch(/^statusMap\.flaky \(CASEBRIDGE_STATUS_MAP\): .*got "Wobbly"/);
+    const custom = load({}, { CASEBRIDGE_STATUS_MAP: 'flaky=Wobbly,skipped=not TESTED' });
+    expect(custom.ok).toBe(true);
+    if (custom.ok) expect(custom.config.statusMap).toMatchObject({ flaky: 'Wobbly', skipped: 'Not Tested' });
   });
 });
 
@@ -195,5 +208,36 @@ describe('statusMap: the worse status wins with mapped statuses', () => {
     expect(worseStatus('Retest', 'NA')).toBe('NA');
     expect(worseStatus('Passed', undefined)).toBe('Passed');
     expect(worseStatus(undefined, 'Not Tested')).toBe('Not Tested');
+  });
+});
+
+describe('statusMap: renamed and custom statuses rank as the outcome they are mapped from', () => {
+  it('a renamed Failed is as bad as Failed; a name mapped from two outcomes takes the worse; unmapped ranks lowest', () => {
+    const rank = statusRanker({
+      passed: 'Bestanden',
+      failed: 'Fehlgeschlagen',
+      timedOut: 'Zeit',
+      flaky: 'Wackelig',
+      skipped: 'Zeit',
+      interrupted: 'Abgebrochen',
+    });
+    expect(worseOf(rank, 'Bestanden', 'fehlgeschlagen')).toBe('fehlgeschlagen');
+    expect(worseOf(rank, 'Fehlgeschlagen', 'Abgebrochen')).toBe('Fehlgeschlagen');
+    expect(worseOf(rank, 'Abgebrochen', 'Wackelig')).toBe('Abgebrochen');
+    expect(rank('Zeit'), 'timedOut and skipped: the worse, failed').toBe(rank('Failed'));
+    expect(worseOf(rank, 'Wackelig', 'NA'), 'flaky ranks as Passed, above NA').toBe('Wackelig');
+    expect(worseOf(rank, 'Retest', 'NA'), 'a status no outcome maps to ranks below all').toBe('NA');
+    expect(rank('Passed'), 'built-in names keep their rank').toBe(2);
+    expect(worseOf(rank, undefined, 'Zeit')).toBe('Zeit');
+    // The built-in ranking is the one work.ts has always used.
+    const plain = statusRanker(DEFAULT_STATUS_MAP);
+    for (const [a, b] of [
+      ['NA', 'Passed'],
+      ['Passed', 'Not Tested'],
+      ['Not Tested', 'Blocked'],
+      ['Blocked', 'Failed'],
+    ]) {
+      expect(worseOf(plain, a, b)).toBe(worseStatus(a, b));
+    }
   });
 });

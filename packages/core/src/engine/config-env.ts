@@ -85,7 +85,9 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): { options: Record<string
 
 /**
  * `skipped=Not Tested,flaky=Failed` as a `statusMap` object (`null`, `unchanged` or nothing after `=`: leave the run
- * as it is); the names of the statuses are checked by the schema. Undefined when the value has problems.
+ * as it is); the names of the statuses are taken by the schema (any non-empty name: the instance's own, built-in ones
+ * normalised in case). A status name cannot hold a comma here (the config file can). Undefined when the value has
+ * problems.
  */
 function statusMapFromEnv(name: string, value: string, problems: string[]): Record<string, string | null> | undefined {
   const map: Record<string, string | null> = {};

@@ -31,19 +31,23 @@ const issueKey = z
 const projectKey = z.string().regex(/^[A-Z][A-Z0-9_]+$/, 'expected a Jira project key such as PROJ (capitals)');
 
 /**
- * A run status of `statusMap`: one of the five built-in statuses in any case (`not tested` is `Not Tested`), or
- * `null` / `"unchanged"` to leave the run as it is. Custom statuses are refused: the service has no call that lists
- * the statuses an administrator added, so a misspelt one could not be told from a custom one before the run.
+ * A run status of `statusMap`: a name as the instance has it. Run statuses are per instance (administrators rename
+ * Passed, Failed, Blocked and NA, disable them, add their own), so any non-empty name is taken; the five built-in
+ * names are written as the service spells them whatever the case (`not tested` is `Not Tested`), a custom one as
+ * given (trimmed: the service matches names case-insensitively). `null` / `"unchanged"` leaves the run as it is. A
+ * name the instance does not have is refused by the service at delivery; `casebridge doctor` warns before the run.
  */
 const runStatusName = z.union([z.string(), z.null()]).transform((value, ctx) => {
   if (value === null) return null;
-  const wanted = value.trim().replace(/\s+/g, ' ').toLowerCase();
+  const trimmed = value.trim().replace(/\s+/g, ' ');
+  const wanted = trimmed.toLowerCase();
   if (wanted === 'unchanged') return null;
-  const status = RUN_STATUSES.find((s) => s.toLowerCase() === wanted);
-  if (status) return status;
+  const builtIn = RUN_STATUSES.find((s) => s.toLowerCase() === wanted);
+  if (builtIn) return builtIn;
+  if (trimmed) return trimmed;
   ctx.addIssue({
     code: 'custom',
-    message: `expected a run status: ${RUN_STATUSES.join(', ')} (any case), or null or "unchanged" to leave the run as it is; got "${value}" (custom statuses are not accepted: the service offers no way to list them)`,
+    message: `expected a run status as your instance names it (e.g. ${RUN_STATUSES.join(', ')}, or a renamed or custom one), or null or "unchanged" to leave the run as it is; got an empty name`,
   });
   return z.NEVER;
 });

@@ -76,10 +76,10 @@ export interface CasebridgeOptions {
       }
     | undefined;
   /**
-   * The run status each kind of result writes (`CASEBRIDGE_STATUS_MAP=skipped=Not Tested,flaky=Failed`): one of
-   * `Passed`, `Failed`, `Blocked`, `Not Tested`, `NA` (any case), or `null` / `"unchanged"` to leave the run as it
-   * is. Custom statuses are not accepted (the service cannot list them). Whether a defect is filed depends on the
-   * outcome, not on the status written.
+   * The run status each kind of result writes (`CASEBRIDGE_STATUS_MAP=skipped=Not Tested,flaky=Failed`): a status
+   * as your instance names it (built-in `Passed`, `Failed`, `Blocked`, `Not Tested`, `NA` in any case, a renamed or a
+   * custom one), or `null` / `"unchanged"` to leave the run as it is. `casebridge doctor` warns about a name the
+   * plan's runs never show. Whether a defect is filed depends on the outcome, not on the status written.
    */
   statusMap?:
     | {
