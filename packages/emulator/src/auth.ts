@@ -44,6 +44,14 @@ function captchaState(store: Store): CaptchaState {
   return state;
 }
 
+/** The rule of the Jira behaviour (`captchaAfterFailedLogins` knob), used when the seed sets none. */
+const captchaDefaults = new WeakMap<Store, number | null>();
+
+/** Sets the CAPTCHA rule that applies when the seed has none (the profile's; null: never). */
+export function setCaptchaDefault(store: Store, afterFailedLogins: number | null): void {
+  captchaDefaults.set(store, afterFailedLogins);
+}
+
 /** Sets the CAPTCHA rule of a store from its seed; forgets every failure and challenge before. */
 export function configureCaptcha(store: Store, rule: { afterFailedLogins?: number; required?: string[] }): void {
   captchaStates.set(store, {
@@ -78,13 +86,21 @@ export function captchaHeaders(origin: string): Record<string, string> {
   };
 }
 
-/** Counts a failed Basic login of an existing user; the one that reaches the limit puts the CAPTCHA on. */
-function loginFailed(store: Store, name: string): void {
+/**
+ * Counts a failed Basic or session login of an existing user; the one that reaches the limit puts the CAPTCHA on.
+ */
+export function loginFailed(store: Store, name: string): void {
   const state = captchaState(store);
-  if (state.afterFailedLogins === undefined) return;
+  const limit = state.afterFailedLogins ?? captchaDefaults.get(store) ?? undefined;
+  if (limit === undefined) return;
   const failures = (state.failures.get(name) ?? 0) + 1;
   state.failures.set(name, failures);
-  if (failures >= state.afterFailedLogins) state.required.add(name);
+  if (failures >= limit) state.required.add(name);
+}
+
+/** A successful login: the count of failures in a row starts again. */
+export function loginSucceeded(store: Store, name: string): void {
+  captchaState(store).failures.delete(name);
 }
 
 /**
@@ -114,14 +130,31 @@ export function parseCookies(header: string | undefined): Record<string, string>
   return out;
 }
 
-/** Constant-time-ish comparison is not needed for an emulator; plain equality keeps it readable. */
-function byPasswordOrToken(store: Store, name: string, secret: string): User | undefined {
+/**
+ * Constant-time-ish comparison is not needed for an emulator; plain equality keeps it readable. A personal access
+ * token works as a Basic password only where `tokenAsPassword` says so: Jira Data Center takes tokens as Bearer only
+ * ("Using Personal Access Tokens"), the content repository takes either.
+ */
+function byPasswordOrToken(store: Store, name: string, secret: string, tokenAsPassword: boolean): User | undefined {
   const user = store.users.find((u) => u.name === name);
   if (!user) return undefined;
-  return user.password === secret || user.tokens.includes(secret) ? user : undefined;
+  return user.password === secret || (tokenAsPassword && user.tokens.includes(secret)) ? user : undefined;
 }
 
-export function authenticate(store: Store, service: Service, headers: IncomingHttpHeaders): AuthResult {
+/** Where a request landed, for the Jira-hosted services. */
+export interface AuthOptions {
+  /** The simulated cluster node the request landed on: a session opened on another node is unknown here. */
+  node?: number;
+  /** Jira accepts a personal access token as a Basic password (the ideal profile); default true. */
+  patAsBasic?: boolean;
+}
+
+export function authenticate(
+  store: Store,
+  service: Service,
+  headers: IncomingHttpHeaders,
+  opts: AuthOptions = {},
+): AuthResult {
   const raw = headers.authorization;
   if (typeof raw === 'string' && raw.trim() !== '') {
     const space = raw.indexOf(' ');
@@ -141,9 +174,9 @@ export function authenticate(store: Store, service: Service, headers: IncomingHt
       const jira = service !== 'repo';
       const known = jira ? store.users.find((u) => u.name === name) : undefined;
       if (known && captchaRequired(store, name)) return { ok: false, reason: 'captcha', user: known };
-      const user = byPasswordOrToken(store, name, decoded.slice(colon + 1));
-      if (known && !user) loginFailed(store, name);
-      if (user && jira) captchaState(store).failures.delete(name);
+      const user = byPasswordOrToken(store, name, decoded.slice(colon + 1), !jira || opts.patAsBasic !== false);
+      if (known && !user && jira) loginFailed(store, name);
+      if (user && jira) loginSucceeded(store, name);
       return user ? { ok: true, user, via: 'basic' } : { ok: false, reason: 'invalid' };
     }
     if (scheme === 'bearer') {
@@ -160,16 +193,22 @@ export function authenticate(store: Store, service: Service, headers: IncomingHt
   const sid = parseCookies(headers.cookie).JSESSIONID;
   if (sid) {
     const session = store.sessions.get(sid);
-    const user = session ? store.users.get(session.userId) : undefined;
+    // Sessions are not shared between Data Center nodes: on another node this one does not exist.
+    const elsewhere =
+      session?.node !== undefined && opts.node !== undefined && service !== 'repo' && session.node !== opts.node;
+    const user = session && !elsewhere ? store.users.get(session.userId) : undefined;
     if (user) return { ok: true, user, via: 'session', sessionId: sid };
     return { ok: false, reason: 'invalid' };
   }
   return { ok: false, reason: 'missing' };
 }
 
-/** Opens a login session and returns the Set-Cookie value for it. */
-export function openSession(store: Store, user: User, now: number): { id: string; cookie: string } {
+/**
+ * Opens a login session and returns the Set-Cookie value for it. `node`: the cluster node that holds it (valid
+ * there only); without one it is valid on every node (the web UI's loopback viewer, the content repository).
+ */
+export function openSession(store: Store, user: User, now: number, node?: number): { id: string; cookie: string } {
   const id = randomBytes(16).toString('hex').toUpperCase();
-  store.sessions.insert({ id, userId: user.id, createdAt: now });
+  store.sessions.insert({ id, userId: user.id, createdAt: now, ...(node !== undefined ? { node } : {}) });
   return { id, cookie: `JSESSIONID=${id}; Path=/; HttpOnly` };
 }

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { OperationDef } from '@casebridge/core/contract';
 import type { BlobStore } from './blobs.js';
+import type { JiraBehaviour } from './profile.js';
+import type { SearchIndex } from './searchIndex.js';
 import type { Store, User } from './store.js';
 
 /**
@@ -52,6 +54,11 @@ export interface Ctx {
   /** Service prefix the request came in under, e.g. `/edu-sharing/rest`. */
   prefix: string;
   now(): number;
+  /**
+   * The simulated Jira cluster, for the Jira-hosted services: the node the request landed on (0-based), the Jira
+   * behaviour in effect and the search index. Absent (contexts built outside the pipeline): one ideal node.
+   */
+  cluster?: { node: number; jira: JiraBehaviour; index: SearchIndex };
 }
 
 /**

@@ -6,11 +6,26 @@ import { ServiceError } from './context.js';
  * the subset is Jira's 400 naming what was expected and where (OR included: the emulator has no OR).
  */
 
-/** One `field op value(s)` clause; `negated` for `!=`, `!~` and `not in`. */
+/**
+ * One `field op value(s)` clause; `negated` for `!=`, `!~` and `not in`. `range` is set for the comparisons
+ * `>`, `>=`, `<`, `<=` (on `key`/`issuekey`/`id`, `created` and `updated`), which keyset paging uses.
+ */
 export interface JqlClause {
-  field: 'project' | 'issuetype' | 'status' | 'resolution' | 'labels' | 'key' | 'summary' | 'description' | 'text';
+  field:
+    | 'project'
+    | 'issuetype'
+    | 'status'
+    | 'resolution'
+    | 'labels'
+    | 'key'
+    | 'summary'
+    | 'description'
+    | 'text'
+    | 'created'
+    | 'updated';
   negated: boolean;
   values: string[];
+  range?: '>' | '>=' | '<' | '<=';
 }
 
 export interface JqlQuery {
@@ -38,7 +53,13 @@ const JQL_FIELDS: Record<string, JqlClause['field']> = {
   summary: 'summary',
   description: 'description',
   text: 'text',
+  created: 'created',
+  createddate: 'created',
+  updated: 'updated',
+  updateddate: 'updated',
 };
+
+const RANGE_OPS = ['>', '>=', '<', '<='] as const;
 
 const SORT_FIELDS = new Set(['created', 'updated', 'key', 'id', 'summary']);
 
@@ -95,7 +116,8 @@ function tokenize(jql: string): Token[] {
 
 /**
  * Parses the JQL subset: `project`, `issuetype` (or `type`), `status`, `resolution`, `labels`, `key` with `=`, `!=`,
- * `in (...)` and `not in (...)`; `summary`, `description` and `text` (either) with `~` and `!~` (case-insensitive contains); values bare or quoted;
+ * `in (...)` and `not in (...)`; `key` (`issuekey`, `id`), `created` and `updated` also with `>`, `>=`, `<`, `<=`;
+ * `summary`, `description` and `text` (either) with `~` and `!~` (see textSearch.ts); values bare or quoted;
  * clauses joined by AND; `ORDER BY created|updated|key|id|summary [ASC|DESC], ...`. Anything else is a 400 naming
  * what was expected and where.
  */
@@ -132,12 +154,17 @@ export function parseJql(jql: string): JqlQuery {
       op = 'not in';
     } else {
       throw jqlError(
-        `Expecting operator but got ${shown(o)}. The valid operators are '=', '!=', '~', '!~', 'in' and 'not in'`,
+        `Expecting operator but got ${shown(o)}. The valid operators are '=', '!=', '~', '!~', 'in' and 'not in'; '>', '>=', '<' and '<=' on key, id, created and updated`,
         o,
       );
     }
     const textField = field === 'summary' || field === 'description' || field === 'text';
-    const allowed = textField ? ['~', '!~'] : ['=', '!=', 'in', 'not in'];
+    const ordered = field === 'key' || field === 'created' || field === 'updated';
+    const allowed = textField
+      ? ['~', '!~']
+      : ordered
+        ? ['=', '!=', 'in', 'not in', ...RANGE_OPS]
+        : ['=', '!=', 'in', 'not in'];
     if (!allowed.includes(op))
       throw new ServiceError(400, `The operator '${op}' is not supported by the '${f.text}' field.`);
     const values: string[] = [];
@@ -154,7 +181,9 @@ export function parseJql(jql: string): JqlQuery {
         throw jqlError(`Expecting ',' or ')' but got ${shown(close)}`, close);
       }
     } else values.push(value());
-    return { field, negated: op === '!=' || op === '!~' || op === 'not in', values };
+    const clause: JqlClause = { field, negated: op === '!=' || op === '!~' || op === 'not in', values };
+    if ((RANGE_OPS as readonly string[]).includes(op)) clause.range = op as JqlClause['range'];
+    return clause;
   };
 
   const clauses: JqlClause[] = [];
@@ -187,4 +216,37 @@ export function parseJql(jql: string): JqlQuery {
     throw jqlError(`Expecting 'AND' or 'ORDER BY' but got ${shown(rest)}${hint}`, rest);
   }
   return { clauses, orderBy };
+}
+
+const UNIT_MS: Record<string, number> = { w: 7 * 86_400_000, d: 86_400_000, h: 3_600_000, m: 60_000 };
+
+/**
+ * A date value of JQL (`created >= "-5m"`) as the instant it names and how wide it is (for `=`): a period from now
+ * (`-5m`, `-1h`, `-2d`, `-1w`, `4w 2d`, `+1d`), a date and time (`2026/11/25 10:00`, `2026-11-25 10:00`) or a date
+ * (`2026/11/25`, `2026-11-25`). Dates and times are read as UTC, the time zone the emulator writes. Anything else
+ * is Jira's 400 naming the value, the field and the formats.
+ */
+export function jqlDate(value: string, field: string, now: number): { at: number; width: number } {
+  const v = value.trim();
+  const period = /^([+-]?)\s*((?:\d+\s*[wdhm]\s*)+)$/i.exec(v);
+  if (period) {
+    let ms = 0;
+    for (const m of (period[2] ?? '').matchAll(/(\d+)\s*([wdhm])/gi)) {
+      ms += Number(m[1]) * (UNIT_MS[(m[2] ?? '').toLowerCase()] ?? 0);
+    }
+    return { at: now + (period[1] === '-' ? -ms : ms), width: 60_000 };
+  }
+  const abs = /^(\d{4})[/-](\d{1,2})[/-](\d{1,2})(?:\s+(\d{1,2}):(\d{2}))?$/.exec(v);
+  if (abs) {
+    const [y, mo, d, h, mi] = abs.slice(1).map((p) => Number(p ?? 0)) as [number, number, number, number, number];
+    const at = Date.UTC(y, mo - 1, d, h, mi);
+    const date = new Date(at);
+    if (h < 24 && mi < 60 && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d) {
+      return { at, width: abs[4] === undefined ? 86_400_000 : 60_000 };
+    }
+  }
+  throw new ServiceError(
+    400,
+    `Date value '${value}' for field '${field}' is invalid. Valid formats include: 'yyyy/MM/dd HH:mm', 'yyyy-MM-dd HH:mm', 'yyyy/MM/dd', 'yyyy-MM-dd', or a period format e.g. '-5d', '4w 2d'.`,
+  );
 }

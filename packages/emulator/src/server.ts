@@ -1,19 +1,30 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { operations, type Service } from '@casebridge/core/contract';
-import { openSession } from './auth.js';
+import { openSession, setCaptchaDefault } from './auth.js';
 import { BlobStore } from './blobs.js';
+import { Cluster } from './cluster.js';
 import { type Variant, variantFor } from './context.js';
 import { FaultController, type FaultRuleInput } from './faults.js';
+import { jiraSearchPostOp } from './handlers/jiraSearch.js';
 import { Persistence } from './persist.js';
 import { type Env, handleRequest } from './pipeline/index.js';
+import { type JiraBehaviour, type JiraBehaviourInput, lagOf, type Profile, resolveBehaviour } from './profile.js';
 import { RateLimiter } from './ratelimit.js';
 import { Router } from './router.js';
+import { SearchIndex } from './searchIndex.js';
 import { applySeed, demoSeed, loadSeedFile, type Seed, type SeedInput } from './seed.js';
 import { Store } from './store.js';
 import { uiChanged } from './ui/index.js';
 
 export interface EmulatorOptions {
+  /**
+   * `realistic` (default): Jira Data Center as it is (two nodes, index lag, page cap, result window, tokenised
+   * `~`, tokens as Bearer only, CAPTCHA after 3 failed logins); `ideal`: the kind stand-in. See the README.
+   */
+  profile?: Profile;
+  /** Knobs of the Jira behaviour, each over the profile's value (src/profile.ts). */
+  jira?: JiraBehaviourInput;
   /** Port to listen on; 0 picks a free one. Default 8990. */
   port?: number;
   /** Default 127.0.0.1. */
@@ -66,6 +77,10 @@ export interface RunningEmulator {
   faults: FaultController;
   variant: Variant;
   options: EmulatorOptions;
+  /** The Jira behaviour in effect; `setJira` changes knobs while it runs. */
+  jira: JiraBehaviour;
+  /** Changes knobs of the Jira behaviour (validated; a bad one throws naming it); answers the behaviour now. */
+  setJira(knobs: JiraBehaviourInput): JiraBehaviour;
   /** Request log, oldest first. */
   requests(): RequestLogEntry[];
   clearRequests(): void;
@@ -90,8 +105,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const seed = resolveSeed(options.seed);
   // Options that can be refused are checked before a folder or a database is opened.
   const faults = new FaultController(options.faults ?? [], options.faultSeed ?? 1);
+  const jira = resolveBehaviour(options.profile, options.jira);
   const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const store = new Store();
+  setCaptchaDefault(store, jira.captchaAfterFailedLogins);
+  const maxLag = () => Math.max(...Array.from({ length: jira.nodes }, (_, n) => lagOf(jira, n)));
+  const index = new SearchIndex(maxLag);
   const blobs = await BlobStore.open(options.dataDir ? `${options.dataDir}/blobs` : undefined);
   const persistence = options.dataDir ? Persistence.open(options.dataDir) : undefined;
   if (persistence && !persistence.isEmpty()) {
@@ -102,6 +121,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     persistence?.commit(store.takeChanges());
     persistence?.markSeeded();
   }
+  index.rebase(store);
   const logSize = options.requestLogSize ?? 100_000;
   let log: RequestLogEntry[] = [];
   let seq = 0;
@@ -112,6 +132,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const commit = () => {
     const changes = store.takeChanges();
     uiChanged(env, changes);
+    index.record(changes, now());
     persistence?.commit(changes.filter((c) => c.table !== 'sessions'));
   };
 
@@ -122,6 +143,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     faults,
     variant,
     options,
+    jira,
+    setJira: (knobs) => {
+      const next = resolveBehaviour(options.profile, { ...jira, ...knobs });
+      const lagged = maxLag() > 0;
+      Object.assign(jira, next);
+      // Turning a lag on: what the store holds now is what every node has indexed.
+      if (!lagged && maxLag() > 0) index.rebase(store);
+      setCaptchaDefault(store, jira.captchaAfterFailedLogins);
+      return jira;
+    },
     requests: () => log.slice(),
     clearRequests: () => {
       log = [];
@@ -130,6 +161,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       for (const t of store.tables()) t.clear();
       applySeed(store, seed, now());
       commit();
+      // The seed is indexed at once, on every node.
+      index.rebase(store);
       faults.clear();
       log = [];
     },
@@ -153,7 +186,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     variant,
     faults,
     limiter,
-    router: new Router(operations),
+    jira,
+    cluster: new Cluster(() => jira),
+    index,
+    router: new Router([...operations, jiraSearchPostOp]),
     now,
     host: options.host ?? '127.0.0.1',
     repoGuest: options.repoGuest ?? false,

@@ -271,6 +271,8 @@ export interface Session {
   id: string;
   userId: number;
   createdAt: number;
+  /** The simulated Jira node (0-based) that issued it: valid there only. Absent: valid on every node. */
+  node?: number;
 }
 
 /** Content-repository ticket (EDU-TICKET). */

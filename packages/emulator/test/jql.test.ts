@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../src/context.js';
-import { parseJql } from '../src/jql.js';
+import { jqlDate, parseJql } from '../src/jql.js';
+import { stem, terms, textMatcher } from '../src/textSearch.js';
 
 /**
  * The JQL parser on its own (the search operation's evaluation of a query is tested through the service in
@@ -97,7 +98,7 @@ describe('parseJql', () => {
     const cases: [string, string][] = [
       [
         'project',
-        "Expecting operator but got the end of the query. The valid operators are '=', '!=', '~', '!~', 'in' and 'not in' (line 1, character 8)",
+        "Expecting operator but got the end of the query. The valid operators are '=', '!=', '~', '!~', 'in' and 'not in'; '>', '>=', '<' and '<=' on key, id, created and updated (line 1, character 8)",
       ],
       ['project =', 'Expecting a value but got the end of the query (line 1, character 10)'],
       ['project = (', "Expecting a value but got '(' (line 1, character 11)"],
@@ -119,5 +120,93 @@ describe('parseJql', () => {
       expect(err.message, jql).toContain(message);
       expect(err.message, jql).toMatch(/^(Error in the JQL Query: )/);
     }
+  });
+});
+
+describe('parseJql: ranges for keyset paging', () => {
+  it('reads > >= < <= on id, key, issuekey, created and updated', () => {
+    const q = parseJql('project = X AND description ~ "casebridge" AND id > 12345 ORDER BY id ASC');
+    expect(q).toEqual({
+      clauses: [
+        { field: 'project', negated: false, values: ['X'] },
+        { field: 'description', negated: false, values: ['casebridge'] },
+        { field: 'key', negated: false, values: ['12345'], range: '>' },
+      ],
+      orderBy: [{ field: 'id', direction: 'ASC' }],
+    });
+    const r = parseJql('key >= DEMO-5 AND issuekey < "DEMO-9" AND created <= "-5m" AND updated > "2026/11/25 10:00"');
+    expect(r.clauses.map((c) => [c.field, c.range, c.values[0]])).toEqual([
+      ['key', '>=', 'DEMO-5'],
+      ['key', '<', 'DEMO-9'],
+      ['created', '<=', '-5m'],
+      ['updated', '>', '2026/11/25 10:00'],
+    ]);
+    expect(parseJql('created = "2026-11-25"').clauses[0]).toEqual({
+      field: 'created',
+      negated: false,
+      values: ['2026-11-25'],
+    });
+  });
+
+  it('refuses a range on a field without an order, and ~ on a date', () => {
+    expect(refusal('labels > a').message).toBe("The operator '>' is not supported by the 'labels' field.");
+    expect(refusal('created ~ "-1h"').message).toBe("The operator '~' is not supported by the 'created' field.");
+  });
+});
+
+describe('jqlDate', () => {
+  const now = Date.UTC(2026, 10, 25, 12, 0);
+  it('reads periods from now, and dates with or without a time, as UTC', () => {
+    expect(jqlDate('-5m', 'created', now).at).toBe(now - 5 * 60_000);
+    expect(jqlDate('-1h', 'created', now).at).toBe(now - 3_600_000);
+    expect(jqlDate('-2d', 'created', now).at).toBe(now - 2 * 86_400_000);
+    expect(jqlDate('4w 2d', 'created', now).at).toBe(now + 30 * 86_400_000);
+    expect(jqlDate('2026/11/25 10:00', 'created', now)).toEqual({ at: Date.UTC(2026, 10, 25, 10, 0), width: 60_000 });
+    expect(jqlDate('2026-11-25 10:00', 'created', now).at).toBe(Date.UTC(2026, 10, 25, 10, 0));
+    expect(jqlDate('2026-11-25', 'created', now)).toEqual({ at: Date.UTC(2026, 10, 25), width: 86_400_000 });
+  });
+
+  it("refuses anything else with Jira's 400 naming the value, the field and the formats", () => {
+    for (const v of ['yesterday', '2026-13-01', '2026-02-30', '2026/11/25 25:00', '-5x']) {
+      expect(() => jqlDate(v, 'updated', now), v).toThrow(`Date value '${v}' for field 'updated' is invalid`);
+    }
+  });
+});
+
+describe('text search (~) as Jira indexes text', () => {
+  it('cuts words at reserved characters and spaces, lower-cases and stems them, drops stop words', () => {
+    expect(terms('CB-1a2b: Login (fails) on the "checkout" page!')).toEqual([
+      'cb',
+      '1a2b',
+      'login',
+      'fail',
+      'checkout',
+      'page',
+    ]);
+    expect(['running', 'runs', 'failed', 'failing', 'passes', 'queries', 'stopped'].map(stem)).toEqual([
+      'run',
+      'run',
+      'fail',
+      'fail',
+      'pass',
+      'query',
+      'stop',
+    ]);
+  });
+
+  it('matches whole words in any order, all of them: cb-1a2b finds 1a2b-cb and not cb-1a2c', () => {
+    const m = textMatcher('cb-1a2b', 'tokenised');
+    expect(m('[cb-1a2b] login fails')).toBe(true);
+    expect(m('1a2b and cb, elsewhere')).toBe(true);
+    expect(m('cb-1a2c')).toBe(false);
+    expect(m('xcb-1a2b')).toBe(false);
+    expect(textMatcher('log', 'tokenised')('login')).toBe(false);
+    expect(textMatcher('Failing LOGIN', 'tokenised')('login failed')).toBe(true);
+    expect(textMatcher('the', 'tokenised')('the end')).toBe(false);
+  });
+
+  it('the substring mode (ideal profile) is a case-insensitive contains', () => {
+    expect(textMatcher('LOG', 'substring')('login')).toBe(true);
+    expect(textMatcher('cb-1a2b', 'substring')('1a2b cb')).toBe(false);
   });
 });

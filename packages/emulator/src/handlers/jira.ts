@@ -1,16 +1,13 @@
-import { openSession, parseCookies } from '../auth.js';
+import { captchaHeaders, captchaRequired, loginFailed, loginSucceeded, openSession, parseCookies } from '../auth.js';
+import { routeCookie } from '../cluster.js';
 import { type Handler, notFound, Reply, ServiceError } from '../context.js';
 import { createIssue } from '../domain.js';
-import { type JqlClause, type JqlQuery, parseJql } from '../jql.js';
-import type { Issue, Store } from '../store.js';
 import { checkScreenFields, presentScreenFields } from './jiraFields.js';
 import { jiraMetaHandlers } from './jiraMeta.js';
 import {
   cannotBeSet,
   groupsOf,
   issueTypeOf,
-  knownStatuses,
-  knownTypes,
   loginInfo,
   lower,
   offeredTransitions,
@@ -25,6 +22,7 @@ import {
   requireJiraIssue,
   selectFields,
 } from './jiraModel.js';
+import { jiraSearchHandlers } from './jiraSearch.js';
 
 /**
  * The Jira platform subset (REST API 2 and the cookie session) that the test-management add-on lives in. Every
@@ -32,110 +30,9 @@ import {
  * presenters are in jiraModel.ts; the JQL parser in ../jql.ts.
  */
 
-// -------------------------------------------------------------------------------------------------------------
-// JQL evaluation
-
-function noSuchValue(value: string, field: string): ServiceError {
-  return new ServiceError(400, `The value '${value}' does not exist for the field '${field}'.`);
-}
-
-/** Turns a clause into a predicate, refusing values Jira would not know (Jira answers 400 for those too). */
-function predicate(store: Store, c: JqlClause): (i: Issue) => boolean {
-  const values = c.values;
-  let test: (i: Issue) => boolean;
-  switch (c.field) {
-    case 'project': {
-      const ids = values.map((v) => {
-        const p = projectByIdOrKey(store, v);
-        if (!p) throw noSuchValue(v, 'project');
-        return p.id;
-      });
-      test = (i) => ids.includes(i.projectId);
-      break;
-    }
-    case 'issuetype': {
-      const known = knownTypes(store);
-      const wanted = values.map((v) => {
-        if (/^\d+$/.test(v)) {
-          const byId = known.find((n) => issueTypeOf(n).id === v);
-          if (!byId) throw noSuchValue(v, 'issuetype');
-          return lower(byId);
-        }
-        if (!known.some((n) => lower(n) === lower(v))) throw noSuchValue(v, 'issuetype');
-        return lower(v);
-      });
-      test = (i) => wanted.includes(lower(i.type));
-      break;
-    }
-    case 'status': {
-      const known = knownStatuses(store);
-      for (const v of values) if (!known.some((n) => lower(n) === lower(v))) throw noSuchValue(v, 'status');
-      const wanted = values.map(lower);
-      test = (i) => wanted.includes(lower(i.status));
-      break;
-    }
-    case 'resolution': {
-      const wanted = values.map(lower);
-      test = (i) => wanted.includes(i.resolution === null ? 'unresolved' : lower(i.resolution));
-      break;
-    }
-    case 'labels':
-      test = (i) => i.labels.some((l) => values.includes(l));
-      break;
-    case 'key':
-      test = (i) => values.some((v) => lower(v) === lower(i.key) || v === String(i.id));
-      break;
-    case 'summary': {
-      const text = lower(values[0] ?? '');
-      test = (i) => lower(i.summary).includes(text);
-      break;
-    }
-    case 'description': {
-      const text = lower(values[0] ?? '');
-      test = (i) => lower(i.description ?? '').includes(text);
-      break;
-    }
-    case 'text': {
-      const text = lower(values[0] ?? '');
-      test = (i) => lower(i.summary).includes(text) || lower(i.description ?? '').includes(text);
-      break;
-    }
-  }
-  return c.negated ? (i) => !test(i) : test;
-}
-
-function sortKey(issue: Issue, field: string): number | string {
-  switch (field) {
-    case 'created':
-      return issue.created;
-    case 'updated':
-      return issue.updated;
-    case 'summary':
-      return lower(issue.summary);
-    default:
-      return issue.id;
-  }
-}
-
-function runJql(store: Store, q: JqlQuery): Issue[] {
-  const tests = q.clauses.map((c) => predicate(store, c));
-  const hits = store.issues.filter((i) => tests.every((t) => t(i)));
-  const order = q.orderBy.length ? q.orderBy : [{ field: 'id', direction: 'ASC' as const }];
-  return hits.sort((a, b) => {
-    for (const o of order) {
-      const x = sortKey(a, o.field);
-      const y = sortKey(b, o.field);
-      if (x !== y) return (x < y ? -1 : 1) * (o.direction === 'DESC' ? -1 : 1);
-    }
-    // Ties (issues created in the same millisecond) follow creation order in the requested direction.
-    return (a.id - b.id) * (order[0]?.direction === 'DESC' ? -1 : 1);
-  });
-}
-
-const MAX_RESULTS = 1000;
-
 export const jiraHandlers: Record<string, Handler> = {
   ...jiraMetaHandlers,
+  ...jiraSearchHandlers,
 
   'jira.myself': (ctx) => {
     const user = ctx.user;
@@ -290,33 +187,35 @@ export const jiraHandlers: Record<string, Handler> = {
     return new Reply(204, undefined);
   },
 
-  'jira.search': (ctx) => {
-    const query = parseJql(String(ctx.query.jql ?? ''));
-    const hits = runJql(ctx.store, query);
-    const startAt = (ctx.query.startAt as number | undefined) ?? 0;
-    const maxResults = Math.min((ctx.query.maxResults as number | undefined) ?? 50, MAX_RESULTS);
-    const fields = selectFields(ctx.query.fields);
-    return {
-      expand: 'schema,names',
-      startAt,
-      maxResults,
-      total: hits.length,
-      issues: hits
-        .slice(startAt, startAt + maxResults)
-        .map((i) => presentIssue(ctx, i, fields, presentScreenFields(ctx, i))),
-    };
-  },
-
   'jira.login': (ctx) => {
     const { username, password } = ctx.body as { username: string; password: string };
     const user = ctx.store.users.find((u) => u.name === username);
+    // Jira's login counter covers session logins too: under the CAPTCHA even the right password is refused.
+    if (user && captchaRequired(ctx.store, user.name)) {
+      return new Reply(
+        403,
+        {
+          errorMessages: [
+            `CAPTCHA_CHALLENGE: user ${user.name} must log in through the browser (${ctx.origin}/login.jsp) after failed logins`,
+          ],
+          errors: {},
+        },
+        captchaHeaders(ctx.origin),
+      );
+    }
     // A session login takes the password only (a personal access token is a Bearer credential).
-    if (!user || user.password !== password) throw new ServiceError(401, 'Login failed');
-    const session = openSession(ctx.store, user, ctx.now());
+    if (!user || user.password !== password) {
+      if (user) loginFailed(ctx.store, user.name);
+      throw new ServiceError(401, 'Login failed');
+    }
+    loginSucceeded(ctx.store, user.name);
+    // The session lives on the node that opened it; the balancer's cookie keeps the client there.
+    const node = ctx.cluster && ctx.cluster.jira.nodes > 1 ? ctx.cluster.node : undefined;
+    const session = openSession(ctx.store, user, ctx.now(), node);
     return new Reply(
       200,
       { session: { name: 'JSESSIONID', value: session.id }, loginInfo: loginInfo(ctx.store, user) },
-      { 'set-cookie': session.cookie },
+      { 'set-cookie': node === undefined ? session.cookie : [session.cookie, routeCookie(node)] },
     );
   },
 

@@ -20,7 +20,10 @@ export interface Caller {
  */
 export function auth(env: Env, x: ServiceExchange, op: OperationDef): Caller | Answered {
   const { req, res, service } = x;
-  const result = authenticate(env.store, service, req.headers);
+  const result = authenticate(env.store, service, req.headers, {
+    ...(x.node !== undefined ? { node: x.node } : {}),
+    patAsBasic: env.jira.patAsBasic,
+  });
   if (result.ok) {
     x.entry.user = result.user.name;
     return { user: result.user, isGuest: false };

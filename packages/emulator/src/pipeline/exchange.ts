@@ -1,10 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '@casebridge/core/contract';
 import type { BlobStore } from '../blobs.js';
+import type { Cluster } from '../cluster.js';
 import type { Variant } from '../context.js';
 import type { FaultController } from '../faults.js';
+import type { JiraBehaviour } from '../profile.js';
 import type { RateLimiter } from '../ratelimit.js';
 import type { Router } from '../router.js';
+import type { SearchIndex } from '../searchIndex.js';
 import type { RequestLogEntry, RunningEmulator } from '../server.js';
 import type { Store } from '../store.js';
 
@@ -17,6 +20,12 @@ export interface Env {
   faults: FaultController;
   /** Absent: no rate limit. */
   limiter: RateLimiter | undefined;
+  /** How harsh the emulated Jira is (src/profile.ts); one object, changed in place by `PUT /__emulator/jira`. */
+  jira: JiraBehaviour;
+  /** The load balancer in front of the simulated nodes. */
+  cluster: Cluster;
+  /** What each node's search index holds. */
+  index: SearchIndex;
   router: Router;
   now: () => number;
   /** Host named in the origin of a request that sends no Host header. */
@@ -45,6 +54,8 @@ export interface Exchange {
   query: URLSearchParams;
   /** Base URL the client reached the emulator at, e.g. `http://127.0.0.1:8990`. */
   origin: string;
+  /** The simulated Jira node the balancer sent the request to (0-based); see `landOn`. */
+  node?: number;
 }
 
 /** An exchange addressed to one service. */

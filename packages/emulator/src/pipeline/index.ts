@@ -5,6 +5,7 @@ import { serveDownload } from '../handlers/downloads.js';
 import type { RequestLogEntry } from '../server.js';
 import { refuseAdminApi, serveUi } from '../ui/index.js';
 import { auth, licence } from './access.js';
+import { balance } from './balance.js';
 import { dispatch, unitOfWork } from './dispatch.js';
 import { ANSWERED, type Env, type Exchange } from './exchange.js';
 import { afterFaults, faults } from './faults.js';
@@ -39,6 +40,7 @@ export async function handleRequest(
   const x = exchange(env, req, res, entry);
   if (await serveOwn(env, x)) return;
   const sx = address(x);
+  if (sx.service !== 'repo') balance(env, sx);
   const fault = await faults(env, sx);
   if (fault === ANSWERED) return;
   if (rateLimit(env, sx) === ANSWERED) return;

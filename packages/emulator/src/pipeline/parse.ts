@@ -25,6 +25,7 @@ export function newContext(env: Env, x: ServiceExchange, op: OperationDef, calle
     origin: x.origin,
     prefix: x.prefix,
     now: env.now,
+    ...(x.service !== 'repo' ? { cluster: { node: x.node ?? 0, jira: env.jira, index: env.index } } : {}),
   };
 }
 

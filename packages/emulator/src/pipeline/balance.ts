@@ -1,0 +1,15 @@
+import { routeCookie } from '../cluster.js';
+import type { Env, Exchange } from './exchange.js';
+
+/**
+ * The balance step: the load balancer in front of the simulated Jira nodes (src/cluster.ts) picks the node of a
+ * request to the Jira-hosted services, and sets its `ROUTEID` cookie on the answer when the request came without a
+ * valid one, as Apache's `stickysession=ROUTEID` setup does. The content repository is another server.
+ */
+export function balance(env: Env, x: Exchange): number {
+  if (x.node !== undefined) return x.node;
+  const { node, setCookie } = env.cluster.route(x.req.headers);
+  x.node = node;
+  if (setCookie && !x.res.headersSent) x.res.setHeader('set-cookie', routeCookie(node));
+  return node;
+}
