@@ -48,7 +48,7 @@ function reach(err: unknown, c: CasebridgeConfig, what: string): Check {
       detail: 'the service refused the credentials (HTTP 401)',
       fix: c.token
         ? 'check the token (CASEBRIDGE_TOKEN): a personal access token of a user with access to the project'
-        : 'check CASEBRIDGE_USER and CASEBRIDGE_PASSWORD (or use a personal access token in CASEBRIDGE_TOKEN)',
+        : 'check CASEBRIDGE_USER and CASEBRIDGE_PASSWORD (sent as Basic, or for a session). A personal access token goes in token (CASEBRIDGE_TOKEN), sent as Bearer, never as the password: Jira refuses it there and counts each failed login towards the CAPTCHA',
     };
   }
   if (err instanceof CaptchaError) {

@@ -1,11 +1,13 @@
 import * as z from 'zod';
+import { CookieJar } from './cookies.js';
 import { registerSecret } from './secrets.js';
 
 /**
  * Credentials, the same shapes for both clients:
- * - `basic`: user name with a password or an API token.
- * - `bearer`: a personal access token.
- * - `session`: log in once, reuse the JSESSIONID cookie, log in again once when a request answers 401.
+ * - `basic`: user name with a password (never a personal access token: see looksLikePersonalAccessToken).
+ * - `bearer`: a personal access token, the only way Jira Data Center takes one.
+ * - `session`: log in once, send every cookie the login set (JSESSIONID, a load balancer's ROUTEID, ...) and later
+ *   answers update, log in again once when a request answers 401.
  * - `ticket`: a content-repository ticket, given or obtained with user name and password.
  */
 export const authSchema = z.union([
@@ -17,6 +19,30 @@ export const authSchema = z.union([
 ]);
 
 export type AuthOptions = z.infer<typeof authSchema>;
+
+/**
+ * Whether `value` has the shape of a Jira Data Center personal access token: base64 of `<numeric token id>:<random
+ * bytes>` (44 characters for Jira 8.14+'s 12-digit id and 20 random bytes; other lengths are accepted when the
+ * decoded shape holds). Jira takes such a token only as `Authorization: Bearer`; sent as a Basic or login password
+ * it is a failed login, and failed logins lead to the CAPTCHA that locks the account for every pipeline. An ordinary
+ * password practically never decodes to digits, a colon and 8 or more further bytes.
+ */
+export function looksLikePersonalAccessToken(value: string): boolean {
+  if (value.length < 24 || value.length > 88 || value.length % 4 !== 0) return false;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
+  const bytes = Buffer.from(value, 'base64');
+  const colon = bytes.indexOf(0x3a);
+  if (colon < 1 || colon > 20 || bytes.length - colon - 1 < 8) return false;
+  for (let i = 0; i < colon; i += 1) {
+    const b = bytes[i] as number;
+    if (b < 0x30 || b > 0x39) return false;
+  }
+  return true;
+}
+
+/** Why a personal access token is refused as a password; the callers add where to put it. */
+export const TOKEN_AS_PASSWORD =
+  'this looks like a Jira personal access token: a personal access token goes in token, sent as Bearer; Jira refuses it as a password and counts a failed login towards the CAPTCHA';
 
 export function basicHeader(username: string, password: string): string {
   const value = `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
@@ -49,6 +75,8 @@ export function cookieFrom(setCookie: string | string[] | undefined, name: strin
  * every request that was waiting for it (one login, not one per request in flight).
  */
 export class Authenticator {
+  /** Session auth: the session's cookies, filled by the login's answer and kept up to date by every answer. */
+  readonly jar: CookieJar | undefined;
   private credential: string | undefined;
   private renewing: Promise<string> | undefined;
   /** Bumped on each renewal: a 401 for an older credential just retries with the current one. */
@@ -62,6 +90,7 @@ export class Authenticator {
   ) {
     registerAuthSecrets(auth);
     if (auth.type === 'ticket' && 'ticket' in auth) this.credential = auth.ticket;
+    this.jar = auth.type === 'session' ? new CookieJar() : undefined;
   }
 
   /** Whether a 401 can be cured by logging in again. */
@@ -69,13 +98,17 @@ export class Authenticator {
     return this.auth.type === 'session' || (this.auth.type === 'ticket' && 'username' in this.auth);
   }
 
-  async headers(): Promise<{ headers: Record<string, string>; generation: number }> {
+  /**
+   * The headers of a request, the credential generation they belong to, and (session auth) the jar whose cookies
+   * the transport sends with each attempt.
+   */
+  async headers(): Promise<{ headers: Record<string, string>; generation: number; cookies?: CookieJar }> {
     const a = this.auth;
     if (a.type === 'basic') return { headers: { authorization: basicHeader(a.username, a.password) }, generation: 0 };
     if (a.type === 'bearer') return { headers: { authorization: `Bearer ${a.token}` }, generation: 0 };
     if (this.credential === undefined) await this.renew(this.generation);
     const value = this.credential as string;
-    if (a.type === 'session') return { headers: { cookie: `JSESSIONID=${value}` }, generation: this.generation };
+    if (this.jar) return { headers: {}, generation: this.generation, cookies: this.jar };
     return { headers: { authorization: `${this.scheme.ticket} ${value}` }, generation: this.generation };
   }
 
@@ -83,9 +116,13 @@ export class Authenticator {
   async renew(generation: number): Promise<void> {
     if (generation !== this.generation && this.credential !== undefined) return;
     if (!this.renewing) {
+      // A new login starts a new set of cookies: the load balancer may route it to another node.
+      this.jar?.clear();
       this.renewing = this.obtain()
         .then((value) => {
           registerSecret(value);
+          // The session id a login names in its body, in case no Set-Cookie carried it.
+          this.jar?.setIfAbsent('JSESSIONID', value);
           this.credential = value;
           this.generation += 1;
           return value;

@@ -1,7 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import * as z from 'zod';
 import { isMultipart, type OperationDef } from '../contract/define.js';
-import { Authenticator, type AuthOptions, authSchema } from './auth.js';
+import {
+  Authenticator,
+  type AuthOptions,
+  authSchema,
+  looksLikePersonalAccessToken,
+  TOKEN_AS_PASSWORD,
+} from './auth.js';
+import { captchaChallenge, serverMessage } from './error-bodies.js';
 import {
   AbortedError,
   CaptchaError,
@@ -18,7 +25,7 @@ import {
 } from './errors.js';
 import type { CallOptions, Methods, OutputOf } from './method-types.js';
 import { type FileInput, multipartBody } from './multipart.js';
-import { redact, registerSecret } from './secrets.js';
+import { registerSecret } from './secrets.js';
 import { timeoutsSchema } from './timeouts.js';
 import { Transport, type TransportOptions, type TransportResponse } from './transport.js';
 
@@ -80,6 +87,7 @@ export function parseClientOptions(options: unknown): ClientOptions {
   return options as ClientOptions;
 }
 
+export { captchaChallenge, serverMessage } from './error-bodies.js';
 export type { CallOptions, InputOf, Method, Methods, OutputOf, UploadMethod } from './method-types.js';
 
 /** The fields of an object schema, looking through an optional wrapper (an optional object body is still flat). */
@@ -93,75 +101,6 @@ function firstIssue(error: z.ZodError): { field: string; message: string } {
   const issue = error.issues[0];
   const field = issue && issue.path.length > 0 ? issue.path.join('.') : '$';
   return { field, message: issue?.message ?? 'invalid' };
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-/** Text of an HTML fragment: tags dropped, common entities decoded, whitespace folded. */
-function htmlText(html: string): string {
-  return html
-    .replace(/<(script|style|head)\b[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/&(#\d+|[a-z]+);/gi, (m, e: string) =>
-      e.startsWith('#') ? String.fromCharCode(Number(e.slice(1))) : (ENTITIES[e.toLowerCase()] ?? m),
-    )
-    .replace(/\s+/g, ' ')
-    .trim();
-}
-
-/**
- * The gist of an HTML error page (a servlet container's or a proxy's): its title, else its first heading, then the
- * start of its text; short, since the page's markup and stack trace say nothing a person needs in one line.
- */
-function htmlMessage(html: string): string {
-  const heading =
-    htmlText(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '') ||
-    htmlText(/<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(html)?.[1] ?? '');
-  let text = htmlText(html);
-  // The title usually opens the page's text as its first heading too.
-  while (heading && text.startsWith(heading)) text = text.slice(heading.length).trim();
-  const rest = text.length > 160 ? `${text.slice(0, 160)}…` : text;
-  return redact(['HTML page', heading, rest].filter(Boolean).join(': '));
-}
-
-/**
- * The service's own message in an error answer, whatever its shape: JSON (`message`, Jira's `errorMessages` and
- * `errors`, edu-sharing's `error`), plain text (synapseRT's 500s on several bulk routes), or an HTML page (see
- * htmlMessage).
- */
-export function serverMessage(text: string): string {
-  const t = text.trim();
-  if (!t) return '';
-  try {
-    const j = JSON.parse(t) as Record<string, unknown>;
-    const parts: string[] = [];
-    if (typeof j.message === 'string' && j.message) parts.push(j.message);
-    if (Array.isArray(j.errorMessages)) parts.push(...j.errorMessages.filter((m) => typeof m === 'string' && m));
-    if (j.errors && typeof j.errors === 'object' && !Array.isArray(j.errors)) {
-      for (const [k, v] of Object.entries(j.errors as Record<string, unknown>)) parts.push(`${k}: ${String(v)}`);
-    }
-    if (parts.length) return redact(parts.join('; '));
-    if (typeof j.error === 'string') return redact(j.error);
-    return excerpt(t) ?? '';
-  } catch {
-    // Not JSON: a plain-text message, or an HTML page from the servlet container or a proxy.
-  }
-  if (/^<(!doctype|html|head|body|\?xml)|<\/(html|body|h1|title)>/i.test(t)) return htmlMessage(t);
-  return excerpt(t) ?? '';
-}
-
-/**
- * Whether a 403 is Jira's CAPTCHA challenge, and the login page it names: `X-Authentication-Denied-Reason:
- * CAPTCHA_CHALLENGE; login-url=https://jira.example.com/login.jsp` (the part after the reason is optional).
- */
-export function captchaChallenge(
-  headers: Record<string, string | string[] | undefined>,
-): { loginUrl?: string } | undefined {
-  const raw = headers['x-authentication-denied-reason'];
-  const value = Array.isArray(raw) ? raw.join('; ') : (raw ?? '');
-  if (!/\bCAPTCHA_CHALLENGE\b/i.test(value)) return undefined;
-  const url = /login-url\s*=\s*([^;\s]+)/i.exec(value)?.[1];
-  return url ? { loginUrl: url } : {};
 }
 
 function encodeQuery(query: Record<string, unknown>): string {
@@ -198,6 +137,13 @@ export class ServiceClient {
     ticketScheme = 'EDU-TICKET',
   ) {
     const o = parseClientOptions(options);
+    // Jira (and synapseRT inside it) takes a personal access token only as Bearer: refused before anything is sent,
+    // since one try would already count towards the CAPTCHA.
+    if (kind !== 'repo' && 'password' in o.auth && looksLikePersonalAccessToken(o.auth.password)) {
+      throw new ConfigError(
+        `Invalid client options:\n  auth.password: ${TOKEN_AS_PASSWORD}: use auth { type: 'bearer', token }`,
+      );
+    }
     this.transport = new Transport(o);
     this.prefix = o.prefix ?? defaultPrefix;
     this.authenticator = new Authenticator(o.auth, () => obtain(this), { ticket: ticketScheme });
@@ -227,7 +173,9 @@ export class ServiceClient {
     try {
       for (let renewed = false; ; renewed = true) {
         if (this.captcha) throw this.captcha;
-        const auth = authenticate ? await this.authenticator.headers() : { headers: {}, generation: 0 };
+        const auth = authenticate
+          ? await this.authenticator.headers()
+          : { headers: {}, generation: 0, cookies: this.authenticator.jar };
         const headers: Record<string, string> = { accept: 'application/json', ...auth.headers };
         if (this.kind === 'tm' && isMultipart(op.body)) headers['x-atlassian-token'] = 'no-check';
         let res: TransportResponse;
@@ -242,6 +190,7 @@ export class ServiceClient {
             creates: op.creates === true,
             signal,
             retryAnswer: options.retryAnswer,
+            ...(auth.cookies ? { cookies: auth.cookies } : {}),
           });
         } catch (err) {
           // Cancelled by another call's CAPTCHA answer, not by the caller.
@@ -354,6 +303,22 @@ export class ServiceClient {
     return this.captcha;
   }
 
+  /** What a 401 means for the scheme in use, and which scheme to use instead. */
+  private refusal(): string {
+    const type = this.authenticator.auth.type;
+    if (this.kind === 'repo') {
+      return 'the content repository refused the credentials (check the user name and password, token or ticket)';
+    }
+    if (type === 'basic' || type === 'session') {
+      const sent = type === 'basic' ? 'as Basic' : 'for a session';
+      return `the user name and password sent ${sent} were refused. Check the password; a personal access token is not a password: it goes in token (auth { type: 'bearer', token }, CASEBRIDGE_TOKEN), since Jira refuses it as a password and counts each failed login towards the CAPTCHA`;
+    }
+    if (type === 'bearer') {
+      return 'the token sent as Bearer was refused: it must be a personal access token of Jira 8.14 or later, not expired or revoked (a password goes in user and password instead)';
+    }
+    return 'the credentials were refused';
+  }
+
   private answer(op: OperationDef, res: TransportResponse, info: RequestInfo): unknown {
     const status = res.status;
     // Built for an error only: a successful answer of 1,000 runs is not flattened and redacted for nothing.
@@ -391,12 +356,7 @@ export class ServiceClient {
     }
     const msg = serverMessage(res.text);
     const said = msg ? `: ${msg}` : '';
-    if (status === 401) {
-      throw new UnauthorizedError(
-        `HTTP 401: the credentials were refused (check the user name and password or token)${said}`,
-        detail(),
-      );
-    }
+    if (status === 401) throw new UnauthorizedError(`HTTP 401: ${this.refusal()}${said}`, detail());
     const captcha = status === 403 ? captchaChallenge(res.headers) : undefined;
     if (captcha) throw this.stopForCaptcha(captcha.loginUrl, detail());
     if (status === 403) {

@@ -1,5 +1,5 @@
 export type { AuthOptions } from './auth.js';
-export { authSchema } from './auth.js';
+export { authSchema, looksLikePersonalAccessToken } from './auth.js';
 export type { CallOptions, ClientOptions, InputOf, Method, Methods, OutputOf, UploadMethod } from './base.js';
 export { parseClientOptions, ServiceClient } from './base.js';
 export * from './errors.js';

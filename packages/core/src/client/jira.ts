@@ -50,6 +50,9 @@ export async function jiraSessionLogin(client: ServiceClient, authenticator: Aut
   }
   try {
     const res = await client.call(jiraLogin, { username: a.username, password: a.password }, {}, '', false);
+    // Its Set-Cookie answers (JSESSIONID, the load balancer's cookie) are in the jar already; the body names the
+    // session cookie too, for a server or proxy that sets none.
+    authenticator.jar?.setIfAbsent(res.session.name || 'JSESSIONID', res.session.value);
     return res.session.value;
   } catch (err) {
     if (err instanceof UnauthorizedError) {

@@ -73,7 +73,14 @@ let ordered: string[] | undefined;
  * after this one test instead of six replacements.
  */
 const MAY_HOLD_CREDENTIALS =
-  /authorization|cookie|basic|bearer|edu-ticket|jsessionid|"session"|"ticket"|\/\/[^/@\s:]+:[^/@\s]+@/i;
+  /authorization|cookie|basic|bearer|edu-ticket|sessionid|routeid|awsalb|awselb|bigipserver|seraph|xsrf|"session"|"ticket"|\/\/[^/@\s:]+:[^/@\s]+@/i;
+
+/**
+ * `name=value` of the cookies a Jira Data Center login sets (the session, the load balancer's route, Jira's
+ * remember-me and XSRF tokens), wherever they stand: a short route value is not registered as a secret.
+ */
+const SESSION_COOKIE =
+  /\b(\w*SESSIONID\w*|ROUTEID|AWSALB\w*|AWSELB|BIGipServer[\w.-]*|seraph\.rememberme\.cookie|atlassian\.xsrf\.token)=[^;\s"',]+/gi;
 
 /**
  * Replaces every registered secret (short ones as whole tokens only), every `Authorization` value and URL
@@ -95,7 +102,7 @@ export function redact(text: string): string {
         `$1$2${REDACTED}`,
       )
       .replace(/\b(Basic|Bearer|EDU-TICKET)\s+[A-Za-z0-9+/=._~-]{6,}/g, `$1 ${REDACTED}`)
-      .replace(/(JSESSIONID=)[^;\s"',]+/g, `$1${REDACTED}`)
+      .replace(SESSION_COOKIE, `$1=${REDACTED}`)
       // Login answers carry a credential before the client has registered it (a body excerpt of an answer that
       // could not be parsed): Jira's `{"session": {"name": "JSESSIONID", "value": ...}}`, a repository `"ticket"`.
       .replace(/("session"\s*:\s*\{[^}]*?"value"\s*:\s*")[^"]*/g, `$1${REDACTED}`)
@@ -106,7 +113,7 @@ export function redact(text: string): string {
 
 /** Anything `redact` could change, searched in a JSON text: words only, since JSON escapes quotes. */
 const MAY_HOLD_CREDENTIALS_JSON =
-  /authorization|cookie|basic|bearer|edu-ticket|jsessionid|session|ticket|\/\/[^/@\s:]+:[^/@\s]+@/i;
+  /authorization|cookie|basic|bearer|edu-ticket|session|routeid|awsalb|awselb|bigipserver|seraph|xsrf|ticket|\/\/[^/@\s:]+:[^/@\s]+@/i;
 
 /**
  * Whether `redact` could change any string inside the JSON text `json`: a registered secret as it is or as JSON

@@ -73,6 +73,11 @@ export interface TransportRequest {
   creates: boolean;
   signal?: AbortSignal;
   /**
+   * The session's cookies (session auth): sent with each attempt as they are then, and updated from each answer's
+   * `Set-Cookie`, so a load balancer's cookie set on a retried answer is kept too.
+   */
+  cookies?: { header(): string | undefined; update(setCookie: string | readonly string[] | undefined): void };
+  /**
    * Whether a 429/500/502/503/504 answer may be sent again; default yes (a 500 only when the request does not create). An answer it refuses is returned as it came,
    * at once, for the client to turn into its typed error.
    */

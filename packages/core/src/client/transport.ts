@@ -128,6 +128,8 @@ export class Transport {
       'user-agent': this.options.userAgent ?? 'casebridge',
       ...req.headers,
     };
+    const cookie = req.cookies?.header();
+    if (cookie) headers.cookie = cookie;
     if (body) {
       headers['content-type'] = body.contentType;
       if (body.length !== undefined) headers['content-length'] = String(body.length);
@@ -139,6 +141,7 @@ export class Transport {
       ...(body ? { body: body.data } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
     });
+    req.cookies?.update(res.headers['set-cookie']);
     const info = { operation: req.operation, method: req.method, path: this.basePath + req.path };
     return { status: res.status, headers: res.headers, text: await readText(res, this.maxBytes, info), retries: 0 };
   }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import * as z from 'zod';
+import { looksLikePersonalAccessToken, TOKEN_AS_PASSWORD } from '../client/auth.js';
 import { redact, registerSecret } from '../client/secrets.js';
 import { timeoutsSchema } from '../client/timeouts.js';
 import { ENV_OPTIONS, isPlainObject, mergeOptions, optionsFromEnv } from './config-env.js';
@@ -62,7 +63,7 @@ export const configSchema = z
     apiPrefix: z.string().optional(),
     /** Personal access token (Bearer). */
     token: z.string().min(1).optional(),
-    /** User name, with `password` (a password or API token). */
+    /** User name, with `password` (a password; a personal access token goes in `token`). */
     user: z.string().min(1).optional(),
     password: z.string().min(1).optional(),
     /** How user + password are sent: Basic on every request, or one session login. */
@@ -192,6 +193,13 @@ export const configSchema = z
     }
     if (c.user && !c.password) {
       ctx.addIssue({ code: 'custom', path: ['password'], message: 'user is set but password is not' });
+    }
+    if (c.password && looksLikePersonalAccessToken(c.password)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['password'],
+        message: `${TOKEN_AS_PASSWORD}. Move it from password (CASEBRIDGE_PASSWORD) to token (CASEBRIDGE_TOKEN) and unset user (CASEBRIDGE_USER)`,
+      });
     }
     if (c.mode === 'cycle' && !c.testPlan) {
       ctx.addIssue({

@@ -15,7 +15,7 @@ export interface CasebridgeOptions {
   token?: string | undefined;
   /** User name, with `password` (`CASEBRIDGE_USER`). */
   user?: string | undefined;
-  /** A password or API token (`CASEBRIDGE_PASSWORD`). */
+  /** The user's password (`CASEBRIDGE_PASSWORD`); a personal access token goes in `token`, never here. */
   password?: string | undefined;
   /** How user + password are sent: Basic on every request (default), or one session login. */
   authType?: 'basic' | 'session' | undefined;
