@@ -11,6 +11,7 @@ import type {
   Store,
   User,
 } from './store.js';
+import { initialStatus } from './workflows.js';
 
 /**
  * Rules of the test-management service shared by several operation groups (the presenters that turn rows into the
@@ -58,18 +59,29 @@ export function issueRef(issue: Issue): { id: number; key: string; summary: stri
   return { id: issue.id, key: issue.key, summary: issue.summary };
 }
 
-/** A run status by name, matched case-insensitively; 500 (validation) when there is none. */
+/**
+ * A run status a caller sets, by name, matched case-insensitively among the instance's statuses (renamed built-ins
+ * by their new name only). 500 (validation) naming it when there is none or it is disabled: an administrator's
+ * disabled status is no longer available for results, as on synapseRT's Test Run Status page.
+ */
 export function resolveStatus(store: Store, name: string, field = 'status'): RunStatusDef {
   const wanted = name.trim().toLowerCase();
-  const status = store.runStatuses.find((s) => s.enabled && s.name.toLowerCase() === wanted);
-  if (!status) {
+  const status = store.runStatuses.find((s) => s.name.toLowerCase() === wanted);
+  if (!status?.enabled) {
     const known = store.runStatuses
       .filter((s) => s.enabled)
       .map((s) => s.name)
       .join(', ');
-    throw invalid(`Invalid status "${name}": expected one of ${known}`, field);
+    const why = status ? `Run status "${status.name}" is disabled` : `Invalid status "${name}"`;
+    throw invalid(`${why}: expected one of ${known}`, field);
   }
   return status;
+}
+
+/** The built-in status a run status is (whatever it is named now), or undefined for a custom one. */
+export function builtInOf(def: RunStatusDef): string | undefined {
+  // Rows written before renaming existed carry no builtIn: the immutable ones are the built-ins by name.
+  return def.builtIn ?? (def.builtIn === undefined && def.immutable ? def.name : undefined);
 }
 
 export function defaultStatus(store: Store): RunStatusDef {
@@ -188,17 +200,22 @@ export function setRunStatus(ctx: Pick<Ctx, 'store' | 'user' | 'now'>, run: Run,
 /**
  * Run result from step results: any Failed → Failed; else any Blocked → Blocked; else any Not Tested → Not Tested;
  * all Passed → Passed. Steps with another status (NA, custom) do not decide the result on their own; a run whose
- * steps are all NA is NA.
+ * steps are all NA is NA. The rule reads the built-in statuses whatever the instance names them, and answers the
+ * status by its current name.
  */
-export function rollUp(steps: readonly RunStep[]): string | undefined {
+export function rollUp(store: Store, steps: readonly RunStep[]): RunStatusDef | undefined {
   if (steps.length === 0) return undefined;
-  const has = (name: string) => steps.some((s) => s.status.toLowerCase() === name.toLowerCase());
-  if (has('Failed')) return 'Failed';
-  if (has('Blocked')) return 'Blocked';
-  if (has('Not Tested')) return 'Not Tested';
-  if (steps.every((s) => s.status.toLowerCase() === 'passed')) return 'Passed';
-  if (steps.every((s) => s.status.toLowerCase() === 'na')) return 'NA';
-  return 'Passed';
+  const builtIns = steps.map((s) => {
+    const def = statusDef(store, s.status);
+    return def ? builtInOf(def) : undefined;
+  });
+  const byBuiltIn = (name: string) => store.runStatuses.find((d) => builtInOf(d) === name);
+  const has = (name: string) => builtIns.includes(name);
+  if (has('Failed')) return byBuiltIn('Failed');
+  if (has('Blocked')) return byBuiltIn('Blocked');
+  if (has('Not Tested')) return byBuiltIn('Not Tested');
+  if (builtIns.every((b) => b === 'NA')) return byBuiltIn('NA');
+  return byBuiltIn('Passed');
 }
 
 export function runSteps(store: Store, runId: number): RunStep[] {
@@ -261,7 +278,7 @@ export function linkedIssues(store: Store, end: (link: RequirementCase) => numbe
   );
 }
 
-/** Creates an issue in a project: the project's next key, status Open, reported by the caller. */
+/** Creates an issue in a project: the project's next key, its workflow's first status, reported by the caller. */
 export function createIssue(
   ctx: Pick<Ctx, 'store' | 'user' | 'now'>,
   project: Project,
@@ -283,7 +300,7 @@ export function createIssue(
     type: fields.type,
     summary: fields.summary,
     description: fields.description ?? '',
-    status: 'Open',
+    status: initialStatus(ctx.store, project.id, fields.type),
     resolution: null,
     labels: fields.labels ?? [],
     reporter: ctx.user.name,

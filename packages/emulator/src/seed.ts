@@ -2,7 +2,17 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { configureCaptcha } from './auth.js';
 import { issueByKey } from './domain.js';
+import {
+  applyRunStatuses,
+  applyWorkflows,
+  DEMO_BUG_WORKFLOW,
+  DEMO_ROOT_CAUSE,
+  jiraVersionSchema,
+  runStatusSchema,
+  workflowSchema,
+} from './seedJira.js';
 import type { Store } from './store.js';
+import { initialStatus, statusCategory } from './workflows.js';
 
 /**
  * Seed data: the state the emulator starts from (and returns to on reset). The format is documented in the
@@ -20,7 +30,10 @@ const issueSchema = z.strictObject({
   type: z.string().min(1),
   summary: z.string().min(1),
   description: z.string().default(''),
-  status: z.string().default('Open'),
+  /** Workflow status; default: the first status of the issue's workflow (`Open` in the default one). */
+  status: z.string().optional(),
+  /** Default: `Done` when the status is in the done category, else none. */
+  resolution: z.string().nullable().optional(),
   labels: z.array(z.string()).default([]),
   /** Test case steps. */
   steps: z.array(stepSchema).default([]),
@@ -95,16 +108,12 @@ export const seedSchema = z.strictObject({
   /** Jira priorities, highest first (ids 1, 2, ...); the default one is Medium, or the first. */
   priorities: z.array(z.string().min(1)).min(1).default(['Highest', 'High', 'Medium', 'Low', 'Lowest']),
   customFields: z.array(customFieldSchema).default([]),
-  /** Custom run statuses besides the five built-ins. */
-  runStatuses: z
-    .array(
-      z.strictObject({
-        name: z.string().min(1),
-        description: z.string().default(''),
-        color: z.string().default('#999999'),
-      }),
-    )
-    .default([]),
+  /** Run statuses: a `builtIn` entry renames or disables a built-in; the others are custom ones (seedJira.ts). */
+  runStatuses: z.array(runStatusSchema).default([]),
+  /** Jira workflows by project and issue type (seedJira.ts); others follow the default workflow. */
+  workflows: z.array(workflowSchema).default([]),
+  /** The Jira version answered as: createmeta before 8.4 is the old resource only, from 9.0 the paged ones only. */
+  jiraVersion: jiraVersionSchema,
 });
 
 export type SeedInput = z.input<typeof seedSchema>;
@@ -189,6 +198,8 @@ export const demoSeed: SeedInput = {
       cycles: [],
     },
   ],
+  customFields: [DEMO_ROOT_CAUSE],
+  workflows: [DEMO_BUG_WORKFLOW],
 };
 
 export function loadSeedFile(path: string): Seed {
@@ -205,14 +216,6 @@ export function loadSeedFile(path: string): Seed {
   }
   return parsed.data;
 }
-
-const BUILT_IN_STATUSES = [
-  { name: 'Passed', description: 'Test passed', color: '#14892c', lozenge: 'aui-lozenge-success' },
-  { name: 'Failed', description: 'Test failed', color: '#d04437', lozenge: 'aui-lozenge-error' },
-  { name: 'Blocked', description: 'Test is blocked', color: '#4a6785', lozenge: 'aui-lozenge-complete' },
-  { name: 'Not Tested', description: 'Not tested yet', color: '#cccccc', lozenge: 'aui-lozenge-default' },
-  { name: 'NA', description: 'Not applicable', color: '#f6c342', lozenge: 'aui-lozenge-current' },
-];
 
 /** The system fields a create screen may list (see handlers/jiraFields.ts). */
 const SCREEN_FIELDS = [
@@ -263,18 +266,8 @@ export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now(
     ...(seed.captchaAfterFailedLogins ? { afterFailedLogins: seed.captchaAfterFailedLogins } : {}),
     required: seed.users.filter((u) => u.captcha).map((u) => u.name),
   });
-  for (const s of BUILT_IN_STATUSES) {
-    store.runStatuses.insert({ ...s, enabled: true, immutable: true, isDefault: s.name === 'Not Tested' });
-  }
-  for (const s of seed.runStatuses) {
-    store.runStatuses.insert({
-      ...s,
-      lozenge: 'aui-lozenge-default',
-      enabled: true,
-      immutable: false,
-      isDefault: false,
-    });
-  }
+  applyRunStatuses(store, seed.runStatuses);
+  store.settings.insert({ id: 'jiraVersion', value: seed.jiraVersion });
   store.transitions.insert({
     id: 11,
     name: 'Start Progress',
@@ -299,6 +292,12 @@ export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now(
   const componentIds = { id: 10000 };
   const versionIds = { id: 10000 };
 
+  applyWorkflows(
+    store,
+    seed.workflows,
+    seed.projects.map((p) => p.key),
+    (id) => SCREEN_FIELDS.includes(id) || seed.customFields.some((c) => c.id === id),
+  );
   const reporter = seed.users[0]?.name ?? 'admin';
   const admin = store.users.all()[0];
   for (const p of seed.projects) {
@@ -321,8 +320,13 @@ export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now(
         type: i.type,
         summary: i.summary,
         description: i.description,
-        status: i.status,
-        resolution: i.status === 'Done' ? 'Done' : null,
+        status: i.status ?? initialStatus(store, project.id, i.type),
+        resolution:
+          i.resolution !== undefined
+            ? i.resolution
+            : i.status && statusCategory(store, i.status) === 'done'
+              ? 'Done'
+              : null,
         labels: i.labels,
         reporter,
         created: now,

@@ -253,6 +253,10 @@ export interface RunStatusDef {
   enabled: boolean;
   immutable: boolean;
   isDefault: boolean;
+  /** The built-in status this one is (Passed, Failed, Blocked, Not Tested, NA), whatever it is named now; absent: custom. */
+  builtIn?: string | null;
+  /** synapseRT's category of the status; absent (rows written before categories): Executed, Not Tested excepted. */
+  category?: 'Executed' | 'Not Executed';
 }
 
 /** Jira workflow transition offered for issues. */
@@ -264,6 +268,34 @@ export interface Transition {
   /** Statuses it is offered from (empty: any). */
   from: string[];
   resolution: string | null;
+  /** Transition screen (absent: none; then only a resolving transition takes `resolution`). See jiraWorkflow.ts. */
+  screen?: { fields: string[]; required: string[] };
+}
+
+/** A Jira workflow status: its category, and whether issues in it may be edited (`jira.issue.editable`). */
+export interface WorkflowStatus {
+  name: string;
+  category: 'new' | 'indeterminate' | 'done';
+  editable: boolean;
+}
+
+/**
+ * A Jira workflow of a seed, used by the projects and issue types it names (empty: all); issues of other projects
+ * and types follow the default workflow (the `transitions` table). The first status is where issues start.
+ */
+export interface Workflow {
+  id: number;
+  name: string;
+  projects: string[];
+  issueTypes: string[];
+  statuses: WorkflowStatus[];
+  transitions: Transition[];
+}
+
+/** An instance-wide setting of the emulated Jira (e.g. `jiraVersion`), by name. */
+export interface Setting {
+  id: string;
+  value: unknown;
 }
 
 /** Login session (JSESSIONID) of either service. */
@@ -420,6 +452,8 @@ export class Store implements ChangeSink {
   readonly runAttributes = new Table<RunAttribute>('runAttributes', this);
   readonly runStatuses = new Table<RunStatusDef>('runStatuses', this);
   readonly transitions = new Table<Transition>('transitions', this);
+  readonly workflows = new Table<Workflow>('workflows', this);
+  readonly settings = new Table<Setting, string>('settings', this);
   readonly priorities = new Table<{ id: number; name: string }>('priorities', this);
   readonly customFields = new Table<CustomField, string>('customFields', this);
   readonly sessions = new Table<Session, string>('sessions', this);

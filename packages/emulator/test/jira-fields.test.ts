@@ -19,6 +19,8 @@ if (!demo) throw new Error('the demo seed has a project');
 
 export const screensSeed: SeedInput = {
   ...demoSeed,
+  // Jira 8.x serves both createmeta forms (jira-version.test.ts covers the switch).
+  jiraVersion: '8.20',
   customFields: [
     { id: 'customfield_10010', name: 'Team', type: 'option', options: ['Web', 'Mobile'] },
     { id: 'customfield_10011', name: 'Browsers', type: 'multi-option', options: ['Chrome', 'Firefox', 'Safari'] },
@@ -26,6 +28,8 @@ export const screensSeed: SeedInput = {
     { id: 'customfield_10013', name: 'Retries', type: 'number' },
     { id: 'customfield_10014', name: 'Triager', type: 'user' },
     { id: 'customfield_10015', name: 'Not on any screen', type: 'string' },
+    // The demo's own, last so the option ids above stay 10000...: its Bug workflow's closing screen requires it.
+    ...(demoSeed.customFields ?? []),
   ],
   projects: [
     {

@@ -173,7 +173,8 @@ for (const variant of ['id', 'ID'] as const) {
             description: 'Steps…',
             labels: ['ci', 'flaky'],
             issuetype: { name: 'Bug', id: '1', subtask: false },
-            status: { name: 'Open', statusCategory: { key: 'new', name: 'To Do' } },
+            // The demo's Bug workflow starts in Offen (a German-language instance).
+            status: { name: 'Offen', statusCategory: { key: 'new', name: 'To Do' } },
             project: { key: 'DEMO' },
             resolution: null,
             reporter: { name: 'admin' },

@@ -203,12 +203,25 @@ export function checkScreenFields(
   type: string,
   input: Record<string, unknown>,
 ): CheckedFields {
-  const screen = screenOf(project, type);
+  return checkFieldsOn(store, project, screenOf(project, type), input, ALWAYS_ON_SCREEN);
+}
+
+/**
+ * The same check against any screen (a transition's, see jiraWorkflow.ts): `skip` are fields the caller deals with
+ * itself (on a create screen the four always there).
+ */
+export function checkFieldsOn(
+  store: Store,
+  project: Project,
+  screen: CreateScreen,
+  input: Record<string, unknown>,
+  skip: readonly string[],
+): CheckedFields {
   const errors: Record<string, string> = {};
   const fields: Record<string, unknown> = {};
   let labels: string[] = [];
   for (const [id, value] of Object.entries(input)) {
-    if (ALWAYS_ON_SCREEN.includes(id)) continue;
+    if (skip.includes(id)) continue;
     const def = fieldDef(store, id);
     if (!def || !screen.fields.includes(id)) {
       errors[id] = cannotBeSetMessage(id);

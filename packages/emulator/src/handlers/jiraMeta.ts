@@ -1,4 +1,5 @@
 import { type Ctx, type Handler, notFound } from '../context.js';
+import { jiraAtLeast, jiraVersion } from '../seedJira.js';
 import type { Project } from '../store.js';
 import { allowedValues, defaultPriority, fieldDef, presentPriority, screenOf } from './jiraFields.js';
 import {
@@ -12,9 +13,21 @@ import {
 
 /**
  * Jira's create-screen metadata: the DC 8.4+ resources `issue/createmeta/{project}/issuetypes[/{issueTypeId}]`
- * (paged `{maxResults, startAt, total, isLast, values}`) and the older `issue/createmeta?projectKeys=...` (deprecated
- * in Jira 9, served by 8.x). Both answer from the projects' create screens (jiraFields.ts).
+ * (paged `{maxResults, startAt, total, isLast, values}`) and the older `issue/createmeta?projectKeys=...` (removed in
+ * Jira 9.0, JRASERVER-74965). Both answer from the projects' create screens (jiraFields.ts); which of them exists
+ * follows the seed's `jiraVersion`, as on a real server: before 8.4 the old one only, from 9.0 the paged ones only.
  */
+
+/** The 404 of a resource this Jira version does not have, in Jira's error shape. */
+function absent(ctx: Ctx, path: string, why: string): never {
+  throw notFound(`No operation at GET ${path}: ${why} (this Jira is ${jiraVersion(ctx.store)}, seed jiraVersion)`);
+}
+
+function requirePaged(ctx: Ctx): void {
+  if (!jiraAtLeast(ctx.store, 8, 4)) {
+    absent(ctx, '/rest/api/2/issue/createmeta/{projectIdOrKey}/issuetypes', 'added in Jira 8.4');
+  }
+}
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 1000;
@@ -107,6 +120,7 @@ const list = (v: unknown) =>
 
 export const jiraMetaHandlers: Record<string, Handler> = {
   'jira.createMetaIssueTypes': (ctx) => {
+    requirePaged(ctx);
     const project = requireProject(ctx);
     return page(
       ctx,
@@ -115,6 +129,7 @@ export const jiraMetaHandlers: Record<string, Handler> = {
   },
 
   'jira.createMetaFields': (ctx) => {
+    requirePaged(ctx);
     const project = requireProject(ctx);
     const id = String(ctx.params.issueTypeId);
     const type = projectIssueTypes(ctx.store, project).find((n) => issueTypeOf(n).id === id);
@@ -123,6 +138,9 @@ export const jiraMetaHandlers: Record<string, Handler> = {
   },
 
   'jira.createMeta': (ctx) => {
+    if (jiraAtLeast(ctx.store, 9)) {
+      absent(ctx, '/rest/api/2/issue/createmeta', 'removed in Jira 9.0, use /issue/createmeta/{project}/issuetypes');
+    }
     const keys = list(ctx.query.projectKeys).map(lower);
     const ids = list(ctx.query.projectIds);
     const typeNames = list(ctx.query.issuetypeNames).map(lower);

@@ -1,5 +1,12 @@
 import { type Ctx, notFound, ServiceError } from '../context.js';
-import type { Issue, Project, Store, Transition, User } from '../store.js';
+import type { Issue, Project, Store, User } from '../store.js';
+import {
+  type CategoryKey,
+  DEFAULT_STATUSES,
+  statusCategory,
+  offeredTransitions as workflowOffered,
+  workflowStatusNames,
+} from '../workflows.js';
 
 /**
  * The Jira platform's vocabulary (statuses, issue types, resolutions) and how its objects are looked up and
@@ -9,23 +16,10 @@ import type { Issue, Project, Store, Transition, User } from '../store.js';
 
 const NOT_VISIBLE = 'Issue does not exist or you do not have permission to see it.';
 
-type CategoryKey = 'new' | 'indeterminate' | 'done';
-
 const CATEGORIES: Record<CategoryKey, { id: number; colorName: string; name: string }> = {
   new: { id: 2, colorName: 'blue-gray', name: 'To Do' },
   indeterminate: { id: 4, colorName: 'yellow', name: 'In Progress' },
   done: { id: 3, colorName: 'green', name: 'Done' },
-};
-
-/** Jira's default statuses; other names (from a seed) get a stable id and a category guessed from the name. */
-const STATUSES: Record<string, { id: string; category: CategoryKey }> = {
-  Open: { id: '1', category: 'new' },
-  'In Progress': { id: '3', category: 'indeterminate' },
-  Reopened: { id: '4', category: 'new' },
-  Resolved: { id: '5', category: 'done' },
-  Closed: { id: '6', category: 'done' },
-  'To Do': { id: '10000', category: 'new' },
-  Done: { id: '10001', category: 'done' },
 };
 
 /** Issue types of every project; a project also offers any other type name its issues use. */
@@ -61,19 +55,14 @@ export function jiraTime(ms: number): string {
 
 export const lower = (s: string) => s.toLowerCase();
 
-function statusInfo(name: string): { id: string; category: CategoryKey } {
-  const known = Object.entries(STATUSES).find(([n]) => lower(n) === lower(name));
-  if (known) return known[1];
-  const category: CategoryKey = /done|closed|resolved|complete/i.test(name)
-    ? 'done'
-    : /progress|review|testing/i.test(name)
-      ? 'indeterminate'
-      : 'new';
-  return { id: stableId(20000, name), category };
+/** A status's id (Jira's own for its defaults, a stable one for other names) and category (workflows.ts). */
+function statusInfo(store: Store, name: string): { id: string; category: CategoryKey } {
+  const known = Object.entries(DEFAULT_STATUSES).find(([n]) => lower(n) === lower(name));
+  return { id: known?.[1].id ?? stableId(20000, name), category: statusCategory(store, name) };
 }
 
 export function presentStatus(ctx: Ctx, name: string): Record<string, unknown> {
-  const info = statusInfo(name);
+  const info = statusInfo(ctx.store, name);
   const cat = CATEGORIES[info.category];
   return {
     self: `${ctx.origin}/rest/api/2/status/${info.id}`,
@@ -243,13 +232,8 @@ export function projectByIdOrKey(store: Store, ref: string): Project | undefined
   return /^\d+$/.test(ref) ? store.projects.get(Number(ref)) : store.projects.find((p) => lower(p.key) === lower(ref));
 }
 
-/** Transitions offered from the issue's status: those listing it, and global ones that lead elsewhere. */
-export function offeredTransitions(store: Store, issue: Issue): Transition[] {
-  const from = lower(issue.status);
-  return store.transitions
-    .filter((t) => lower(t.to) !== from && (t.from.length === 0 || t.from.some((s) => lower(s) === from)))
-    .sort((a, b) => a.id - b.id);
-}
+/** Transitions offered from the issue's status (see workflows.ts). */
+export const offeredTransitions = workflowOffered;
 
 export function cannotBeSet(field: string): ServiceError {
   return new ServiceError(400, `Field '${field}' cannot be set. It is not on the appropriate screen, or unknown.`, {
@@ -268,9 +252,8 @@ export function loginInfo(store: Store, user: User): Record<string, unknown> {
 }
 
 export function knownStatuses(store: Store): string[] {
-  const names = new Set<string>(Object.keys(STATUSES));
+  const names = new Set<string>(workflowStatusNames(store));
   for (const i of store.issues.all()) names.add(i.status);
-  for (const t of store.transitions.all()) names.add(t.to);
   return [...names];
 }
 
@@ -278,4 +261,12 @@ export function knownTypes(store: Store): string[] {
   const names = new Set<string>(ISSUE_TYPES.map((t) => t.name));
   for (const i of store.issues.all()) names.add(i.type);
   return [...names];
+}
+
+/** Jira's refusal of a summary, or undefined when it is fine. */
+export function summaryProblem(summary: string): string | undefined {
+  if (summary === '') return 'You must specify a summary of the issue.';
+  if (/[\r\n]/.test(summary)) return 'The summary is invalid because it contains newline characters.';
+  if (summary.length > 255) return 'Summary must be less than 255 characters.';
+  return undefined;
 }

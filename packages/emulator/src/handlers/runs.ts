@@ -16,7 +16,6 @@ import {
   rollUp,
   runSteps,
   setRunStatus,
-  statusDef,
 } from '../domain.js';
 import { attachmentUrl, lozenge, neighbours, presentRunDetails } from '../present.js';
 import type { Cycle, Issue, Run, RunStep } from '../store.js';
@@ -64,8 +63,7 @@ function checkBugs(ctx: Ctx, keys: readonly string[] | undefined): string[] {
 
 /** Re-computes a run's result from all its steps after a step changed; history only when it changes. */
 function rollUpRun(ctx: Ctx, run: Run): void {
-  const rolled = rollUp(runSteps(ctx.store, run.id));
-  const status = rolled === undefined ? undefined : statusDef(ctx.store, rolled);
+  const status = rollUp(ctx.store, runSteps(ctx.store, run.id));
   if (status && status.name !== run.status) {
     setRunStatus(ctx, run, status);
     return;
