@@ -5,24 +5,22 @@ import { createIssue } from '../domain.js';
 import { checkScreenFields, presentScreenFields } from './jiraFields.js';
 import { jiraMetaHandlers } from './jiraMeta.js';
 import {
-  cannotBeSet,
   groupsOf,
   issueTypeOf,
   loginInfo,
   lower,
-  offeredTransitions,
   presentIssue,
   presentIssueType,
   presentProjectRef,
-  presentStatus,
   presentUser,
   projectByIdOrKey,
   projectIssueTypes,
-  RESOLUTIONS,
   requireJiraIssue,
   selectFields,
+  summaryProblem,
 } from './jiraModel.js';
 import { jiraSearchHandlers } from './jiraSearch.js';
+import { jiraWorkflowHandlers } from './jiraWorkflow.js';
 
 /**
  * The Jira platform subset (REST API 2 and the cookie session) that the test-management add-on lives in. Every
@@ -32,6 +30,7 @@ import { jiraSearchHandlers } from './jiraSearch.js';
 
 export const jiraHandlers: Record<string, Handler> = {
   ...jiraMetaHandlers,
+  ...jiraWorkflowHandlers,
   ...jiraSearchHandlers,
 
   'jira.myself': (ctx) => {
@@ -121,70 +120,9 @@ export const jiraHandlers: Record<string, Handler> = {
     });
   },
 
-  'jira.editIssue': (ctx) => {
-    const issue = requireJiraIssue(ctx);
-    const f = ctx.body.fields as { summary?: string; description?: string | null };
-    if (f.summary !== undefined) {
-      const summary = f.summary.trim();
-      const problem = summaryProblem(summary);
-      if (problem) return new Reply(400, { errorMessages: [], errors: { summary: problem } });
-      issue.summary = summary;
-    }
-    if (f.description !== undefined) issue.description = f.description ?? '';
-    ctx.store.issues.update(issue);
-    return new Reply(204, undefined);
-  },
-
   'jira.issue': (ctx) => {
     const issue = requireJiraIssue(ctx);
     return presentIssue(ctx, issue, selectFields(ctx.query.fields), presentScreenFields(ctx, issue));
-  },
-
-  'jira.transitions': (ctx) => {
-    const issue = requireJiraIssue(ctx);
-    const only = ctx.query.transitionId as string | undefined;
-    return {
-      expand: 'transitions',
-      transitions: offeredTransitions(ctx.store, issue)
-        .filter((t) => only === undefined || String(t.id) === only)
-        .map((t) => ({
-          id: String(t.id),
-          name: t.name,
-          to: presentStatus(ctx, t.to),
-          hasScreen: false,
-          isGlobal: t.from.length === 0,
-          isInitial: false,
-          isAvailable: true,
-          isConditional: false,
-        })),
-    };
-  },
-
-  'jira.transition': (ctx) => {
-    const issue = requireJiraIssue(ctx);
-    const wanted = String(ctx.body.transition.id);
-    const t = offeredTransitions(ctx.store, issue).find((x) => String(x.id) === wanted);
-    if (!t) throw new ServiceError(400, `Transition id '${wanted}' is not valid for this issue.`);
-    const fields = (ctx.body.fields ?? {}) as Record<string, any>;
-    let resolution = t.resolution;
-    for (const k of Object.keys(fields)) if (k !== 'resolution') throw cannotBeSet(k);
-    if (fields.resolution !== undefined) {
-      // Only a resolving transition has the resolution on its screen.
-      if (t.resolution === null) throw cannotBeSet('resolution');
-      const r = fields.resolution as { id?: string | number; name?: string };
-      const name = Object.keys(RESOLUTIONS).find((n) =>
-        r.id !== undefined ? RESOLUTIONS[n] === String(r.id) : lower(n) === lower(String(r.name)),
-      );
-      if (!name) {
-        throw new ServiceError(400, `Resolution '${r.name ?? r.id}' does not exist.`, { field: 'resolution' });
-      }
-      resolution = name;
-    }
-    issue.status = t.to;
-    issue.resolution = resolution;
-    issue.updated = ctx.now();
-    ctx.store.issues.update(issue);
-    return new Reply(204, undefined);
   },
 
   'jira.login': (ctx) => {
@@ -231,11 +169,3 @@ export const jiraHandlers: Record<string, Handler> = {
     return new Reply(204, undefined, { 'set-cookie': 'JSESSIONID=; Path=/; Max-Age=0; HttpOnly' });
   },
 };
-
-/** Jira's refusal of a summary, or undefined when it is fine. */
-function summaryProblem(summary: string): string | undefined {
-  if (summary === '') return 'You must specify a summary of the issue.';
-  if (/[\r\n]/.test(summary)) return 'The summary is invalid because it contains newline characters.';
-  if (summary.length > 255) return 'Summary must be less than 255 characters.';
-  return undefined;
-}
