@@ -67,6 +67,8 @@ export interface RequestLogEntry {
   ms: number;
   user: string | null;
   fault: string | null;
+  /** The simulated Jira node that answered (`node1`, `node2`, ...); null for the content repository and the rest. */
+  node: string | null;
 }
 
 export interface RunningEmulator {
@@ -212,6 +214,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       ms: 0,
       user: null,
       fault: null,
+      node: null,
     };
     res.on('close', () => {
       entry.status = res.headersSent ? res.statusCode : 0;

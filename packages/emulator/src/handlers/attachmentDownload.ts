@@ -27,12 +27,14 @@ export async function attachmentDownload({
   rawPath,
   service,
   prefix,
+  node,
+  patAsBasic,
 }: DownloadArgs): Promise<boolean> {
   if (service !== 'tm') return false;
   const m = DOWNLOAD_PATH.exec(rawPath.slice(prefix.length));
   if (!m) return false;
   req.resume();
-  const auth = authenticate(store, 'tm', req.headers);
+  const auth = authenticate(store, 'tm', req.headers, { ...(node !== undefined ? { node } : {}), patAsBasic });
   if (!auth.ok) {
     fail(
       res,

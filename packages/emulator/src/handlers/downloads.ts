@@ -14,6 +14,9 @@ export interface DownloadArgs {
   rawPath: string;
   service: Service;
   prefix: string;
+  /** The simulated Jira node the request landed on, and whether a token works as a Basic password there. */
+  node?: number;
+  patAsBasic?: boolean;
 }
 
 /**

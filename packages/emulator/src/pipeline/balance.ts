@@ -10,6 +10,7 @@ export function balance(env: Env, x: Exchange): number {
   if (x.node !== undefined) return x.node;
   const { node, setCookie } = env.cluster.route(x.req.headers);
   x.node = node;
+  x.entry.node = `node${node + 1}`;
   if (setCookie && !x.res.headersSent) x.res.setHeader('set-cookie', routeCookie(node));
   return node;
 }

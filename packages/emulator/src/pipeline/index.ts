@@ -44,7 +44,11 @@ export async function handleRequest(
   const fault = await faults(env, sx);
   if (fault === ANSWERED) return;
   if (rateLimit(env, sx) === ANSWERED) return;
-  if (sx.method === 'GET' && (await serveDownload({ store: env.store, blobs: env.blobs, ...sx }))) return;
+  if (
+    sx.method === 'GET' &&
+    (await serveDownload({ store: env.store, blobs: env.blobs, ...sx, patAsBasic: env.jira.patAsBasic }))
+  )
+    return;
   const match = route(env, sx);
   if (match === ANSWERED) return;
   const caller = auth(env, sx, match.op);

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticate, openSession, parseCookies, solveCaptcha } from '../auth.js';
+import { routeCookie } from '../cluster.js';
+import { balance } from '../pipeline/balance.js';
 import type { Env, Exchange } from '../pipeline/exchange.js';
 import type { User } from '../store.js';
 import { href, html, type SafeHtml } from './html.js';
@@ -131,9 +133,13 @@ export async function serveLogin(env: Env, x: Exchange, viewer: Viewer): Promise
   if (old && old !== state.viewerSession) env.store.sessions.remove(old);
   // As in Jira, a login through the browser lifts the CAPTCHA that failed REST logins set.
   solveCaptcha(env.store, user.name);
-  const session = openSession(env.store, user, env.now());
+  // On a cluster the session lives on the node the balancer sent the login to, and its cookie keeps the browser
+  // there (the pages themselves are the emulator's and open on any node).
+  const node = env.jira.nodes > 1 ? balance(env, x) : undefined;
+  const session = openSession(env.store, user, env.now(), node);
   env.commit();
-  redirect(res, dest, { 'set-cookie': sessionCookie(session.id), 'x-seraph-loginreason': 'OK' });
+  const cookies = node === undefined ? sessionCookie(session.id) : [sessionCookie(session.id), routeCookie(node)];
+  redirect(res, dest, { 'set-cookie': cookies, 'x-seraph-loginreason': 'OK' });
 }
 
 /** `GET /logout` asks (a link must not log anyone out); `POST /logout` ends the session. */
