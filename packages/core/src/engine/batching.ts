@@ -29,8 +29,10 @@ export interface BulkOptions {
   windingDown: () => boolean;
   /** Test cases are still being created: a bulk soon waits longer for them. */
   creating: () => boolean;
-  /** The service stopped answering: nothing more is sent. */
+  /** The service is not answering now: nothing is sent, the results stay in the buffer. */
   stopped: () => boolean;
+  /** A flush found the service not answering: the buffer is held (the engine arms it again when it answers). */
+  held?: () => void;
   /** Sends the results that waited (never empty). */
   send: (items: WorkItem[]) => void;
 }
@@ -96,16 +98,22 @@ export class Bulk {
     }, wait);
   }
 
-  /** Sends what waits now (unless the service stopped answering: then it stays for the journal). */
+  /**
+   * Sends what waits now. While the service is not answering it stays in the buffer (sent when it answers again,
+   * else journaled at the end): emptying the buffer then would leave those results out of every later bulk.
+   */
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.soonTimer) clearTimeout(this.soonTimer);
     this.soonTimer = undefined;
+    if (this.buffer.length > 0 && this.o.stopped()) {
+      this.o.held?.();
+      return;
+    }
     const batch = this.buffer;
     this.buffer = [];
-    if (batch.length === 0 || this.o.stopped()) return;
-    this.o.send(batch);
+    if (batch.length > 0) this.o.send(batch);
   }
 }
 

@@ -1,27 +1,14 @@
-import { AmbiguousError, NotFoundError, ValidationError } from '../client/errors.js';
+import { AmbiguousError } from '../client/errors.js';
 import { type CycleInfo, type Cycles, withCycleOpen } from './cycles.js';
 import { KeyBatcher, memoByKey } from './keyed.js';
 import type { Service } from './service.js';
+import { splitBatch, splittable } from './split.js';
 import type { Target } from './work.js';
 
 /** What a run in a cycle held when its list was last read. */
 export interface RunNow {
   status: string;
   comment: string;
-}
-
-/**
- * Whether `send` went through; false when the service refused its case keys (500: not a member of the plan, not a
- * test case; 404: no such issue). Anything else is thrown.
- */
-async function accepted(send: () => Promise<void>): Promise<boolean> {
-  try {
-    await send();
-    return true;
-  } catch (err) {
-    if (!(err instanceof ValidationError || err instanceof NotFoundError)) throw err;
-    return false;
-  }
 }
 
 /**
@@ -140,18 +127,33 @@ export class CycleRuns {
 
   /**
    * Adds the keys to the cycle. When it refuses them (a case is not a member of the plan yet, or a key is bad), adds
-   * what is missing to the plan and tries again; when it still refuses, adds them one by one, so that the others
-   * still get their runs and the culprit is named.
+   * what is missing to the plan and tries again; when it still refuses, splits the keys (splitBatch) so that the
+   * others still get their runs and a key refused on its own, repeatedly, is named. When the service fails for every
+   * key alike (an outage, a 500 for all), nothing is called bad: the error goes up and the results wait.
    */
   private async join(cycle: CycleInfo, keys: string[]): Promise<void> {
-    if (keys.length === 0 || (await accepted(() => this.addToCycle(cycle, keys)))) return;
+    if (keys.length === 0) return;
+    try {
+      await this.addToCycle(cycle, keys);
+      return;
+    } catch (err) {
+      if (!splittable(err)) throw err;
+    }
     const members = await this.planMembers(cycle.plan);
     const notMembers = keys.filter((key) => !members.has(key) && !this.inPlan.has(key));
     if (notMembers.length > 0) await this.addPlanMembers(cycle.plan, notMembers, members);
     const add = keys.filter((key) => !this.badKeys.has(key));
-    if (add.length === 0 || (await accepted(() => this.addToCycle(cycle, add)))) return;
-    // A key the plan holds but the cycle will not take (not a test case).
-    for (const key of add) if (!(await accepted(() => this.addToCycle(cycle, [key])))) this.badKeys.add(key);
+    await this.splitting(add, (part) => this.addToCycle(cycle, part));
+  }
+
+  /** Sends the keys in parts until the refused ones are found (named bad keys); an outage is thrown. */
+  private async splitting(keys: string[], send: (part: string[]) => Promise<void>): Promise<void> {
+    if (keys.length === 0) return;
+    const out = await splitBatch(keys, send, {
+      ...(this.svc.answeredSince ? { answeredSince: this.svc.answeredSince } : {}),
+    });
+    for (const r of out.refused) this.badKeys.add(r.item);
+    if (out.unsent.length > 0) throw out.error;
   }
 
   private async addToCycle(cycle: CycleInfo, keys: string[]): Promise<void> {
@@ -171,14 +173,12 @@ export class CycleRuns {
     });
   }
 
-  /** Adds the keys to the plan; one bad key refuses the whole call: then one by one, so the others still report. */
+  /** Adds the keys to the plan; one bad key refuses the whole call: then in parts, so the others still report. */
   private async addPlanMembers(plan: string, keys: string[], members: Set<string>): Promise<void> {
-    const send = async (list: string[]) => {
+    await this.splitting(keys, async (list) => {
       const input = { testPlanIssueKey: plan, testCaseKeys: list };
       await this.svc.tm.plans.addMembers(input, this.svc.o);
       for (const key of list) members.add(key);
-    };
-    if (await accepted(() => send(keys))) return;
-    for (const key of keys) if (!(await accepted(() => send([key])))) this.badKeys.add(key);
+    });
   }
 }

@@ -63,7 +63,16 @@ export class DefectRefusals {
     };
   }
 
-  /** Records a refused create; the first one stops the creates that follow. */
+  /** Whether the service's answer names fields of the create (Jira's `field: message`): a refusal of the fields. */
+  namesFields(err: ValidationError): boolean {
+    return refusedFields(err.serverMessage).length > 0;
+  }
+
+  /**
+   * Records a refused create. A refusal of the fields (named in the answer), or a certain one (400), stops the
+   * creates that follow: they carry the same `defects.fields`. A 500 that names none (a fault that outlasted the
+   * retry) costs this defect only: the run's other failures still get theirs.
+   */
   refused(err: ValidationError): Refusal {
     const fields = refusedFields(err.serverMessage);
     const given = new Set(Object.keys(this.configured ?? {}));
@@ -80,7 +89,7 @@ export class DefectRefusals {
               .join(', ')}, see doctor`,
           }
         : { what: `Jira refused it: ${err.serverMessage || err.message}`, fix: 'see doctor' };
-    this.first ??= refusal;
+    if (fields.length > 0 || !err.uncertain) this.first ??= refusal;
     return refusal;
   }
 

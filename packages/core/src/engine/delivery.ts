@@ -2,6 +2,7 @@ import type { ContentRepositoryClient } from '../client/repo.js';
 import type { TestManagementClient } from '../client/tm.js';
 import { AdhocRuns } from './adhoc.js';
 import { type AttachmentStats, Attachments } from './attachments.js';
+import { type BulkOutcome, BulkStatuses, settleBulk } from './bulk-status.js';
 import { commentFor } from './comment.js';
 import type { CasebridgeConfig } from './config.js';
 import { CycleRuns } from './cycle-runs.js';
@@ -11,12 +12,14 @@ import { DefectRefusals, type Refusal } from './defect-refusals.js';
 import { type DefectOutcome, findOrFileDefect } from './defects.js';
 import { serialByKey } from './keyed.js';
 import { displayName, outcomeOf } from './model.js';
-import { jiraCheck, orIfMissing, PermanentProblem } from './problems.js';
+import { jiraCheck, PermanentProblem } from './problems.js';
 import type { Service } from './service.js';
 import { RunSteps } from './steps.js';
 import { pipelineMarker } from './text.js';
 import type { RunnerInfo } from './types.js';
-import { appendTo, isWorse, runStatusOf, type Target, topSteps, type WorkItem, worseStatus } from './work.js';
+import { isWorse, runStatusOf, type Target, topSteps, type WorkItem, worseStatus } from './work.js';
+
+export type { BulkOutcome };
 
 /** What delivery did in this run, for the summary: a snapshot, taken when asked. */
 export interface DeliveryStats {
@@ -70,8 +73,8 @@ export class Delivery {
   /** Status this process wrote to each run, and the status writes of each run, one after the other (see bulk). */
   private readonly runStatus = new Map<number, string>();
   private readonly inRunOrder = serialByKey<number>();
-  /** The older service variant has no bulk update (404 on the route): one update per run from then on. */
-  private bulkUnsupported = false;
+  /** The bulk status updates (split when the service fails one; per run where it has none). */
+  private readonly statuses: BulkStatuses;
 
   constructor(
     private readonly config: CasebridgeConfig,
@@ -87,8 +90,10 @@ export class Delivery {
     private readonly onProgress: () => void = () => undefined,
     /** This pipeline run (see pipelineId): a Passed of it never overwrites a Failed of it from another machine. */
     private readonly pipeline?: string,
+    /** Whether the service answered a request since a time (see RunHealth): tells a refusal from an outage. */
+    answeredSince?: (since: number) => boolean,
   ) {
-    this.svc = { tm, dryRun, o: { signal } };
+    this.svc = { tm, dryRun, o: { signal }, ...(answeredSince ? { answeredSince } : {}) };
     this.checkJira = jiraCheck(tm, config.url, signal);
     this.defectCap = new DefectCap(config.defects.maxPerRun, tm, signal);
     this.refusals = new DefectRefusals(config.defects.fields);
@@ -98,6 +103,13 @@ export class Delivery {
     this.adhoc = new AdhocRuns(this.svc, this.checkJira, this.badKeys);
     this.steps = new RunSteps(this.svc);
     this.files = new Attachments(config.attachments, this.svc, repo, roots);
+    this.statuses = new BulkStatuses(
+      this.svc,
+      this.runStatus,
+      (runId, status) => this.statusFor(runId, status),
+      (cycle, runId, fields) => this.updateRun(cycle, runId, fields),
+      onProgress,
+    );
   }
 
   /** Results with the same key go to the same cycle (one bulk per cycle). */
@@ -147,8 +159,13 @@ export class Delivery {
     };
   }
 
-  /** Sends status-only results of one cycle: one bulk update per status. */
-  async bulk(t: Target, items: WorkItem[]): Promise<void> {
+  /**
+   * Sends status-only results of one cycle: one bulk update per status. A bulk the service fails is split to find
+   * the runs it refuses (see splitBatch): the others are delivered, the refused ones come back in `refused`, and
+   * those of an outage in `unsent` (kept for later). Only the delivered ones (and those with nothing to deliver)
+   * are marked done.
+   */
+  async bulk(t: Target, items: WorkItem[]): Promise<BulkOutcome> {
     const started = Date.now();
     const byKey = new Map<string, string | undefined>();
     for (const item of items) {
@@ -164,13 +181,8 @@ export class Delivery {
       const runId = runs.get(key);
       if (runId !== undefined && status && !this.heldByPipeline(runId, status)) wanted.set(runId, status);
     }
-    await this.inRunOrder([...wanted.keys()], () => this.sendBulk(cycle, wanted));
-    for (const item of items) {
-      // Delivered, or nothing to deliver (a skipped test), or a key the plan refused (named in the summary).
-      item.progress.runId = runs.get(item.key);
-      item.progress.done = true;
-      if (item.progress.runId === undefined && this.badKeys.has(item.key)) item.progress.dropped = true;
-    }
+    const sent = await this.inRunOrder([...wanted.keys()], () => this.statuses.send(cycle, wanted, started));
+    return settleBulk(items, runs, wanted, sent, this.badKeys, (item) => runStatusOf(item.test, this.config.statusMap));
   }
 
   /** Delivers one result with its steps, files, defect and comment; resumes from `item.progress`. */
@@ -286,35 +298,6 @@ export class Delivery {
     const written = this.runStatus.get(runId);
     const worse = worseStatus(written, status);
     return worse === written ? undefined : worse;
-  }
-
-  private async sendBulk(cycle: CycleInfo, wanted: Map<number, string>): Promise<void> {
-    const byStatus = new Map<string, number[]>();
-    for (const [runId, status] of wanted) {
-      const s = this.statusFor(runId, status);
-      if (s) appendTo(byStatus, s, runId);
-    }
-    for (const [status, runIds] of byStatus) {
-      if (await this.bulkUpdate(cycle, status, runIds)) continue;
-      for (const runId of runIds) await this.updateRun(cycle, runId, { result: status });
-    }
-    for (const [status, runIds] of byStatus) for (const runId of runIds) this.runStatus.set(runId, status);
-  }
-
-  /** One bulk status update; false when the service has none (then never asked again in this run). */
-  private async bulkUpdate(cycle: CycleInfo, status: string, runIds: number[]): Promise<boolean> {
-    if (this.bulkUnsupported) return false;
-    const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, status, runIds };
-    const update = async () => {
-      await withCycleOpen(this.svc, cycle, () => this.svc.tm.runs.bulkStatusUpdate(input, this.svc.o));
-      return true;
-    };
-    const sent = await orIfMissing(update, () => {
-      this.bulkUnsupported = true;
-      return false;
-    });
-    if (sent) this.onProgress();
-    return sent;
   }
 
   private async updateRun(

@@ -48,7 +48,10 @@ export class Pending {
     config: CasebridgeConfig;
     bulk: Bulk;
     cases: CaseRegistry | undefined;
+    /** Give up waiting: sending stopped for good, or the service has been down too long (RunHealth.gaveUp). */
     stopped: () => boolean;
+    /** The service is down for now (probed again): the bulk waits. */
+    paused?: () => boolean;
     out: (text: string) => void;
     progressLine: () => string;
   }): Promise<boolean> {
@@ -60,8 +63,10 @@ export class Pending {
       const down = o.stopped();
       // The bulk waiting for more created cases goes at once when no create is left.
       const idle = !bulk.due || !o.cases?.busy;
-      if (bulk.size > 0 && !down && idle && !bulk.holding) bulk.flush();
+      if (bulk.size > 0 && !down && !o.paused?.() && idle && !bulk.holding) bulk.flush();
       if (this.work.size === 0 && !bulk.due && (bulk.size === 0 || down)) return true;
+      // What is left waits for a service that will not answer in time (results parked until it does): journaled.
+      if (down) return false;
       const now = Date.now();
       if (now - this.progressAt > c.flushTimeoutMs) {
         o.out(`casebridge: delivery made no progress for flushTimeoutMs (${c.flushTimeoutMs} ms): stopping`);

@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import { NotFoundError } from '../client/errors.js';
 import { redact } from '../client/secrets.js';
 import { Bulk, CyclePreparation, deliveryLimit } from './batching.js';
 import type { CaseRegistry } from './cases.js';
 import { type CasebridgeConfig, describeSearched, loadConfig } from './config.js';
 import { Pending } from './drain.js';
+import { RunHealth, refusedAlone } from './health.js';
+import { Later, markRefused } from './later.js';
 import { resolveKeys } from './mapping.js';
-import { writeMapping } from './mapping-file.js';
 import { displayName, outcomeOf, type TestResult } from './model.js';
-import { RunHealth } from './problems.js';
-import { assembleSummary, printSummary } from './run-summary.js';
-import { openSession, type Session } from './session.js';
-import { REPLAY } from './summary.js';
+import { assembleSummary, failReason, invalidConfigLine, printSummary, progressLine } from './run-summary.js';
+import { openSession, type Session, saveMapping } from './session.js';
+import { answerOf } from './split.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
 import { appendTo, needsDetails, statusOnly, type WorkItem } from './work.js';
 
@@ -40,6 +39,8 @@ export class Engine {
   private readonly pending = new Pending((err, what) => this.health.classify(err, what));
   private readonly bulk: Bulk;
   private readonly prep: CyclePreparation;
+  /** Results waiting for another try within the run (after a failure, or while the service is down). */
+  private readonly later: Later;
   /** Deliveries under way at once (see deliveryLimit: not the transport's request limit). */
   private readonly limited: <T>(fn: () => Promise<T>) => Promise<T>;
   private ended = false;
@@ -67,10 +68,20 @@ export class Engine {
     this.health.problems.push(...problems);
     this.enabled = config?.enabled === true;
     this.limited = deliveryLimit(config?.concurrency ?? 4);
+    this.later = new Later({
+      health: this.health,
+      signal: this.abort.signal,
+      track: (p) => this.pending.track(p),
+      again: (items) => this.again(items),
+    });
     this.bulk = new Bulk({
       windingDown: () => this.ended || this.allPlannedIn(),
       creating: () => this.session?.cases?.busy === true,
       stopped: () => this.health.down !== undefined,
+      // Held while the service is down: armed again when it answers.
+      held: () => {
+        if (!this.health.stopped) void this.health.whenUp().then(() => this.health.down || this.bulk.arm());
+      },
       send: (items) => this.sendBulk(items),
     });
     this.prep = new CyclePreparation({
@@ -102,17 +113,8 @@ export class Engine {
       if (!loaded.ok) {
         const engine = new Engine(ctx, undefined, loaded.problems);
         engine.failInvalid = loaded.failOnError;
-        // `junit` is the CLI (replay, JUnit import): no tests run there.
-        const then =
-          ctx.runner.name === 'junit'
-            ? 'nothing is sent'
-            : loaded.failOnError
-              ? 'the tests still run; failOnError fails the run at its end'
-              : 'the tests still run';
         engine.out(
-          `casebridge: reporting is off for this run: the configuration has problems (${then}):\n${loaded.problems
-            .map((p) => `  - ${p}`)
-            .join('\n')}\n  (looked in: ${describeSearched(ctx.cwd, loaded.searched)})`,
+          invalidConfigLine(ctx, loaded.failOnError, loaded.problems, describeSearched(ctx.cwd, loaded.searched)),
         );
         return engine;
       }
@@ -124,6 +126,7 @@ export class Engine {
           signal: engine.abort.signal,
           progress: () => engine.pending.progress(),
           problems: engine.health.problems,
+          health: engine.health,
         });
       }
       return engine;
@@ -217,7 +220,7 @@ export class Engine {
    * the result stays without a key and goes to the journal with the others.
    */
   private async autoCreate(s: Session, cases: CaseRegistry, item: WorkItem): Promise<void> {
-    if (this.health.down) return;
+    if (this.health.down) return this.later.park([item]);
     try {
       const key = await cases.keyOf(item.test);
       if (cases.isNew(key)) s.delivery.markNew([key]);
@@ -227,7 +230,18 @@ export class Engine {
       if (this.health.classify(err, `creating a test case for ${displayName(item.test)}`) === 'permanent') {
         this.unmapped.push(displayName(item.test));
         await this.drop(s, item);
-      }
+      } else this.later.retry([item]);
+    }
+  }
+
+  /** Items whose turn came again (see Later): a new test's case first, then its delivery like any other. */
+  private again(items: WorkItem[]): void {
+    const s = this.session;
+    if (!s) return;
+    for (const item of items) {
+      if (item.progress.done) continue;
+      if (item.key === '' && s.cases) this.pending.track(this.autoCreate(s, s.cases, item));
+      else if (item.key !== '') this.schedule(s, item);
     }
   }
 
@@ -239,7 +253,10 @@ export class Engine {
   }
 
   private schedule(s: Session, item: WorkItem): void {
-    if (this.health.down) return;
+    if (this.health.down) {
+      this.later.park([item]);
+      return;
+    }
     const replayed = s.journaling.has(item);
     if (item.target.mode === 'cycle' && item.progress.runId === undefined && !needsDetails(item, s.config)) {
       // Only its status goes (the write-ahead log has the whole result): what the run printed and files that are
@@ -269,14 +286,17 @@ export class Engine {
     for (const items of byCycle.values()) {
       this.pending.track(
         this.limited(async () => {
-          if (this.health.down) return;
+          if (this.health.down) return this.later.park(items);
           try {
-            await s.delivery.bulk((items[0] as WorkItem).target, items);
+            const out = await s.delivery.bulk((items[0] as WorkItem).target, items);
             for (const item of items) if (item.progress.done) await s.journaling.settled(item);
+            this.health.problems.push(...out.problems);
+            for (const r of out.refused) this.health.problems.push(markRefused(r.item, r.answer));
+            this.later.retry(out.unsent);
           } catch (err) {
             if (this.health.classify(err, `sending ${items.length} result(s) in bulk`) === 'permanent') {
               for (const item of items) await this.drop(s, item);
-            }
+            } else this.later.retry(items);
           }
         }),
       );
@@ -294,13 +314,17 @@ export class Engine {
   }
 
   private async deliverOne(s: Session, item: WorkItem, replaying: boolean): Promise<void> {
-    if (this.health.down || item.progress.done) return;
+    if (item.progress.done) return;
+    if (this.health.down) return this.later.park([item]);
     try {
       await s.delivery.deliver(item, replaying);
     } catch (err) {
       if (this.health.classify(err, `${item.key} (${displayName(item.test)})`) === 'permanent') {
         item.progress.done = true;
         item.progress.dropped = true;
+      } else if (this.later.retry([item]).length > 0 && refusedAlone(err, this.health)) {
+        // Its tries are spent, the service answered 500 each time while it answered others: a refusal.
+        this.health.problems.push(markRefused(item, answerOf(err)));
       }
     }
     if (item.progress.done) await s.journaling.settled(item);
@@ -329,19 +353,12 @@ export class Engine {
   /** A result of an earlier run, claimed from the journal. */
   private replay(s: Session, item: WorkItem): void {
     this.items.push(item);
-    if (item.key !== '') this.schedule(s, item);
-    else if (s.cases) this.pending.track(this.autoCreate(s, s.cases, item));
+    if (item.key !== '' || s.cases) this.again([item]);
     else {
       // Its case was to be created, but autoCreate is off now: nothing can take it.
       this.unmapped.push(displayName(item.test));
       this.pending.track(this.drop(s, item));
     }
-  }
-
-  private progressLine(s: Session): string {
-    const done = this.items.filter((i) => i.progress.done).length;
-    const created = s.cases?.created.length ?? 0;
-    return `${done} of ${this.items.length} result(s) delivered${created ? `, ${created} test case(s) created` : ''}`;
   }
 
   /**
@@ -368,15 +385,16 @@ export class Engine {
         config: c,
         bulk: this.bulk,
         cases: s.cases,
-        stopped: () => this.health.down !== undefined,
+        stopped: () => this.health.gaveUp(c.flushTimeoutMs),
+        paused: () => this.health.down !== undefined,
         out: this.out,
-        progressLine: () => this.progressLine(s),
+        progressLine: () => progressLine(this.items, s.cases?.created.length ?? 0),
       });
       if (!settled) {
         this.abort.abort();
         await this.pending.settle(2_000);
       }
-      this.saveMapping(s);
+      saveMapping(s, this.ctx.cwd, problems);
       const undelivered = this.items.filter((i) => !i.progress.done);
       const allDelivered = undelivered.length === 0 && !this.health.down;
       if (allDelivered || s.delivery.stats().resumedCycle) {
@@ -397,30 +415,13 @@ export class Engine {
         ...(typeof c.dryRun === 'string' ? { dryRunFile: c.dryRun } : {}),
       });
       const failed = c.failOnError && (journaled > 0 || problems.length > 0);
-      if (!failed) return { failed, summary };
-      const reason =
-        journaled > 0
-          ? `casebridge: ${journaled} result(s) were not delivered (kept in the journal; \`${REPLAY}\` delivers them), and failOnError fails the run`
-          : `casebridge: ${summary.problems.length} problem(s) while reporting (listed above), and failOnError fails the run`;
-      return { failed, reason, summary };
+      return failed ? { failed, reason: failReason(journaled, summary), summary } : { failed, summary };
     } catch (err) {
       this.out(`casebridge: internal error at the end of the run: ${redact(String(err))}`);
       const reason = 'casebridge: an internal error at the end of the run (above), and failOnError fails the run';
       return { failed: c.failOnError, ...(c.failOnError ? { reason } : {}), summary: this.summary() };
     } finally {
       await Promise.allSettled([s.tm.close(), s.repo?.close()]);
-    }
-  }
-
-  /** Keys of cases found or created in this run go into the mapping file, in one write (not in a dry run). */
-  private saveMapping(s: Session): void {
-    if (!s.cases || s.dry) return;
-    const added = s.cases.takeResolved();
-    if (Object.keys(added).length === 0) return;
-    try {
-      writeMapping(resolve(this.ctx.cwd, s.config.mappingFile), added);
-    } catch (err) {
-      this.health.problems.push(`could not write ${s.config.mappingFile}: ${redact(String(err))}`);
     }
   }
 

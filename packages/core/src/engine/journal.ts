@@ -20,9 +20,26 @@ export interface JournalEntry<T = unknown> {
   /** What the payload is, e.g. `result`. */
   kind: string;
   payload: T;
+  /**
+   * Set when the service refused this entry on its own, repeatedly, while it took the others (version 2): the
+   * entry is kept for `casebridge replay` to try again once the cause is fixed, never dropped silently.
+   */
+  refused?: RefusalMark;
 }
 
-const VERSION = 1;
+/** A refusal: the service's answer (short, redacted), when it last said so, and how many runs it said so. */
+export interface RefusalMark {
+  answer: string;
+  at: string;
+  times: number;
+}
+
+/**
+ * Format of entries, write-ahead-log lines and the run options. Version 2 adds `refused` to entries; everything of
+ * version 1 reads as before (an older casebridge skips version-2 files as unreadable: a newer journal is not for it).
+ */
+const VERSION = 2;
+const READABLE = new Set([1, 2]);
 /** Beside the entries: the reporter options of the run that wrote them, without credentials (for `replay`). */
 // Not `.json`: the entries are the folder's `.json` files (tools and people count them).
 const RUN_OPTIONS = 'run-options';
@@ -86,13 +103,19 @@ export class Journal {
     return path;
   }
 
-  /** Adds an entry; resolves once it is durably on disk. */
-  async add<T>(kind: string, payload: T): Promise<JournalEntry<T>> {
+  /** Adds an entry; resolves once it is durably on disk. `refused` marks a result the service refused. */
+  async add<T>(kind: string, payload: T, refused?: RefusalMark): Promise<JournalEntry<T>> {
     await this.ensure();
     const now = new Date();
     this.seq += 1;
     const id = `${now.toISOString().replace(/[:.]/g, '-')}-${String(this.seq).padStart(6, '0')}-${randomUUID().slice(0, 8)}`;
-    const entry: JournalEntry<T> = { id, createdAt: now.toISOString(), kind, payload: redactDeep(payload) as T };
+    const entry: JournalEntry<T> = {
+      id,
+      createdAt: now.toISOString(),
+      kind,
+      payload: redactDeep(payload) as T,
+      ...(refused ? { refused: redactDeep(refused) as RefusalMark } : {}),
+    };
     await atomicWrite(join(this.dir, `${id}.json`), JSON.stringify({ version: VERSION, ...entry }));
     return entry;
   }
@@ -111,7 +134,7 @@ export class Journal {
   async readRunOptions(): Promise<{ runner: string; savedAt: string; options: Record<string, unknown> } | undefined> {
     try {
       const parsed = JSON.parse(await readFile(join(this.dir, RUN_OPTIONS), 'utf8'));
-      if (parsed?.version !== VERSION || typeof parsed.options !== 'object' || parsed.options === null)
+      if (!READABLE.has(parsed?.version) || typeof parsed.options !== 'object' || parsed.options === null)
         return undefined;
       return { runner: String(parsed.runner), savedAt: String(parsed.savedAt), options: parsed.options };
     } catch {
@@ -136,10 +159,16 @@ export class Journal {
       const path = join(this.dir, name);
       try {
         const parsed = JSON.parse(await readFile(path, 'utf8')) as JournalEntry<T> & { version?: number };
-        if (parsed.version !== VERSION || typeof parsed.id !== 'string' || typeof parsed.kind !== 'string') {
+        if (!READABLE.has(parsed.version ?? 0) || typeof parsed.id !== 'string' || typeof parsed.kind !== 'string') {
           throw new Error('not a journal entry');
         }
-        entries.push({ id: parsed.id, createdAt: parsed.createdAt, kind: parsed.kind, payload: parsed.payload });
+        entries.push({
+          id: parsed.id,
+          createdAt: parsed.createdAt,
+          kind: parsed.kind,
+          payload: parsed.payload,
+          ...(parsed.refused ? { refused: parsed.refused } : {}),
+        });
       } catch {
         corrupt.push(path);
         await rename(path, `${path}.corrupt`).catch(() => undefined);
@@ -234,7 +263,7 @@ export class Journal {
         if (!line.trim()) continue;
         try {
           const r = JSON.parse(line) as { v?: number; item?: { id?: string }; done?: string };
-          if (r.v !== VERSION) continue;
+          if (!READABLE.has(r.v ?? 0)) continue;
           if (r.item?.id) items.set(r.item.id, r.item);
           else if (r.done) items.delete(r.done);
         } catch {

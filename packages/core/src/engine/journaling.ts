@@ -1,12 +1,12 @@
 import { redact } from '../client/secrets.js';
-import type { Journal, WriteAheadLog } from './journal.js';
+import type { Journal, RefusalMark, WriteAheadLog } from './journal.js';
 import type { ResultAttachment, ResultStep, TestResult } from './model.js';
 import type { EngineContext } from './types.js';
 import type { WorkItem } from './work.js';
 
 /** The journal's result entries, as listed before a replay claims them. */
 export interface Listed {
-  entries: Array<{ id: string; kind: string; payload: WorkItem }>;
+  entries: Array<{ id: string; kind: string; payload: WorkItem; refused?: RefusalMark }>;
   total: number;
 }
 
@@ -21,6 +21,8 @@ export class Journaling {
   private tick?: (key: string, ok: boolean) => void;
   /** Results of earlier runs taken from the journal. */
   replayed = 0;
+  /** Of those, entries marked refused by an earlier run (tried again). */
+  replayedRefused = 0;
 
   constructor(
     readonly journal: Journal,
@@ -77,6 +79,11 @@ export class Journaling {
       if (entry.kind !== 'result' || stopped()) continue;
       if (!(await this.journal.claim(entry.id))) continue;
       const item = entry.payload;
+      // A marked entry is tried again (once per run): refused again, it goes back to the journal marked.
+      if (entry.refused) {
+        item.refused = entry.refused;
+        this.replayedRefused += 1;
+      }
       this.ids.set(item, entry.id);
       this.replayed += 1;
       take(item);
@@ -105,7 +112,8 @@ export class Journaling {
     for (const item of items) {
       try {
         const old = this.ids.get(item);
-        await journal.add('result', { ...item, test: await this.withBlobs(item.test) });
+        const { refused, ...rest } = item;
+        await journal.add('result', { ...rest, test: await this.withBlobs(item.test) }, refused);
         if (old) await journal.remove(old);
         n += 1;
       } catch (err) {

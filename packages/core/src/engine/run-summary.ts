@@ -4,8 +4,8 @@ import { redact } from '../client/secrets.js';
 import type { CaseRegistry } from './cases.js';
 import type { DeliveryStats } from './delivery.js';
 import { cycleUrl, failuresOf } from './links.js';
-import { ciAnnotations, ciWarning, formatSummary, markdownSummary } from './summary.js';
-import type { RunSummary } from './types.js';
+import { ciAnnotations, ciWarning, formatSummary, markdownSummary, REPLAY } from './summary.js';
+import type { EngineContext, RunSummary } from './types.js';
 import type { WorkItem } from './work.js';
 
 /** What the summary of a run is made of: the engine's counts and what its session's parts report. */
@@ -104,4 +104,36 @@ export function printSummary(
       o.out(`casebridge: could not write the dry-run file: ${redact(String(err))}`);
     }
   }
+}
+
+/** The line an invalid configuration prints: its problems, where casebridge looked, and what happens now. */
+export function invalidConfigLine(
+  ctx: EngineContext,
+  failOnError: boolean,
+  problems: readonly string[],
+  searched: string,
+): string {
+  // `junit` is the CLI (replay, JUnit import): no tests run there.
+  const then =
+    ctx.runner.name === 'junit'
+      ? 'nothing is sent'
+      : failOnError
+        ? 'the tests still run; failOnError fails the run at its end'
+        : 'the tests still run';
+  return `casebridge: reporting is off for this run: the configuration has problems (${then}):\n${problems
+    .map((p) => `  - ${p}`)
+    .join('\n')}\n  (looked in: ${searched})`;
+}
+
+/** Why `failOnError` fails the run, in one line. */
+export function failReason(journaled: number, summary: RunSummary): string {
+  return journaled > 0
+    ? `casebridge: ${journaled} result(s) were not delivered (kept in the journal; \`${REPLAY}\` delivers them), and failOnError fails the run`
+    : `casebridge: ${summary.problems.length} problem(s) while reporting (listed above), and failOnError fails the run`;
+}
+
+/** The progress line the end of the run prints while it waits. */
+export function progressLine(items: readonly WorkItem[], created: number): string {
+  const done = items.filter((i) => i.progress.done).length;
+  return `${done} of ${items.length} result(s) delivered${created ? `, ${created} test case(s) created` : ''}`;
 }

@@ -11,4 +11,9 @@ export interface Service {
   readonly dryRun: boolean;
   /** The options of every request: the run's abort signal. */
   readonly o: { signal?: AbortSignal };
+  /**
+   * Whether the service answered any request at `since` (ms) or later (RunHealth.answeredSince): a batch item that
+   * fails on its own while the service answers others is refused, not caught in an outage (see splitBatch).
+   */
+  readonly answeredSince?: (since: number) => boolean;
 }

@@ -3,15 +3,17 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { type DryRunClients, withDryRun } from '../client/dry-run.js';
 import type { ContentRepositoryClient } from '../client/repo.js';
+import { redact } from '../client/secrets.js';
 import type { TestManagementClient } from '../client/tm.js';
 import { CaseRegistry, caseSummary } from './cases.js';
 import { clientsFor, cycleNameFor } from './clients.js';
 import type { CasebridgeConfig } from './config.js';
 import { Delivery } from './delivery.js';
+import { type RunHealth, withHealth } from './health.js';
 import { Journal } from './journal.js';
 import { Journaling } from './journaling.js';
 import { keyPattern, type MappingFile, titleWithoutKeys } from './mapping.js';
-import { readMappingFile } from './mapping-file.js';
+import { readMappingFile, writeMapping } from './mapping-file.js';
 import { pipelineId } from './text.js';
 import type { EngineContext } from './types.js';
 import type { Target } from './work.js';
@@ -47,6 +49,8 @@ export interface SessionHooks {
   progress: () => void;
   /** The run's problem lines (the mapping file's problems go there). */
   problems: string[];
+  /** Every call's outcome goes there (see withHealth): whether the service answers is decided on them. */
+  health?: RunHealth;
 }
 
 /** Makes the session of a run: clients, delivery, journal, case registry, target, key pattern and mapping. */
@@ -61,7 +65,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
           if (debug) hooks.out(`casebridge: ${line}`);
         })
       : undefined;
-  const tm = dry?.tm ?? real.tm;
+  const tm = dry?.tm ?? (hooks.health ? withHealth(real.tm, hooks.health) : real.tm);
   const repo = dry ? dry.repo : real.repo;
   const roots = [
     ctx.cwd,
@@ -80,6 +84,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
     roots.map(realPath),
     hooks.progress,
     pipelineId(env),
+    hooks.health ? (since) => hooks.health?.answeredSince(since) === true : undefined,
   );
   const journal = new Journal(resolve(ctx.cwd, c.journalDir));
   const journaling = new Journaling(
@@ -129,6 +134,18 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
     keyRe,
     mapping,
   };
+}
+
+/** Keys of cases found or created in this run go into the mapping file, in one write (not in a dry run). */
+export function saveMapping(s: Session, cwd: string, problems: string[]): void {
+  if (!s.cases || s.dry) return;
+  const added = s.cases.takeResolved();
+  if (Object.keys(added).length === 0) return;
+  try {
+    writeMapping(resolve(cwd, s.config.mappingFile), added);
+  } catch (err) {
+    problems.push(`could not write ${s.config.mappingFile}: ${redact(String(err))}`);
+  }
 }
 
 function realPath(p: string): string {

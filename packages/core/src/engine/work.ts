@@ -1,4 +1,5 @@
 import type { CasebridgeConfig } from './config.js';
+import type { RefusalMark } from './journal.js';
 import type { ResultAttachment, ResultStep, TestResult } from './model.js';
 import { lastAttempt, outcomeOf } from './model.js';
 
@@ -13,6 +14,11 @@ export interface WorkItem {
   test: TestResult;
   target: Target;
   progress: Progress;
+  /**
+   * The service refused this result on its own, repeatedly, while it took the others (see splitBatch): named in
+   * the summary, kept in the journal with this mark (the entry's `refused`), tried again by the next replay.
+   */
+  refused?: RefusalMark;
 }
 
 /** Where a result goes: decided when it enters the engine, kept in the journal (a replay reports to the same cycle). */

@@ -1,0 +1,94 @@
+import type { RunHealth } from './health.js';
+import { displayName } from './model.js';
+import { REPLAY } from './summary.js';
+import type { WorkItem } from './work.js';
+
+/**
+ * An item whose delivery failed for a reason that may pass (a call that used up the client's retries, a bulk the
+ * service failed for every item) is tried again within the run after these waits, then left for the journal. Short
+ * enough that the end of the run (flushTimeoutMs, 30 s without progress) still sees them through: 10 s in all.
+ */
+export const RETRY_AFTER_MS = [1_000, 3_000, 6_000] as const;
+
+/**
+ * The results waiting for another try within the run: after a failure (at most RETRY_AFTER_MS.length times per
+ * result), or while the service is judged down (as long as it takes: the probe brings it back, the end of the run
+ * bounds the wait). What never gets its turn stays undelivered and goes to the journal at the end.
+ */
+export class Later {
+  private readonly tries = new WeakMap<WorkItem, number>();
+
+  constructor(
+    private readonly o: {
+      health: RunHealth;
+      signal: AbortSignal;
+      /** Work under way: the end of the run waits for it (bounded by flushTimeoutMs / flushMaxMs). */
+      track: (p: Promise<unknown>) => void;
+      /** Delivers the items again (the bulk for status-only results, one delivery each for the others). */
+      again: (items: WorkItem[]) => void;
+    },
+  ) {}
+
+  /** How many times the item was tried again. */
+  triesOf(item: WorkItem): number {
+    return this.tries.get(item) ?? 0;
+  }
+
+  /**
+   * Items that failed: tried again after the next wait. Returns those that had all their tries (or the run stopped
+   * sending for good): they stay for the journal.
+   */
+  retry(items: WorkItem[]): WorkItem[] {
+    const again: WorkItem[] = [];
+    const spent: WorkItem[] = [];
+    let wait = 0;
+    for (const item of items) {
+      const n = this.triesOf(item);
+      if (n >= RETRY_AFTER_MS.length || this.o.health.stopped) spent.push(item);
+      else {
+        this.tries.set(item, n + 1);
+        wait = Math.max(wait, RETRY_AFTER_MS[n] ?? 0);
+        again.push(item);
+      }
+    }
+    if (again.length > 0) this.o.track(this.after(wait, again));
+    return spent;
+  }
+
+  /** Items that were not tried because the service is down: sent when it answers again (no try is spent). */
+  park(items: WorkItem[]): void {
+    if (items.length === 0 || this.o.health.stopped) return;
+    this.o.track(this.after(0, items));
+  }
+
+  private async after(ms: number, items: WorkItem[]): Promise<void> {
+    if (ms > 0) await this.sleep(ms);
+    await this.o.health.whenUp();
+    if (this.o.health.down !== undefined || this.o.signal.aborted) return;
+    this.o.again(items);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.o.signal.aborted) return resolve();
+      const t = setTimeout(resolve, ms);
+      this.o.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(t);
+          resolve();
+        },
+        { once: true },
+      );
+    });
+  }
+}
+
+/**
+ * Marks a result the service refused on its own, repeatedly, while it took others (see WorkItem.refused): it stays
+ * undelivered, goes to the journal with the mark, and the next replay tries it again. Returns its summary line.
+ */
+export function markRefused(item: WorkItem, answer: string): string {
+  item.refused = { answer, at: new Date().toISOString(), times: (item.refused?.times ?? 0) + 1 };
+  return `${item.key} (${displayName(item.test)}): the service refused its result on its own, repeatedly, while it took others (${answer}); kept in the journal, marked: \`${REPLAY}\` tries it again once the cause is fixed`;
+}
