@@ -145,7 +145,13 @@ async function createDefect(
     try {
       key = await send();
     } catch (err) {
-      if (!(err instanceof AmbiguousError)) throw err;
+      // The create may have committed: its answer was lost, or it answered 500 (the client did not send it again). A
+      // 500 that names the create's fields is Jira refusing them (every create would be): not sent again.
+      const mayExist =
+        err instanceof AmbiguousError ||
+        (err instanceof ValidationError && err.mayHaveApplied && !input.refusals.namesFields(err));
+      if (!mayExist) throw err;
+      // Read before sending again: never file twice.
       const again = (await search(tm, project, hash, signal)).find((d) => d.open);
       if (again) {
         cap.settle(again.key);
@@ -155,7 +161,8 @@ async function createDefect(
     }
   } catch (err) {
     cap.settle(undefined);
-    // Refused for its fields (500 from synapseRT, 400 from Jira): permanent for this defect, not for the run.
+    // Refused (for its fields: 500 from synapseRT, 400 from Jira; or a 500 twice): costs this defect, not the run's
+    // other failures; only a refusal of the fields stops the other creates (see DefectRefusals.refused).
     if (err instanceof ValidationError) return { notFiled: true, refusal: input.refusals.refused(err) };
     throw err;
   }
