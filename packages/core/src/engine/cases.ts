@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { AmbiguousError, NotFoundError } from '../client/errors.js';
 import type { TestManagementClient } from '../client/tm.js';
-import { closeAsDuplicate } from './duplicate.js';
+import { CaseIndex, type Found } from './case-index.js';
+import { closeAsDuplicate, DUPLICATE_LINE, type DuplicateOutcome } from './duplicate.js';
 import { memoByKey } from './keyed.js';
 import { mappingKey } from './mapping.js';
 import type { TestResult } from './model.js';
@@ -15,10 +16,15 @@ import { topSteps } from './work.js';
  * description (`casebridge-id: <hash>`), which is matched exactly, never by text search (Jira's `~` is a fuzzy,
  * tokenised search: `parses` finds `parses dates`). Two tests with the same file and title path share a case.
  *
- * Cost: the project's casebridge-made cases are read once per run (one JQL query, paged by 1,000: two requests for
- * 1,400 cases), then each missing case is created (one request). A case made by another machine at the same moment
- * is found by a re-read after the creates (one query per wave of creates, at most one per `recheckEveryMs` while
- * creates go on): the oldest case of a name wins on every machine, so shards adopting one suite at once agree.
+ * Cost: the project's casebridge-made cases are read once per run (case-index.ts: keyset paged by id, never deep
+ * `startAt`, so a project of 20,000 cases on Jira's 10,000-result window reads whole: 20 requests at a page cap of
+ * 1,000), then each missing case is created (one request). A case made by another machine at the same moment is
+ * found by a re-read after the creates (one query per wave of creates, at most one per `recheckEveryMs` while creates
+ * go on), which reads only the cases created in the last minute or two. The oldest open case of a name wins on every
+ * machine, so shards adopting one suite at once agree. A newer open case of a name this run uses, found by any read
+ * (a lagging search let a machine create a second, in this run or an earlier one), is closed as a duplicate, or
+ * labelled when the workflow offers no way to close it (duplicate.ts); from then on this run's results of the test go
+ * to the survivor and the mapping file names it.
  */
 
 /** A machine that came second re-reads this often while the first one creates cases, and waits at most this long. */
@@ -48,14 +54,8 @@ export interface CaseRegistryOptions {
   recheckEveryMs?: number;
   /** Something reached the service (a create, a read): the end of the run keeps waiting while this happens. */
   onProgress?: () => void;
-}
-
-/** A case found in the project by its identity. */
-interface Found {
-  id: number;
-  key: string;
-  /** Resolved (closed): used only when no open case of the identity is left. */
-  closed: boolean;
+  /** How long a create may be missing from searches (INDEX_LAG_MS by default). */
+  indexLagMs?: number;
 }
 
 /** The identity hash of a mapping name: 20 hex characters. */
@@ -68,6 +68,8 @@ const LEGACY_LINE = /^casebridge-test: (.*)$/m;
 
 /** The identity a case's description carries (or, for cases of earlier versions, its mapping-name line). */
 export function identityInDescription(description: string): string | undefined {
+  // A duplicate casebridge could not close (duplicate.ts) belongs to no test: every read ignores it.
+  if (DUPLICATE_LINE.test(description)) return undefined;
   const id = ID_LINE.exec(description)?.[1];
   if (id) return id;
   const legacy = LEGACY_LINE.exec(description)?.[1];
@@ -94,8 +96,8 @@ export function caseSummary(t: Pick<TestResult, 'file' | 'titlePath'>, title?: s
 }
 
 export class CaseRegistry {
-  /** What the first read found, by identity: every case of that identity, oldest first. */
-  private index?: Promise<Map<string, Found[]>>;
+  /** The project's casebridge cases, read once and re-read for what changed. */
+  readonly index: CaseIndex;
   /** The key per identity: concurrent calls share one look-up or create; a failure is asked again. */
   private readonly keys = memoByKey<string, string>();
   /** Creates asked for and not yet answered (queued or under way). */
@@ -109,8 +111,6 @@ export class CaseRegistry {
   private followerTimer?: NodeJS.Timeout;
   private followerSince?: number;
   private followerCount = -1;
-  /** The newest read of the project's cases: checked again right before each create. */
-  private latest?: Map<string, Found[]>;
   /** Cases created by this process, waiting for the re-read that decides whether they are the oldest. */
   private waiting = new Map<string, Array<{ key: string; done: (key: string) => void; fail: (e: unknown) => void }>>();
   private recheckTimer?: NodeJS.Timeout;
@@ -120,14 +120,34 @@ export class CaseRegistry {
   /** Cases this process created and kept (and the same as a set, for `isNew` on every result). */
   readonly created: string[] = [];
   private readonly createdSet = new Set<string>();
-  /** Cases this process created while another machine created the same test's case first: not used. */
-  readonly duplicates: Array<{ key: string; kept: string }> = [];
+  /**
+   * Cases found to be made twice (by this process, another machine or an earlier run) and closed or labelled by
+   * this process, with the case used instead.
+   */
+  readonly duplicates: Array<{ key: string; kept: string; outcome?: DuplicateOutcome }> = [];
+  /** Identities this run asked for, with their mapping names: duplicates among their cases are closed. */
+  private readonly touched = new Map<string, string>();
+  /** The key each identity was answered with (before a later read may have found it a duplicate). */
+  private readonly answered = new Map<string, string>();
+  /** Keys found to be duplicates after they were answered, and the survivor to use instead. */
+  private readonly superseded = new Map<string, string>();
+  /** Duplicates being closed (or closed) by this process, and how many of those closes have settled. */
+  private readonly closing = new Map<string, Promise<void>>();
+  private settled = 0;
   /** Mapping names resolved since the last `takeResolved()`: the engine writes them to the mapping file. */
   private resolved: Record<string, string> = {};
   private readonly every: number;
 
   constructor(private readonly o: CaseRegistryOptions) {
     this.every = o.recheckEveryMs ?? 1000;
+    this.index = new CaseIndex({
+      tm: o.tm,
+      project: o.project,
+      identityOf: identityInDescription,
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+      ...(o.indexLagMs !== undefined ? { indexLagMs: o.indexLagMs } : {}),
+    });
   }
 
   /** Whether this process created the case `key` (a new case is in no plan yet). */
@@ -135,32 +155,36 @@ export class CaseRegistry {
     return this.createdSet.has(key);
   }
 
-  /** Whether creates or re-reads are still under way. */
+  /** Whether creates, re-reads or closes of duplicates are still under way. */
   get busy(): boolean {
-    return this.creating > 0 || this.waiting.size > 0 || this.rechecking;
+    return this.creating > 0 || this.waiting.size > 0 || this.rechecking || this.closing.size > this.settled;
   }
+
 
   /**
    * The case key of an unmapped test: found among the project's casebridge cases, or created. Concurrent calls for
-   * one identity share one create.
+   * one identity share one create. A key a later read found to be a duplicate gives way to its survivor.
    */
-  keyOf(test: TestResult): Promise<string> {
+  async keyOf(test: TestResult): Promise<string> {
     const id = caseIdentity(test);
-    return this.keys(id, () => {
+    this.touched.set(id, mappingKey(test));
+    const key = await this.keys(id, () => {
       const p = this.resolve(test, id);
       p.then(
-        (key) => {
-          this.resolved[mappingKey(test)] = key;
+        (k) => {
+          this.answered.set(id, k);
+          this.resolved[mappingKey(test)] = this.superseded.get(k) ?? k;
         },
         () => undefined,
       );
       return p;
     });
+    return this.superseded.get(key) ?? key;
   }
 
   /** Starts the first read now (the run knows it will need it), so the first unmapped result does not wait for it. */
   warmUp(): void {
-    if (!this.o.dryRun) this.lookup().catch(() => undefined);
+    if (!this.o.dryRun) this.index.ready().catch(() => undefined);
   }
 
   /** Mapping names and keys resolved since the last call. */
@@ -170,56 +194,71 @@ export class CaseRegistry {
     return out;
   }
 
-  private lookup(): Promise<Map<string, Found[]>> {
-    if (!this.index) {
-      this.index = this.readAll().then((m) => {
-        this.latest = m;
-        return m;
-      });
-      this.index.catch(() => {
-        this.index = undefined;
-      });
-    }
-    return this.index;
+  /** The first read (once), then the duplicates it shows among the cases this run uses. */
+  private async lookup(): Promise<void> {
+    await this.index.ready();
+    this.reconcile();
+  }
+
+  /** A re-read of what changed, then the duplicates it shows. */
+  private async refresh(): Promise<void> {
+    await this.index.refresh();
+    this.reconcile();
+  }
+
+  private survivor(id: string): Found | undefined {
+    return this.index.casesOf(id)[0];
   }
 
   /**
-   * Every casebridge-made test case of the project, by identity. One JQL query, paged: the server may cap
-   * `maxResults` below what was asked (Jira Data Center: often 1,000), so the next page starts after what came.
+   * The cases of an identity this run uses: the first open one survives; any other open one was made twice (a
+   * lagging search, two machines) and is closed as its duplicate, once. A key already answered that turns out to be
+   * such a duplicate gives way to the survivor, in this run's later results and in the mapping file.
    */
-  private async readAll(): Promise<Map<string, Found[]>> {
-    const jql = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge" ORDER BY created ASC`;
-    const out = new Map<string, Found[]>();
-    let startAt = 0;
-    for (;;) {
-      const page = await this.o.tm.jira.search(
-        { jql, fields: 'description,resolution', startAt, maxResults: 1000 },
-        { signal: this.o.signal },
-      );
-      this.o.onProgress?.();
-      for (const issue of page.issues) {
-        const f = (issue as { fields?: { description?: unknown; resolution?: unknown } }).fields ?? {};
-        const id = identityInDescription(String(f.description ?? ''));
-        if (!id) continue;
-        const list = out.get(id) ?? [];
-        list.push({
-          id: Number(issue.id),
-          key: issue.key,
-          closed: f.resolution !== null && f.resolution !== undefined,
-        });
-        out.set(id, list);
+  private reconcile(): void {
+    for (const [id, name] of this.touched) {
+      const cases = this.index.casesOf(id);
+      const first = cases[0];
+      if (!first || first.closed) continue;
+      const waiting = this.waiting.get(id) ?? [];
+      for (const dup of cases.slice(1)) {
+        if (dup.closed || this.closing.has(dup.key)) continue;
+        // Still waiting for its own re-read (recheck decides it, and closes it then).
+        if (waiting.some((w) => w.key === dup.key)) continue;
+        this.closeDuplicate(dup.key, first.key);
       }
-      startAt += page.issues.length;
-      if (page.issues.length === 0 || startAt >= page.total) break;
+      const answered = this.answered.get(id);
+      if (answered !== undefined && (this.superseded.get(answered) ?? answered) !== first.key) {
+        this.superseded.set(answered, first.key);
+        this.resolved[name] = first.key;
+        if (this.createdSet.delete(answered)) this.created.splice(this.created.indexOf(answered), 1);
+      }
     }
-    // Open cases first, then the oldest: every machine picks the same one.
-    for (const list of out.values()) list.sort((a, b) => Number(a.closed) - Number(b.closed) || a.id - b.id);
-    return out;
+  }
+
+  /** Closes (or labels) a duplicate in the background; the end of the run waits for it (`busy`). */
+  private closeDuplicate(key: string, kept: string): void {
+    const entry: { key: string; kept: string; outcome?: DuplicateOutcome } = { key, kept };
+    this.duplicates.push(entry);
+    this.index.closed(key, false);
+    const p = closeAsDuplicate(this.o.tm, key, this.o.signal, kept).then((outcome) => {
+      entry.outcome = outcome;
+      if (outcome === 'labelled') this.index.closed(key, true);
+      this.o.onProgress?.();
+      this.settled += 1;
+    });
+    this.closing.set(key, p);
+  }
+
+  /** Every close of a duplicate started so far, settled. */
+  async closed(): Promise<void> {
+    await Promise.all(this.closing.values());
   }
 
   private async resolve(test: TestResult, id: string): Promise<string> {
     if (this.o.dryRun) return this.create(test, id);
-    const found = (await this.lookup()).get(id)?.[0];
+    await this.lookup();
+    const found = this.survivor(id);
     if (found) return found.key;
     return new Promise<string>((done, fail) => {
       this.creating += 1;
@@ -266,13 +305,12 @@ export class CaseRegistry {
   private async followerRead(): Promise<void> {
     let grew = false;
     try {
-      this.index = undefined;
-      const index = await this.lookup();
-      const count = [...index.values()].reduce((n, l) => n + l.length, 0);
+      await this.refresh();
+      const count = this.index.size;
       grew = count > this.followerCount;
       this.followerCount = count;
       this.queue = this.queue.filter((job) => {
-        const found = index.get(job.id)?.[0];
+        const found = this.survivor(job.id);
         if (!found) return true;
         this.creating -= 1;
         job.done(found.key);
@@ -289,13 +327,15 @@ export class CaseRegistry {
   private async createOne(job: (typeof this.queue)[number]): Promise<void> {
     try {
       // Another machine may have made it since: the newest read says so, at no cost.
-      const found = this.latest?.get(job.id)?.[0];
+      const found = this.survivor(job.id);
       if (found) {
         job.done(found.key);
         return;
       }
       const key = await this.create(job.test, job.id);
       this.o.onProgress?.();
+      // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
+      this.index.add(job.id, key);
       const list = this.waiting.get(job.id) ?? [];
       list.push({ key, done: job.done, fail: job.fail });
       this.waiting.set(job.id, list);
@@ -330,8 +370,8 @@ export class CaseRegistry {
     } catch (err) {
       if (err instanceof AmbiguousError) {
         // The answer was lost: the create may have happened. Read again (a fresh read, not the cached one).
-        this.index = undefined;
-        const again = (await this.lookup()).get(id)?.[0];
+        await this.refresh();
+        const again = this.survivor(id);
         if (again) return again.key;
         throw err;
       }
@@ -360,22 +400,23 @@ export class CaseRegistry {
     const batch = this.waiting;
     this.waiting = new Map();
     try {
-      this.index = undefined;
-      const index = await this.lookup();
+      await this.refresh();
       for (const [id, list] of batch) {
-        const oldest = index.get(id)?.[0]?.key;
+        const kept = this.survivor(id)?.key;
         for (const w of list) {
-          const kept = oldest ?? w.key;
-          if (kept === w.key) {
+          if (kept === undefined || kept === w.key) {
             this.created.push(w.key);
             this.createdSet.add(w.key);
+            w.done(w.key);
           } else {
-            this.duplicates.push({ key: w.key, kept });
-            await closeAsDuplicate(this.o.tm, w.key, this.o.signal);
+            // Another machine (or a lagging search) made the same test's case first: that one is used.
+            if (!this.closing.has(w.key)) this.closeDuplicate(w.key, kept);
+            w.done(kept);
           }
-          w.done(kept);
         }
       }
+      // Duplicates among the cases of tests answered earlier (a case that appeared late, below ones seen).
+      this.reconcile();
     } catch (err) {
       for (const list of batch.values()) for (const w of list) w.fail(err);
     } finally {

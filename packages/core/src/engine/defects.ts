@@ -5,10 +5,11 @@ import type { CycleInfo } from './cycles.js';
 import type { DefectCap } from './defect-cap.js';
 import type { DefectRefusals, Refusal } from './defect-refusals.js';
 import { type DefectTextInput, defectDescription, defectSummary, marker, templateVars } from './defect-text.js';
-import { closeAsDuplicate } from './duplicate.js';
+import { closeAsDuplicate, DUPLICATE_LINE } from './duplicate.js';
 import { primaryError } from './fingerprint.js';
 import { type FailureGroup, groupOf } from './groups.js';
 import { serialByKey } from './keyed.js';
+import { keysetSearch } from './keyset.js';
 import type { RunnerInfo } from './types.js';
 import type { WorkItem } from './work.js';
 
@@ -80,13 +81,26 @@ export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
   });
 }
 
+/**
+ * The project's defects of a failure group, oldest (lowest id) first. Jira's `~` is a tokenised, stemmed word search
+ * (`cb-1a2b` finds any summary with the words `cb` and `1a2b`, in any order), so each hit is checked on the client:
+ * its summary must hold the exact marker `[cb-<hash>]`, and a defect casebridge labelled as a duplicate (it could not
+ * close it: duplicate.ts) is left out, so every machine and every later run picks the same survivor. Keyset paged
+ * (keyset.ts): one request for the usual handful of hits.
+ */
 async function search(tm: TestManagementClient, project: string, hash: string, signal: AbortSignal) {
-  const jql = `project = "${project}" AND summary ~ "${marker(hash)}" ORDER BY created ASC`;
-  const found = await tm.jira.search({ jql, fields: 'summary,status,resolution', maxResults: 20 }, { signal });
-  return found.issues.map((i) => {
-    const f = (i as { fields?: Record<string, unknown> }).fields ?? {};
-    return { key: i.key, open: f.resolution === null || f.resolution === undefined };
+  const exact = `[${marker(hash)}]`;
+  const { issues } = await keysetSearch({
+    tm,
+    jql: `project = "${project}" AND summary ~ "${marker(hash)}"`,
+    fields: 'summary,resolution,description',
+    pageSize: 50,
+    signal,
   });
+  return issues
+    .filter((i) => String(i.fields.summary ?? '').includes(exact))
+    .filter((i) => !DUPLICATE_LINE.test(String(i.fields.description ?? '')))
+    .map((i) => ({ key: i.key, open: i.fields.resolution === null || i.fields.resolution === undefined }));
 }
 
 async function fileOrLink(input: DefectInput, project: string, group: FailureGroup): Promise<DefectOutcome> {
@@ -171,7 +185,7 @@ async function createDefect(
   // the oldest open defect wins on both, and this one is closed as its duplicate. One search per new defect.
   const oldest = (await search(tm, project, hash, signal)).find((d) => d.open);
   if (oldest && oldest.key !== key) {
-    await closeAsDuplicate(tm, key, signal);
+    await closeAsDuplicate(tm, key, signal, oldest.key);
     // The closed duplicate stays in the cycle's defect list: it is not a new defect of the cycle.
     cap.duplicate(key);
     return { key: oldest.key, created: false };

@@ -1,0 +1,146 @@
+import type { TestManagementClient } from '../client/tm.js';
+import { keysetSearch } from './keyset.js';
+
+/**
+ * What the project's casebridge-made test cases are, read from Jira's search and kept up to date during a run.
+ *
+ * The first read takes every case (keyset paged by id, keyset.ts: any size, never deep `startAt`). Later reads take
+ * only what changed: the cases created since the previous read began, less the index lag (`created >= "-Nm"`,
+ * whole minutes, at least one). Jira's index is eventual on a Data Center cluster (each node polls for changes about
+ * once a second, more under load): a case another machine created a moment ago may be missing from one read and
+ * appear in the next, possibly with an id below ones already seen, which is why the window is by creation time and
+ * not above the highest id seen. Every case created before `previous read's start - lag` was visible to that read;
+ * every one created after is in this read's window: none is skipped, whatever its id.
+ *
+ * Cost: at 10,000 cases the first read is 10 requests at Jira's usual page cap of 1,000 (100 at a cap of 100); a
+ * re-read reads the cases created in the last minute or two, whatever the size of the project: one request in a
+ * second run, one or two per re-read while a first run creates about 20 cases a second.
+ *
+ * Cases are ordered by their key's number (in one project, the creation order, as the id is), so a case this
+ * process has just created takes its place before any search shows it.
+ */
+
+export interface Found {
+  key: string;
+  /** Resolved (closed): used only when no open case of the identity is left. */
+  closed: boolean;
+  /** The number of the key: creation order within the project. */
+  n: number;
+}
+
+/** Default index lag allowed for (see the class comment). */
+export const INDEX_LAG_MS = 15_000;
+
+export interface CaseIndexOptions {
+  tm: TestManagementClient;
+  project: string;
+  /** The identity of a case's description (cases.ts), undefined for none (or a labelled duplicate). */
+  identityOf: (description: string) => string | undefined;
+  signal?: AbortSignal;
+  onProgress?: () => void;
+  indexLagMs?: number;
+}
+
+const keyNumber = (key: string) => Number(key.slice(key.lastIndexOf('-') + 1)) || 0;
+
+export class CaseIndex {
+  private readonly all = new Map<string, Found & { identity: string }>();
+  private byIdentity?: Map<string, Found[]>;
+  private first?: Promise<void>;
+  private reading?: Promise<void>;
+  /** When the last read that succeeded began (this machine's clock, only as a duration). */
+  private lastBegan = 0;
+  /** Search requests sent, and reads made (the first one included). */
+  requests = 0;
+  reads = 0;
+
+  constructor(private readonly o: CaseIndexOptions) {}
+
+  /** The first read, once (a failed one is tried again by the next caller). */
+  ready(): Promise<void> {
+    if (!this.first) {
+      this.first = this.read('');
+      this.first.catch(() => {
+        this.first = undefined;
+      });
+    }
+    return this.first;
+  }
+
+  /** A read of what changed since the last read (the first read if none was made); concurrent callers share one. */
+  refresh(): Promise<void> {
+    if (!this.first) return this.ready();
+    this.reading ??= this.first
+      .then(() => {
+        const lag = this.o.indexLagMs ?? INDEX_LAG_MS;
+        const minutes = Math.max(1, Math.ceil((Date.now() - this.lastBegan + lag) / 60_000));
+        return this.read(` AND created >= "-${minutes}m"`);
+      })
+      .finally(() => {
+        this.reading = undefined;
+      });
+    return this.reading;
+  }
+
+  /** The cases of an identity: open ones first, then the oldest: every machine picks the same first one. */
+  casesOf(identity: string): readonly Found[] {
+    if (!this.byIdentity) {
+      const m = new Map<string, Found[]>();
+      for (const f of this.all.values()) {
+        const list = m.get(f.identity) ?? [];
+        list.push(f);
+        m.set(f.identity, list);
+      }
+      for (const list of m.values()) list.sort((a, b) => Number(a.closed) - Number(b.closed) || a.n - b.n);
+      this.byIdentity = m;
+    }
+    return this.byIdentity.get(identity) ?? [];
+  }
+
+  /** A case this process created: in the index before a (lagging) search shows it. */
+  add(identity: string, key: string): void {
+    if (this.all.has(key)) return;
+    this.all.set(key, { key, identity, closed: false, n: keyNumber(key) });
+    this.byIdentity = undefined;
+  }
+
+  /** A case closed (or labelled) as a duplicate by this process: no longer an open case of its identity. */
+  closed(key: string, labelled: boolean): void {
+    const f = this.all.get(key);
+    if (!f) return;
+    if (labelled) this.all.delete(key);
+    else f.closed = true;
+    this.byIdentity = undefined;
+  }
+
+  /** Cases known, open or closed. */
+  get size(): number {
+    return this.all.size;
+  }
+
+  private async read(window: string): Promise<void> {
+    const began = Date.now();
+    const jql = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge"${window}`;
+    const found = await keysetSearch({
+      tm: this.o.tm,
+      jql,
+      fields: 'description,resolution',
+      ...(this.o.signal ? { signal: this.o.signal } : {}),
+      ...(this.o.onProgress ? { onPage: this.o.onProgress } : {}),
+    });
+    this.requests += found.requests;
+    this.reads += 1;
+    for (const issue of found.issues) {
+      const identity = this.o.identityOf(String(issue.fields.description ?? ''));
+      // Not (or no longer) a case of a test: a labelled duplicate, or a description someone rewrote.
+      if (!identity) {
+        this.all.delete(issue.key);
+        continue;
+      }
+      const closed = issue.fields.resolution !== null && issue.fields.resolution !== undefined;
+      this.all.set(issue.key, { key: issue.key, identity, closed, n: keyNumber(issue.key) });
+    }
+    this.byIdentity = undefined;
+    this.lastBegan = began;
+  }
+}
