@@ -2,6 +2,7 @@ import PQueue from 'p-queue';
 import { sleep } from './backoff.js';
 import { type Connection, openConnection, readText } from './connection.js';
 import { AbortedError, ConfigError, type RequestInfo } from './errors.js';
+import { RatePacer } from './rate-pacer.js';
 import { RetryPolicy } from './retry-policy.js';
 import { redact, redactedMessage, registerSecret, safeUrl } from './secrets.js';
 import { tlsSettings } from './tls.js';
@@ -30,6 +31,9 @@ export class Transport {
   private readonly queue: PQueue;
   private readonly policy: RetryPolicy;
   private readonly maxBytes: number;
+  /** Paces requests by the server's `X-RateLimit-*` headers (see rate-pacer.ts). */
+  readonly pacer = new RatePacer();
+  private readonly maxPaceMs: number;
 
   constructor(private readonly options: TransportOptions) {
     let base: URL;
@@ -62,6 +66,9 @@ export class Transport {
       this.log('warn', err.message);
     });
     this.maxBytes = options.maxResponseBytes ?? 32 * 1024 * 1024;
+    // A bucket that refills once an hour is not waited for that long: the request goes, and its 429's Retry-After
+    // decides (within maxRetryAfterMs, else RateLimitedError).
+    this.maxPaceMs = options.retry?.maxRetryAfterMs ?? 60_000;
   }
 
   /** Base path of the service (without trailing slash), prepended to every request path. */
@@ -83,7 +90,7 @@ export class Transport {
       let outcome: { res: TransportResponse } | { err: unknown };
       const started = Date.now();
       try {
-        outcome = { res: await this.queue.add(() => this.exchange(req), { signal: req.signal }) };
+        outcome = { res: await this.queue.add(() => this.paced(req, info), { signal: req.signal }) };
       } catch (err) {
         outcome = { err };
       }
@@ -118,6 +125,27 @@ export class Transport {
     } catch {
       throw new AbortedError(info);
     }
+  }
+
+  /**
+   * One exchange, first waiting for a token when the server's rate-limit headers say the bucket is empty. The wait
+   * happens inside the queue, so it holds its slot: the requests behind it wait too, in order.
+   */
+  private async paced(req: TransportRequest, info: RequestInfo): Promise<TransportResponse> {
+    const wait = Math.min(this.pacer.reserve(), this.maxPaceMs);
+    let res: TransportResponse;
+    try {
+      if (wait > 0) {
+        this.log('debug', `${req.method} ${info.path}: rate limit nearly reached; waiting ${wait} ms for the bucket`);
+        await this.pause(wait, req, info);
+      }
+      res = await this.exchange(req);
+    } catch (err) {
+      this.pacer.release();
+      throw err;
+    }
+    this.pacer.observe(res.headers);
+    return res;
   }
 
   /** One HTTP exchange: send, read the whole answer (bounded), never retry here. */

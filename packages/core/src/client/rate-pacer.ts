@@ -1,0 +1,93 @@
+/**
+ * Pacing by Jira's rate-limit headers, before a 429. Jira Data Center (8.6+) limits REST per user with a token
+ * bucket and says so on every answer: `X-RateLimit-Limit` (the bucket's size), `X-RateLimit-Remaining` (tokens left),
+ * `X-RateLimit-FillRate` tokens added every `X-RateLimit-Interval-Seconds`. Without pacing a reporter drains the
+ * bucket at full speed, then every request answers 429 and waits out `Retry-After`, other pipelines of the same user
+ * included; with it, requests start no faster than the bucket refills once it runs low.
+ *
+ * The model: the level of the bucket as of the last answer that carried the headers, minus the requests sent or
+ * reserved since (each takes one token), plus the refill since then (continuous, FillRate per interval, at most
+ * Limit). A request that finds less than one token waits until one has refilled. Without the headers (rate limiting
+ * is off on most instances) nothing waits.
+ */
+
+export interface RateLimitHeaders {
+  remaining: number;
+  /** Tokens added per interval. */
+  fillRate: number;
+  intervalMs: number;
+  /** The bucket's size, when the server says it. */
+  limit?: number;
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): number | undefined {
+  const raw = headers[name];
+  const v = Array.isArray(raw) ? raw[0] : raw;
+  if (v === undefined || !/^\s*\d+(\.\d+)?\s*$/.test(v)) return undefined;
+  return Number(v);
+}
+
+/** The rate-limit headers of an answer, when it carries a usable set (Remaining, a positive FillRate and Interval). */
+export function readRateLimit(headers: Record<string, string | string[] | undefined>): RateLimitHeaders | undefined {
+  const remaining = header(headers, 'x-ratelimit-remaining');
+  const fillRate = header(headers, 'x-ratelimit-fillrate');
+  const interval = header(headers, 'x-ratelimit-interval-seconds');
+  if (remaining === undefined || !fillRate || !interval) return undefined;
+  const limit = header(headers, 'x-ratelimit-limit');
+  return { remaining, fillRate, intervalMs: interval * 1000, ...(limit !== undefined ? { limit } : {}) };
+}
+
+export class RatePacer {
+  private active = false;
+  /** Tokens at `at`; negative when requests have reserved tokens not yet refilled. */
+  private level = 0;
+  private at = 0;
+  /** Tokens per millisecond. */
+  private rate = 0;
+  private cap = Number.POSITIVE_INFINITY;
+  /** Requests that reserved a token and have not been answered yet. */
+  private outstanding = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Whether the server has announced a limit. */
+  get limited(): boolean {
+    return this.active;
+  }
+
+  /**
+   * Takes a token for a request about to be sent; returns how long it must wait first (0 when a token is there, or
+   * the server announced no limit). Reservations are served in call order: the transport calls this from its queue.
+   */
+  reserve(): number {
+    this.outstanding += 1;
+    if (!this.active) return 0;
+    const now = this.now();
+    this.level = this.levelAt(now) - 1;
+    this.at = now;
+    return this.level >= 0 ? 0 : Math.ceil(-this.level / this.rate);
+  }
+
+  /** An answer arrived for a reserved request: its headers, when present, reset the level. */
+  observe(headers: Record<string, string | string[] | undefined>): void {
+    this.outstanding = Math.max(0, this.outstanding - 1);
+    const h = readRateLimit(headers);
+    if (!h) return;
+    this.active = true;
+    this.rate = h.fillRate / h.intervalMs;
+    this.cap = h.limit ?? Number.POSITIVE_INFINITY;
+    // The server counted what it had received; the requests still on their way will take their tokens too.
+    this.level = h.remaining - this.outstanding;
+    this.at = this.now();
+  }
+
+  /** A reserved request ended without an answer (connection failure, abort): it took no token from the server. */
+  release(): void {
+    this.outstanding = Math.max(0, this.outstanding - 1);
+    if (this.active) this.level = Math.min(this.cap, this.level + 1);
+  }
+
+  private levelAt(now: number): number {
+    return Math.min(this.cap, this.level + this.rate * Math.max(0, now - this.at));
+  }
+}
