@@ -9,10 +9,10 @@ import {
   DEMO_ROOT_CAUSE,
   jiraVersionSchema,
   runStatusSchema,
+  seededStatus,
   workflowSchema,
 } from './seedJira.js';
 import type { Store } from './store.js';
-import { initialStatus, statusCategory } from './workflows.js';
 
 /**
  * Seed data: the state the emulator starts from (and returns to on reset). The format is documented in the
@@ -320,13 +320,7 @@ export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now(
         type: i.type,
         summary: i.summary,
         description: i.description,
-        status: i.status ?? initialStatus(store, project.id, i.type),
-        resolution:
-          i.resolution !== undefined
-            ? i.resolution
-            : i.status && statusCategory(store, i.status) === 'done'
-              ? 'Done'
-              : null,
+        ...seededStatus(store, project.id, i, `${p.key}-${project.issueCounter}`),
         labels: i.labels,
         reporter,
         created: now,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RunStatusDef, Store, Transition, Workflow } from './store.js';
+import { initialStatus, statusCategory, workflowFor } from './workflows.js';
 
 /**
  * The per-instance configuration of a seed (see seed.ts): Jira workflows per project and issue type, synapseRT's
@@ -138,6 +139,28 @@ export function applyWorkflows(
       ),
     } satisfies Omit<Workflow, 'id'>);
   }
+}
+
+/**
+ * A seeded issue's status and resolution: the status given (one of its workflow's, when a seeded workflow has it)
+ * or the workflow's first; the resolution given, else `Done` for a status in the done category.
+ */
+export function seededStatus(
+  store: Store,
+  projectId: number,
+  issue: { type: string; status?: string | undefined; resolution?: string | null | undefined },
+  key: string,
+): { status: string; resolution: string | null } {
+  const w = workflowFor(store, projectId, issue.type);
+  if (issue.status && w && !w.statuses.some((s) => s.name.toLowerCase() === issue.status?.toLowerCase())) {
+    throw new Error(
+      `seed: ${key}.status: ${issue.status} is not a status of workflow ${w.name} (${w.statuses.map((s) => s.name).join(', ')})`,
+    );
+  }
+  const status = issue.status ?? initialStatus(store, projectId, issue.type);
+  const resolution =
+    issue.resolution !== undefined ? issue.resolution : statusCategory(store, status) === 'done' ? 'Done' : null;
+  return { status, resolution };
 }
 
 const BUILT_IN_STATUSES: Omit<RunStatusDef, 'id' | 'enabled' | 'immutable' | 'isDefault'>[] = [

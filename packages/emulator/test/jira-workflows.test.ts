@@ -321,6 +321,19 @@ describe('workflows in the seed', () => {
     );
   });
 
+  it('seeds issues in their workflow: a status it has (resolved when done), else refused', () => {
+    const store = new Store();
+    const bugs = (status: string) => ({
+      ...demoSeed,
+      projects: [
+        { ...demoSeed.projects?.[0], key: 'DEMO', name: 'Demo', issues: [{ type: 'Bug', summary: 'b', status }] },
+      ],
+    });
+    applySeed(store, bugs('Erledigt'));
+    expect(store.issues.all().map((i) => [i.status, i.resolution])).toEqual([['Erledigt', 'Done']]);
+    refuse(bugs('Done'), /DEMO-1\.status: Done is not a status of workflow DEMO: Fehler-Workflow \(Offen, /);
+  });
+
   it('keeps workflows across a restart (dataDir) and across a reset', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'casebridge-workflows-'));
     try {
