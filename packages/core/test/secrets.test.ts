@@ -37,6 +37,8 @@ const TOKEN = 'pat_Q2FzZWJyaWRnZVNlY3JldFRva2Vu';
 const VIEWER_PASSWORD = 'V1ewer-n0-l1cence-pw';
 const WRONG_PASSWORD = 'Wr0ng-but-st1ll-secret';
 const WRONG_TOKEN = 'pat_WrongTokenStillSecret42';
+/** The shape of a Jira DC personal access token (base64 of `<id>:<random>`), given where a password goes. */
+const PAT_AS_PASSWORD = Buffer.from('418226370915:Zq8#tY2!mW5@pL0%vR7&').toString('base64');
 const PROXY_USER = 'ci-bot';
 const PROXY_PASSWORD = 'Pr0xy-s3cret:p@ss/w%rd';
 const WRONG_PROXY_PASSWORD = 'Pr0xy-wr0ng-s3cret';
@@ -358,6 +360,10 @@ describe('failures, each recorded', () => {
       ['secret as an unknown option', () => tm('o10', BASIC, { password: PASSWORD } as unknown as ClientOptions)],
       ['ticket auth for test management', () => tm('o11', { type: 'ticket', ticket: UNKNOWN_TICKET })],
       [
+        'a personal access token as the Basic password',
+        () => tm('o12', { type: 'basic', username: 'reporter', password: PAT_AS_PASSWORD }),
+      ],
+      [
         'ticket auth for Jira',
         () => new JiraClient({ baseUrl: url, auth: { type: 'ticket', username: 'reporter', password: PASSWORD } }),
       ],
@@ -377,6 +383,7 @@ describe('the scan', () => {
       ['viewer password', VIEWER_PASSWORD],
       ['wrong password', WRONG_PASSWORD],
       ['wrong token', WRONG_TOKEN],
+      ['personal access token given as a password', PAT_AS_PASSWORD],
       ['unknown ticket', UNKNOWN_TICKET],
       ['Basic value (password)', b64(`reporter:${PASSWORD}`)],
       ['Basic value (token)', b64(`reporter:${TOKEN}`)],
