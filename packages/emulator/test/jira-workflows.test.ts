@@ -242,8 +242,18 @@ const noWayOut: SeedInput = {
       statuses: [
         { name: 'Backlog', category: 'new' },
         { name: 'Shipped', category: 'done', editable: false },
+        { name: 'Parked', category: 'new' },
       ],
-      transitions: [{ id: 7, name: 'Ship', to: 'Shipped', resolution: 'Fixed' }],
+      transitions: [
+        { id: 7, name: 'Ship', to: 'Shipped', resolution: 'Fixed' },
+        {
+          id: 8,
+          name: 'Park',
+          from: ['Backlog'],
+          to: 'Parked',
+          screen: { fields: ['comment'], required: ['comment'] },
+        },
+      ],
     },
   ],
 };
@@ -260,7 +270,10 @@ describe('a seeded workflow with no closing transition', () => {
   it('picks the most specific workflow; a post-function resolution applies without a screen', async () => {
     expect((await fieldsOf(emu(), 'P-2')).status.name).toBe('Backlog');
     const t = await transitions(emu(), 'P-2');
-    expect(t.map((x) => [x.name, x.hasScreen, x.fields])).toEqual([['Ship', false, {}]]);
+    expect(t.map((x) => [x.name, x.hasScreen, Object.keys(x.fields ?? {})])).toEqual([
+      ['Ship', false, []],
+      ['Park', true, ['comment']],
+    ]);
     expect((await move(emu(), 'P-2', { transition: { id: 7 } })).status).toBe(204);
     expect((await fieldsOf(emu(), 'P-2')).resolution.name).toBe('Fixed');
     // A resolution on a transition without a screen cannot be set.
@@ -270,6 +283,30 @@ describe('a seeded workflow with no closing transition', () => {
     const r = await move(emu(), bare.json.key, { transition: { id: 7 }, fields: { resolution: { name: 'Done' } } });
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors)).toEqual(['resolution']);
+  });
+
+  it('a screen may require a comment, given as update.comment', async () => {
+    const r = await call(emu(), 'POST', `${API}/issue`, {
+      body: { fields: { project: { key: 'P' }, issuetype: { name: 'Task' }, summary: 'park me' } },
+    });
+    const key = r.json.key as string;
+    const bare = await move(emu(), key, { transition: { id: 8 } });
+    expect(bare.json).toEqual({ errorMessages: [], errors: { comment: 'Comment is required.' } });
+    const blank = await move(emu(), key, { transition: { id: 8 }, update: { comment: [{ add: { body: ' ' } }] } });
+    expect(blank.json.errors).toEqual({ comment: 'Comment is required.' });
+    const asField = await move(emu(), key, { transition: { id: 8 }, fields: { comment: 'x' } });
+    expect(Object.keys(asField.json.errors)).toEqual(['comment']);
+    const other = await move(emu(), key, {
+      transition: { id: 8 },
+      update: { comment: [{ add: { body: 'later' } }], labels: [{ add: 'x' }] },
+    });
+    expect(Object.keys(other.json.errors)).toEqual(['labels']);
+    const ok = await move(emu(), key, { transition: { id: 8 }, update: { comment: [{ add: { body: 'later' } }] } });
+    expect(ok.status, ok.text).toBe(204);
+    expect((await fieldsOf(emu(), key)).status.name).toBe('Parked');
+    expect(emu().store.issues.find((i) => i.key === key)?.fields?.comment).toMatchObject([
+      { body: 'later', author: 'admin' },
+    ]);
   });
 
   it('JQL knows the workflow statuses', async () => {
