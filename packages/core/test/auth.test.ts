@@ -159,6 +159,25 @@ describe('test management', () => {
   });
 });
 
+describe('a two-node cluster behind a load balancer (ROUTEID)', () => {
+  const cluster = useEmulator({ jira: { nodes: 2 } });
+
+  it('session: the route cookie is kept, so one login serves every call, in sequence and in parallel', async () => {
+    const c = new TestManagementClient({
+      baseUrl: cluster().url,
+      auth: { type: 'session', username: 'admin', password: 'admin' },
+      retry: { retries: 1, baseDelayMs: 5 },
+    });
+    clients.push(c);
+    for (let i = 0; i < 5; i += 1) await members(c);
+    await Promise.all(Array.from({ length: 6 }, () => members(c)));
+    const log = await requestLog(cluster());
+    // Without ROUTEID every other call would land on the node that does not know the session: 401, log in again.
+    expect(count(log, 'POST', LOGIN)).toBe(1);
+    expect(log.filter((e) => e.path !== LOGIN).map((e) => e.status)).toEqual(Array(11).fill(200));
+  });
+});
+
 describe('content repository', () => {
   /** Stores a small file and returns its node. */
   const store = (c: ContentRepositoryClient, name: string) =>

@@ -6,6 +6,7 @@ export * from './errors.js';
 export { JIRA, JiraClient } from './jira.js';
 export type { FileInput } from './multipart.js';
 export { ContentRepositoryClient, type StoreFileOptions } from './repo.js';
+export { isResultWindowRefusal } from './retry-policy.js';
 export { redact, registerSecret } from './secrets.js';
 export { TestManagementClient, TM_GROUPS, TM_PREFIX } from './tm.js';
 export type { RetryOptions, TimeoutOptions, TransportStats } from './transport.js';
