@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RatePacer, readRateLimit } from '../src/client/rate-pacer.js';
 import { type ClientOptions, TestManagementClient } from '../src/index.js';
-import { ADMIN } from './support/emulator.js';
+import { ADMIN, requestLog, useEmulator } from './support/emulator.js';
 import { NO_PROXY_ENV, withEnv } from './support/proxy.js';
 
 /**
@@ -138,12 +138,27 @@ describe('pacing against a real bucket', () => {
   it('without pacing the same load hits 429s (what the headers save)', async () => {
     const s = await limited(5, 20);
     await withEnv(NO_PROXY_ENV, async () => {
-      const c = client(s.url, { retry: { retries: 20, baseDelayMs: 5, maxDelayMs: 20 } });
+      const c = client(s.url, { retry: { retries: 2, baseDelayMs: 5, maxDelayMs: 20 } });
       // A pacer that never sees the headers: the transport as it was.
       (c.transport.pacer as unknown as { observe: () => void }).observe = () => undefined;
-      await Promise.all(Array.from({ length: 30 }, () => members(c)));
+      await Promise.allSettled(Array.from({ length: 30 }, () => members(c)));
     });
     expect(s.statuses.filter((x) => x === 429).length).toBeGreaterThan(0);
+  });
+});
+
+describe("the emulator's per-user limiter (Jira's headers and 429 with Retry-After: 0)", () => {
+  const emu = useEmulator({
+    rateLimit: { fillRate: 20, intervalSeconds: 1, burst: 5, perUser: true, retryAfterSeconds: 0 },
+  });
+
+  it('40 calls: paced by the headers, no 429', async () => {
+    // The first wave (concurrency 4) leaves before any answer has told the limit; the bucket holds 5.
+    const c = client(emu().url, { concurrency: 4 });
+    await Promise.all(Array.from({ length: 40 }, () => members(c)));
+    const statuses = (await requestLog(emu())).map((e) => e.status);
+    expect(statuses).toHaveLength(40);
+    expect(statuses.filter((x) => x === 429)).toEqual([]);
   });
 });
 
