@@ -15,6 +15,8 @@ import type { RunningEmulator } from './server.js';
  * - `PUT  /__emulator/faults`           → replaces the rules: {rules: [...], seed?: n} or a bare array
  * - `POST /__emulator/faults`           → adds one rule
  * - `DELETE /__emulator/faults`         → removes all rules
+ * - `GET  /__emulator/jira`             → the Jira behaviour in effect (profile knobs, src/profile.ts)
+ * - `PUT  /__emulator/jira`             → changes some knobs: {"indexLagMs": [500, 2500], ...}
  * - `POST /__emulator/reset`            → back to the seed state; clears faults and the request log
  */
 
@@ -129,6 +131,20 @@ export async function handleAdmin(emu: RunningEmulator, a: AdminRequest): Promis
         req.resume();
         emu.faults.clear();
         return send(res, 200, emu.faults.list());
+      case 'GET /__emulator/jira':
+        req.resume();
+        return send(res, 200, emu.jira);
+      case 'PUT /__emulator/jira': {
+        const body = await readBody(req);
+        if (!body || typeof body !== 'object' || Array.isArray(body)) {
+          throw new AdminError('PUT /__emulator/jira takes an object of knobs, e.g. {"indexLagMs": 2500}');
+        }
+        try {
+          return send(res, 200, emu.setJira(body as never));
+        } catch (err) {
+          throw new AdminError((err as Error).message);
+        }
+      }
       case 'POST /__emulator/reset':
         req.resume();
         await emu.reset();

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { type FaultRuleInput, faultRuleSchema } from './faults.js';
+import { DEFAULT_PROFILE, type JiraBehaviourInput } from './profile.js';
 import { DEFAULT_PORT, type EmulatorOptions, startEmulator } from './server.js';
 import { isLoopbackHost } from './ui/state.js';
 
@@ -17,7 +18,20 @@ Usage: casebridge-emulator [options]
   --timestamps F       executionTimeStamp format: iso, legacy or epoch (default: iso for id, legacy for ID)
   --data DIR           keep state in DIR (SQLite + files) across restarts; default in memory
   --repo-guest         content repository: unauthenticated requests run as guest
-  --rate-limit RPS     answer 429 (Retry-After) above RPS requests per second
+  --rate-limit RPS     answer 429 (Retry-After) above RPS requests per second (Jira's default: off)
+  --rate-limit-per-user  one bucket per user, as Jira 8.6+ does (default one bucket for all)
+  --rate-limit-burst N   bucket size (default RPS rounded up)
+  --retry-after S      Retry-After of the limiter's 429, 0 to 86400 (default: time to the next token)
+  Jira Data Center behaviour (profile defaults; each flag wins over the profile, see the README):
+  --profile P          realistic (default) or ideal (one node, no lag, no window, substring ~)
+  --nodes N            simulated nodes behind a ROUTEID load balancer (realistic 2)
+  --index-lag MS[,MS]  search index lag after a write, one value or one per node (realistic 1000)
+  --search-max-results N  largest search page (realistic 100, ideal 1000)
+  --result-window N|off   startAt + maxResults limit of a search (realistic 10000)
+  --result-window-mode M  past the window: error (500) or empty (an empty page)
+  --text-search M      ~ as tokenised (Jira) or substring
+  --pat-as-basic on|off   a personal access token works as a Basic password (realistic off)
+  --captcha-after N|off   failed logins before the CAPTCHA when the seed sets none (realistic 3)
   Faults (all scoped by --fault-route, deterministic with --fault-seed):
   --latency MS         added latency per request
   --jitter MS          random extra latency in [0, MS)
@@ -99,6 +113,34 @@ function readFaultsFile(path: string): FaultRuleInput[] {
   return rules as FaultRuleInput[];
 }
 
+/** An `on`/`off` flag. */
+function onOff(name: string, v: string | undefined): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'on' || v === 'off') return v === 'on';
+  throw new Error(`--${name} expects on or off, got "${v}"`);
+}
+
+/** A number flag that also takes `off` (null). */
+function numOrOff(name: string, v: string | undefined): number | null | undefined {
+  return v === 'off' ? null : num(name, v);
+}
+
+/** The Jira behaviour flags; what they leave out comes from the profile (checked by startEmulator, naming the knob). */
+function jiraKnobs(values: Record<string, string | boolean | undefined>): JiraBehaviourInput {
+  const str = (name: string) => values[name] as string | undefined;
+  const lag = str('index-lag');
+  return {
+    nodes: num('nodes', str('nodes')),
+    indexLagMs: lag?.includes(',') ? lag.split(',').map((v) => num('index-lag', v) as number) : num('index-lag', lag),
+    searchMaxResults: num('search-max-results', str('search-max-results')),
+    resultWindow: numOrOff('result-window', str('result-window')),
+    resultWindowMode: str('result-window-mode') as JiraBehaviourInput['resultWindowMode'],
+    textSearch: str('text-search') as JiraBehaviourInput['textSearch'],
+    patAsBasic: onOff('pat-as-basic', str('pat-as-basic')),
+    captchaAfterFailedLogins: numOrOff('captcha-after', str('captcha-after')),
+  };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -110,6 +152,18 @@ async function main(): Promise<void> {
       data: { type: 'string' },
       'repo-guest': { type: 'boolean' },
       'rate-limit': { type: 'string' },
+      'rate-limit-per-user': { type: 'boolean' },
+      'rate-limit-burst': { type: 'string' },
+      'retry-after': { type: 'string' },
+      profile: { type: 'string' },
+      nodes: { type: 'string' },
+      'index-lag': { type: 'string' },
+      'search-max-results': { type: 'string' },
+      'result-window': { type: 'string' },
+      'result-window-mode': { type: 'string' },
+      'text-search': { type: 'string' },
+      'pat-as-basic': { type: 'string' },
+      'captcha-after': { type: 'string' },
       latency: { type: 'string' },
       jitter: { type: 'string' },
       'error-rate': { type: 'string' },
@@ -166,7 +220,16 @@ async function main(): Promise<void> {
     timestamps: values.timestamps as EmulatorOptions['timestamps'],
     dataDir: values.data,
     repoGuest: values['repo-guest'] ?? false,
-    rateLimit: rps ? { requestsPerSecond: rps } : undefined,
+    rateLimit: rps
+      ? {
+          requestsPerSecond: rps,
+          burst: num('rate-limit-burst', values['rate-limit-burst']),
+          retryAfterSeconds: num('retry-after', values['retry-after']),
+          perUser: values['rate-limit-per-user'] ?? false,
+        }
+      : undefined,
+    profile: values.profile as EmulatorOptions['profile'],
+    jira: jiraKnobs(values),
     faults,
     faultSeed: num('fault-seed', values['fault-seed']),
   };
@@ -181,6 +244,7 @@ async function main(): Promise<void> {
     `  admin:               ${emu.url}/__emulator/state, /requests, /faults, /reset${open ? '' : '   (administrators only)'}`,
     `  UI:                  ${emu.url}/   (projects, /browse/<KEY>, /rehearsal/requests${open ? '' : '; log in at /login.jsp'})`,
     `  variant ${emu.variant.ids}, timestamps ${emu.variant.timestamps}, state ${options.dataDir ? `in ${options.dataDir}` : 'in memory'}${faults.length ? `, ${faults.length} fault rule(s)` : ''}`,
+    `  Jira: ${options.profile ?? DEFAULT_PROFILE} profile, ${emu.jira.nodes} node(s), index lag ${emu.jira.indexLagMs} ms, search pages of ${emu.jira.searchMaxResults}, result window ${emu.jira.resultWindow ?? 'off'} (${emu.jira.resultWindowMode})`,
   ];
   if (values.demo) {
     lines.push(

@@ -10,13 +10,23 @@ export const faultRuleSchema = z.strictObject({
   /** Glob on the request path (`*` any characters but `/`, `**` anything), e.g. `/rest/**\/testRun/**`. */
   route: z.string().default('**'),
   /** Only these methods (default all). */
-  methods: z.array(z.enum(['GET', 'POST', 'PUT', 'DELETE'])).optional(),
+  methods: z.array(z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])).optional(),
   /** Fixed added latency, ms. */
   latencyMs: z.number().int().min(0).max(600_000).default(0),
   /** Uniform random extra latency in [0, jitterMs), ms. */
   jitterMs: z.number().int().min(0).max(600_000).default(0),
-  /** Probability per status code, e.g. {"503": 0.3, "429": 0.1}. Answered before the handler runs. */
+  /**
+   * Probability per status code, e.g. {"503": 0.3, "429": 0.1}. Answered before the handler runs, or after it
+   * committed with `phase: 'after'` (the write happened, the client hears a failure).
+   */
   errors: z.partialRecord(z.enum(['429', '500', '502', '503', '504']), z.number().min(0).max(1)).default({}),
+  /**
+   * Body of an error answer: `text` (plain text), `json` (the service's own error shape, as an internal error that
+   * is not a validation error) or `html` (a servlet container's error page).
+   */
+  body: z.enum(['text', 'json', 'html']).default('text'),
+  /** The message in an error body; default `Injected fault: <status>`. */
+  message: z.string().min(1).max(2000).optional(),
   /** Retry-After seconds sent with 429 and 503. */
   retryAfterSeconds: z.number().int().min(0).max(3600).default(1),
   /** Probability of destroying the connection without an answer. */
@@ -29,8 +39,9 @@ export const faultRuleSchema = z.strictObject({
   /** What a malformed body looks like. */
   malformedKind: z.enum(['html', 'truncated', 'empty', 'wrong-types']).default('truncated'),
   /**
-   * `before`: the reset or hang happens before the request is processed (nothing changed);
-   * `after`: the request is processed and committed, then the answer is lost (an ambiguous failure).
+   * `before`: the error, reset or hang happens before the request is processed (nothing changed);
+   * `after`: the request is processed and committed, then the answer is an error, lost or late (an ambiguous
+   * failure: the write happened).
    */
   phase: z.enum(['before', 'after']).default('before'),
   /** Apply to at most this many matching requests, then stop (default unlimited). */
@@ -42,7 +53,14 @@ export type FaultRule = z.output<typeof faultRuleSchema>;
 
 export type FaultDecision =
   | { kind: 'none' }
-  | { kind: 'error'; status: number; retryAfterSeconds: number }
+  | {
+      kind: 'error';
+      status: number;
+      retryAfterSeconds: number;
+      phase: 'before' | 'after';
+      body: FaultRule['body'];
+      message: string;
+    }
   | { kind: 'reset'; phase: 'before' | 'after' }
   | { kind: 'hang'; phase: 'before' | 'after'; ms: number }
   | { kind: 'malformed'; malformedKind: FaultRule['malformedKind'] };
@@ -149,7 +167,14 @@ export class FaultController {
   private roll(rule: FaultRule): FaultDecision {
     for (const [status, p] of Object.entries(rule.errors)) {
       if (p > 0 && this.random() < p) {
-        return { kind: 'error', status: Number(status), retryAfterSeconds: rule.retryAfterSeconds };
+        return {
+          kind: 'error',
+          status: Number(status),
+          retryAfterSeconds: rule.retryAfterSeconds,
+          phase: rule.phase,
+          body: rule.body,
+          message: rule.message ?? `Injected fault: ${status}`,
+        };
       }
     }
     if (rule.resetRate > 0 && this.random() < rule.resetRate) return { kind: 'reset', phase: rule.phase };
@@ -176,6 +201,21 @@ export function malformedBody(kind: FaultRule['malformedKind'], body: string): {
     default:
       return { type: 'application/json', text: body.slice(0, Math.max(1, Math.floor(body.length / 2))) };
   }
+}
+
+const REASONS: Record<number, string> = {
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
+/** A servlet container's (Tomcat's) error page, as a Jira node or a proxy in front of it answers an unknown error. */
+export function servletErrorPage(status: number, message: string): string {
+  const title = `HTTP Status ${status} – ${REASONS[status] ?? 'Error'}`;
+  const esc = message.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return `<!doctype html><html lang="en"><head><title>${title}</title></head><body><h1>${title}</h1><hr class="line" /><p><b>Type</b> Exception Report</p><p><b>Message</b> ${esc}</p><p><b>Description</b> The server encountered an unexpected condition that prevented it from fulfilling the request.</p><hr class="line" /><h3>Apache Tomcat/9.0.82</h3></body></html>`;
 }
 
 function safeParse(text: string): unknown {

@@ -8,6 +8,9 @@ import { z } from 'zod';
  */
 export type Profile = 'realistic' | 'ideal';
 
+/** The profile when none is given. */
+export const DEFAULT_PROFILE: Profile = 'ideal';
+
 export const jiraBehaviourSchema = z.strictObject({
   /** Largest page a search answers; a larger `maxResults` is clamped, and the answer's `maxResults` says so. */
   searchMaxResults: z.number().int().min(1).max(100_000),
@@ -61,7 +64,7 @@ export const PROFILES: Record<Profile, JiraBehaviour> = {
 
 /** The profile's behaviour with the given knobs over it; a bad knob throws naming it, the value and what fits. */
 export function resolveBehaviour(profile: string | undefined, knobs: JiraBehaviourInput = {}): JiraBehaviour {
-  const name = profile ?? 'ideal';
+  const name = profile ?? DEFAULT_PROFILE;
   if (name !== 'realistic' && name !== 'ideal') {
     throw new Error(`profile must be 'realistic' or 'ideal', got ${JSON.stringify(profile)}`);
   }

@@ -10,7 +10,7 @@ import { jiraSearchPostOp } from './handlers/jiraSearch.js';
 import { Persistence } from './persist.js';
 import { type Env, handleRequest } from './pipeline/index.js';
 import { type JiraBehaviour, type JiraBehaviourInput, lagOf, type Profile, resolveBehaviour } from './profile.js';
-import { RateLimiter } from './ratelimit.js';
+import { RateLimiter, type RateLimitOptions } from './ratelimit.js';
 import { Router } from './router.js';
 import { SearchIndex } from './searchIndex.js';
 import { applySeed, demoSeed, loadSeedFile, type Seed, type SeedInput } from './seed.js';
@@ -41,8 +41,11 @@ export interface EmulatorOptions {
   faultSeed?: number;
   /** Keep state durably in this folder (SQLite + blob files). Default: in memory. */
   dataDir?: string;
-  /** Answer 429 above this many requests per second (token bucket). Default off. */
-  rateLimit?: { requestsPerSecond: number; burst?: number; retryAfterSeconds?: number };
+  /**
+   * Answer 429 above a rate (token bucket; Jira's default is off): `requestsPerSecond` (or `fillRate` per
+   * `intervalSeconds`), `burst`, `retryAfterSeconds` (0 up to a day; default the time to the next token), `perUser`.
+   */
+  rateLimit?: RateLimitOptions;
   /** Content repository: unauthenticated requests run as a guest user (unless `DisableGuest: true`). */
   repoGuest?: boolean;
   /** Largest JSON body accepted, bytes. Default 10 MiB. */
@@ -163,7 +166,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       for (const t of store.tables()) t.clear();
       applySeed(store, seed, now());
       commit();
-      // The seed is indexed at once, on every node.
+      // The Jira knobs go back to the options' too, and the seed is indexed at once, on every node.
+      Object.assign(jira, resolveBehaviour(options.profile, options.jira));
+      setCaptchaDefault(store, jira.captchaAfterFailedLogins);
       index.rebase(store);
       faults.clear();
       log = [];

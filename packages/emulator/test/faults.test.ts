@@ -339,7 +339,8 @@ describe('live changes through the admin endpoint', () => {
       // A single rule where the list belongs: refused rather than read as "no rules".
       ['PUT', { errors: { '503': 1 } }, 'errors'],
       ['POST', { hangRate: 1.5 }, 'hangRate'],
-      ['POST', { methods: ['PATCH'] }, 'methods.0'],
+      ['POST', { methods: ['TRACE'] }, 'methods.0'],
+      ['POST', { body: 'xml' }, 'body'],
       ['POST', { malformedKind: 'xml' }, 'malformedKind'],
       ['POST', { times: 0 }, 'times'],
     ];

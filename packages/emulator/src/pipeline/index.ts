@@ -21,15 +21,16 @@ export type { Env } from './exchange.js';
  * documentation are the emulator's own and skip it. Each step either hands its result to the next or answers the
  * request itself (an error, a fault, a download) and returns ANSWERED, which ends the pipeline.
  *
+ * 0. balance: the simulated Jira node the load balancer sends the request to (src/cluster.ts);
  * 1. faults: injected latency, error answers, resets and hangs (what the network or a proxy would do);
- * 2. rate limit: 429 above the configured rate;
+ * 2. rate limit: 429 above the configured rate (one bucket for all);
  *    then the downloads at the URLs the services hand out (not operations of the spec);
  * 3. route: the operation at the method and path (404, 405, OPTIONS);
- * 4. auth: the caller (401), the repository's guest;
+ * 4. auth: the caller (401), the repository's guest; then the rate limit per user, when it is per user;
  * 5. licence: the test-management add-on's licence (403);
  * 6. parse: path, query and body against the operation's schemas (the service's validation error);
  * 7. dispatch: the operation's handler, committed as one unit with the parse;
- * 8. reply: the handler's answer, lost or malformed when a fault says so.
+ * 8. reply: the handler's answer, lost, malformed or replaced by an error when a fault says so (`phase: 'after'`).
  */
 export async function handleRequest(
   env: Env,
@@ -53,6 +54,7 @@ export async function handleRequest(
   if (match === ANSWERED) return;
   const caller = auth(env, sx, match.op);
   if (caller === ANSWERED) return;
+  if (rateLimit(env, sx, caller) === ANSWERED) return;
   if (licence(sx, match.op, caller) === ANSWERED) return;
   const ctx = newContext(env, sx, match.op, caller);
   const result = await unitOfWork(env, sx, ctx, async () => {

@@ -12,7 +12,7 @@ import { table } from './widgets.js';
  * takes, checked by the same schema through the same FaultController) and a button that clears them.
  */
 
-const METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const STATUSES = ['429', '500', '502', '503', '504'] as const;
 const NUMBERS = [
   ['latencyMs', 'Latency (ms)'],
@@ -47,7 +47,7 @@ export function ruleFromForm(form: URLSearchParams): FaultRuleInput {
   const status = form.get('errorStatus');
   const rate = form.get('errorRate')?.trim();
   if (status && rate) rule.errors = { [status]: numberOrText(rate) };
-  for (const name of ['malformedKind', 'phase']) {
+  for (const name of ['body', 'message', 'malformedKind', 'phase']) {
     const value = form.get(name);
     if (value) rule[name] = value;
   }
@@ -62,7 +62,9 @@ function describe(rule: FaultRule): string[] {
     rule.route,
     rule.methods?.join(', ') ?? 'all',
     `${rule.latencyMs}${rule.jitterMs ? ` + 0..${rule.jitterMs}` : ''} ms`,
-    errors ? `${errors} (Retry-After ${rule.retryAfterSeconds} s)` : '—',
+    errors
+      ? `${errors} (Retry-After ${rule.retryAfterSeconds} s${rule.body === 'text' ? '' : `, ${rule.body} body`})`
+      : '—',
     rule.resetRate ? String(rule.resetRate) : '—',
     rule.hangRate ? `${rule.hangRate} for ${rule.hangMs} ms` : '—',
     rule.malformedRate ? `${rule.malformedRate} ${rule.malformedKind}` : '—',
@@ -107,7 +109,8 @@ function addForm(form: URLSearchParams | undefined): SafeHtml {
     <div class="row">${NUMBERS.map(([name, label]) => field(form, name, label, true))}</div>
     <div class="row">
       ${choice(form, 'malformedKind', 'Malformed body', ['truncated', 'empty', 'html', 'wrong-types'])}
-      ${choice(form, 'phase', 'Phase of resets and hangs', ['before', 'after'])}
+      ${choice(form, 'body', 'Error body', ['text', 'json', 'html'])}
+      ${choice(form, 'phase', 'Phase of errors, resets and hangs', ['before', 'after'])}
     </div>
     <div class="field"><label for="fault-json">Or the whole rule as JSON (wins over the fields)</label>
       <textarea id="fault-json" name="json" rows="3">${form?.get('json') ?? ''}</textarea></div>
