@@ -115,7 +115,6 @@ export function settleBulk(
   const out: BulkOutcome = { refused: [], unsent: [], problems: sent.problems };
   for (const item of items) {
     const runId = runs.get(item.key);
-    item.progress.runId = runId;
     if (runId === undefined) {
       if (badKeys.has(item.key)) {
         item.progress.done = true;
@@ -125,9 +124,11 @@ export function settleBulk(
       continue;
     }
     if (!wanted.has(runId) || sent.sent.has(runId)) {
+      item.progress.runId = runId;
       item.progress.done = true;
       continue;
     }
+    // Not delivered: no run id recorded, so a later try (or a replay) asks for the case's run again (it may be gone).
     const refusal = sent.refused.get(runId);
     if (refusal !== undefined) out.refused.push({ item, answer: answerOf(refusal) });
     else out.unsent.push(item);
