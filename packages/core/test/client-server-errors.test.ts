@@ -2,7 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serverMessage } from '../src/client/base.js';
-import { type ClientOptions, TestManagementClient, ValidationError } from '../src/index.js';
+import {
+  type ClientOptions,
+  ContentRepositoryClient,
+  HttpError,
+  TestManagementClient,
+  ValidationError,
+} from '../src/index.js';
 import { ADMIN } from './support/emulator.js';
 import { NO_PROXY_ENV, withEnv } from './support/proxy.js';
 
@@ -163,6 +169,28 @@ describe('a 400 is a certain refusal', () => {
       expect(err).toMatchObject({ status: 400, uncertain: false, retryable: false, mayHaveApplied: false });
       expect(err.serverMessage).toBe("labels: Field 'labels' cannot be set.");
       expect(err.message).toMatch(/^HTTP 400: the service refused the input: labels:/);
+    });
+    expect(s.seen).toHaveLength(1);
+  });
+});
+
+describe("the content repository's 500 is its own", () => {
+  it('not retried and not a ValidationError: an error it repeats (an upload too large), with its message', async () => {
+    const s = await serve([{ status: 500, body: '{"error":"FileSizeLimitExceededException","message":"too large"}' }]);
+    await withEnv(NO_PROXY_ENV, async () => {
+      const repo = new ContentRepositoryClient({
+        baseUrl: s.url,
+        auth: { type: 'basic', username: 'u', password: 'p' },
+        retry: { retries: 5, baseDelayMs: 5 },
+      });
+      try {
+        const err = await repo.repo.validateSession().catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(HttpError);
+        expect(err).toMatchObject({ status: 500, retryable: false });
+        expect((err as Error).message).toMatch(/too large/);
+      } finally {
+        await repo.close();
+      }
     });
     expect(s.seen).toHaveLength(1);
   });

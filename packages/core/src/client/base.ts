@@ -189,7 +189,7 @@ export class ServiceClient {
             body,
             creates: op.creates === true,
             signal,
-            retryAnswer: options.retryAnswer,
+            retryAnswer: this.kind === 'repo' ? notFor500(options.retryAnswer) : options.retryAnswer,
             ...(auth.cookies ? { cookies: auth.cookies } : {}),
           });
         } catch (err) {
@@ -382,6 +382,16 @@ export class ServiceClient {
     }
     throw new HttpError(`HTTP ${status}${said}`, detail(), false);
   }
+}
+
+/**
+ * The content repository's 500 is its own: "file too large" on an upload, or an error it will repeat; it is not the
+ * ambiguous 500 of synapseRT, and sending an upload of megabytes again cannot help. So it is not retried.
+ */
+function notFor500(
+  inner: CallOptions['retryAnswer'],
+): (res: { status: number; headers: Record<string, string | string[] | undefined> }) => boolean {
+  return (res) => res.status !== 500 && inner?.(res) !== false;
 }
 
 const tolerantSchemas = new WeakMap<OperationDef, z.ZodType>();
