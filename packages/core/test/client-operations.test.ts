@@ -413,7 +413,12 @@ for (const { variant, timestamps } of matrix) {
         const first = transitions.transitions[0];
         expect(first).toBeDefined();
         await jira.jira.transition({ issueIdOrKey: created.key, transition: { id: String(first?.id) } });
-        const found = await jira.jira.search({ jql: `key = ${created.key}` });
+        // The emulator's index lags a write as a Data Center cluster's does (about a second): read until it shows.
+        let found = await jira.jira.search({ jql: `key = ${created.key}` });
+        for (let i = 0; i < 50 && found.issues.length === 0; i += 1) {
+          await new Promise((r) => setTimeout(r, 100));
+          found = await jira.jira.search({ jql: `key = ${created.key}` });
+        }
         expect(found.issues.map((i) => i.key)).toEqual([created.key]);
         expect((await jira.jira.session()).name).toBe('admin');
         await jira.jira.logout();
