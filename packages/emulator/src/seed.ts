@@ -3,11 +3,13 @@ import { z } from 'zod';
 import { configureCaptcha } from './auth.js';
 import { issueByKey } from './domain.js';
 import {
+  applyResolutions,
   applyRunStatuses,
   applyWorkflows,
   DEMO_BUG_WORKFLOW,
   DEMO_ROOT_CAUSE,
   jiraVersionSchema,
+  resolutionsSchema,
   runStatusSchema,
   seededStatus,
   workflowSchema,
@@ -112,6 +114,8 @@ export const seedSchema = z.strictObject({
   runStatuses: z.array(runStatusSchema).default([]),
   /** Jira workflows by project and issue type (seedJira.ts); others follow the default workflow. */
   workflows: z.array(workflowSchema).default([]),
+  /** Resolutions of the instance, in its language (default Jira's six, English). */
+  resolutions: resolutionsSchema,
   /** The Jira version answered as: createmeta before 8.4 is the old resource only, from 9.0 the paged ones only. */
   jiraVersion: jiraVersionSchema,
 });
@@ -292,6 +296,7 @@ export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now(
   const componentIds = { id: 10000 };
   const versionIds = { id: 10000 };
 
+  applyResolutions(store, seed.resolutions);
   applyWorkflows(
     store,
     seed.workflows,

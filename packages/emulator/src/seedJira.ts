@@ -28,6 +28,11 @@ const transitionSchema = z.strictObject({
     .strictObject({
       fields: z.array(z.string().min(1)).default([]),
       required: z.array(z.string().min(1)).default([]),
+      /**
+       * Fields a workflow validator requires (Jira's Field Required Validator): not flagged `required` in the
+       * transition's fields, yet refused when missing, as real instances do.
+       */
+      validators: z.array(z.string().min(1)).default([]),
     })
     .optional(),
 });
@@ -80,6 +85,7 @@ export function applyWorkflows(
   projectKeys: string[],
   isField: (id: string) => boolean,
 ): void {
+  const resolutionNames = resolutions(store).map((r) => r.name);
   const categories = new Map<string, string>();
   workflows.forEach((w, n) => {
     const at = `workflows.${n} (${w.name})`;
@@ -113,9 +119,16 @@ export function applyWorkflows(
           );
         }
       }
-      for (const f of t.screen?.required ?? []) {
-        if (!t.screen?.fields.includes(f))
-          throw new Error(`seed: ${where}.screen.required: '${f}' is not in its fields`);
+      for (const key of ['required', 'validators'] as const) {
+        for (const f of t.screen?.[key] ?? []) {
+          if (!t.screen?.fields.includes(f))
+            throw new Error(`seed: ${where}.screen.${key}: '${f}' is not in its fields`);
+        }
+      }
+      if (t.resolution !== null && !resolutionNames.some((r) => r.toLowerCase() === t.resolution?.toLowerCase())) {
+        throw new Error(
+          `seed: ${where}.resolution: ${t.resolution} is not a resolution (${resolutionNames.join(', ')})`,
+        );
       }
     }
   });
@@ -131,10 +144,14 @@ export function applyWorkflows(
           name: t.name,
           from: t.from,
           to: t.to,
-          resolution: t.resolution,
+          // The resolution's own spelling (the seed may write it in another case).
+          resolution:
+            t.resolution === null
+              ? null
+              : (resolutionNames.find((r) => r.toLowerCase() === t.resolution?.toLowerCase()) ?? t.resolution),
           // Seeded transitions always carry a screen (empty: none), so only the default workflow's rule of a
           // resolving transition taking `resolution` without one applies to the default workflow alone.
-          screen: t.screen ?? { fields: [], required: [] },
+          screen: t.screen ?? { fields: [], required: [], validators: [] },
         }),
       ),
     } satisfies Omit<Workflow, 'id'>);
@@ -158,8 +175,11 @@ export function seededStatus(
     );
   }
   const status = issue.status ?? initialStatus(store, projectId, issue.type);
+  // A done status resolves the issue: Done, or the instance's first resolution when it has no Done.
+  const all = resolutions(store);
+  const done = (all.find((r) => r.name === 'Done') ?? all[0])?.name ?? null;
   const resolution =
-    issue.resolution !== undefined ? issue.resolution : statusCategory(store, status) === 'done' ? 'Done' : null;
+    issue.resolution !== undefined ? issue.resolution : statusCategory(store, status) === 'done' ? done : null;
   return { status, resolution };
 }
 
@@ -225,6 +245,38 @@ export function applyRunStatuses(store: Store, entries: SeedRunStatus[]): void {
       category: e.category ?? 'Executed',
     });
   }
+}
+
+/** Jira's default resolutions with their ids. */
+const DEFAULT_RESOLUTIONS: { id: string; name: string }[] = [
+  { id: '1', name: 'Fixed' },
+  { id: '2', name: "Won't Fix" },
+  { id: '3', name: 'Duplicate' },
+  { id: '4', name: 'Incomplete' },
+  { id: '5', name: 'Cannot Reproduce' },
+  { id: '10000', name: 'Done' },
+];
+
+export const resolutionsSchema = z.array(z.string().min(1)).min(1).optional();
+
+/** Keeps a seed's resolutions (names in the instance's language): Jira's ids for its default names, 10100... else. */
+export function applyResolutions(store: Store, names: string[] | undefined): void {
+  if (!names) return;
+  const lowered = names.map((n) => n.toLowerCase());
+  const twice = names.find((_, i) => lowered.indexOf(lowered[i] as string) !== i);
+  if (twice) throw new Error(`seed: resolutions: ${twice} is listed twice`);
+  let next = 10100;
+  const value = names.map((name) => ({
+    id: DEFAULT_RESOLUTIONS.find((d) => d.name.toLowerCase() === name.toLowerCase())?.id ?? String(next++),
+    name,
+  }));
+  store.settings.insert({ id: 'resolutions', value });
+}
+
+/** The instance's resolutions, in order: the seed's, else Jira's defaults. */
+export function resolutions(store: Store): { id: string; name: string }[] {
+  const v = store.settings.get('resolutions')?.value;
+  return Array.isArray(v) ? (v as { id: string; name: string }[]) : DEFAULT_RESOLUTIONS;
 }
 
 /** The Jira version the emulator answers as (`jiraVersion` of the seed). */

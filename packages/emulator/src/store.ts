@@ -269,7 +269,7 @@ export interface Transition {
   from: string[];
   resolution: string | null;
   /** Transition screen (absent: none; then only a resolving transition takes `resolution`). See jiraWorkflow.ts. */
-  screen?: { fields: string[]; required: string[] };
+  screen?: { fields: string[]; required: string[]; validators?: string[] };
 }
 
 /** A Jira workflow status: its category, and whether issues in it may be edited (`jira.issue.editable`). */

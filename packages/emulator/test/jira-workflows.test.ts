@@ -315,6 +315,81 @@ describe('a seeded workflow with no closing transition', () => {
   });
 });
 
+/** An instance in German: its own resolutions, and validators that require fields the metadata does not flag. */
+const german: SeedInput = {
+  users: [{ name: 'admin', password: 'admin', admin: true }],
+  projects: [
+    {
+      key: 'G',
+      name: 'G',
+      issues: [
+        { type: 'Bug', summary: 'b' },
+        { type: 'Bug', summary: 'c', status: 'Geschlossen' },
+      ],
+    },
+  ],
+  resolutions: ['Behoben', 'Duplikat', 'Erledigt'],
+  workflows: [
+    {
+      name: 'G',
+      projects: ['G'],
+      statuses: [
+        { name: 'Offen', category: 'new' },
+        { name: 'Geschlossen', category: 'done' },
+      ],
+      transitions: [
+        {
+          id: 2,
+          name: 'Schließen',
+          from: ['Offen'],
+          to: 'Geschlossen',
+          screen: { fields: ['resolution', 'comment'], validators: ['resolution', 'comment'] },
+        },
+      ],
+    },
+  ],
+};
+
+describe('resolutions in the instance language and validators', () => {
+  const emu = useEmulator({ seed: german });
+
+  it('lists the instance resolutions; a validator-required field is not flagged, yet refused when missing', async () => {
+    const [close] = await transitions(emu(), 'G-1');
+    expect(close?.fields?.resolution?.required).toBe(false);
+    expect(close?.fields?.resolution?.allowedValues).toMatchObject([
+      { id: '10100', name: 'Behoben' },
+      { id: '10101', name: 'Duplikat' },
+      { id: '10102', name: 'Erledigt' },
+    ]);
+    const bare = await move(emu(), 'G-1', { transition: { id: '2' } });
+    expect(bare.json.errors).toEqual({ resolution: 'Resolution is required.', comment: 'Comment is required.' });
+    const english = await move(emu(), 'G-1', {
+      transition: { id: '2' },
+      fields: { resolution: { name: 'Duplicate' } },
+      update: { comment: [{ add: { body: 'dup' } }] },
+    });
+    expect(english.json.errors).toEqual({ resolution: "Resolution 'Duplicate' does not exist." });
+    const ok = await move(emu(), 'G-1', {
+      transition: { id: '2' },
+      fields: { resolution: { id: '10101' } },
+      update: { comment: [{ add: { body: 'dup' } }] },
+    });
+    expect(ok.status, ok.text).toBe(204);
+    expect((await fieldsOf(emu(), 'G-1')).resolution).toMatchObject({ id: '10101', name: 'Duplikat' });
+    // A seeded issue in a done status takes the instance's Done, or its first resolution.
+    expect((await fieldsOf(emu(), 'G-2')).resolution.name).toBe('Behoben');
+  });
+
+  it('refuses a post-function resolution the instance does not have', () => {
+    const bad = structuredClone(german);
+    const t = bad.workflows?.[0]?.transitions?.[0];
+    if (t) t.resolution = 'Duplicate';
+    expect(() => applySeed(new Store(), bad)).toThrow(
+      /transitions\.2\.resolution: Duplicate is not a resolution \(Behoben, Duplikat, Erledigt\)/,
+    );
+  });
+});
+
 describe('workflows in the seed', () => {
   const seedWith = (workflow: Record<string, unknown>, extra: Partial<SeedInput> = {}): SeedInput => ({
     users: [{ name: 'a', password: 'a' }],

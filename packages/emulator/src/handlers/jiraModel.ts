@@ -1,4 +1,5 @@
 import { type Ctx, notFound, ServiceError } from '../context.js';
+import { resolutions } from '../seedJira.js';
 import type { Issue, Project, Store, User } from '../store.js';
 import {
   type CategoryKey,
@@ -32,14 +33,11 @@ const ISSUE_TYPES: readonly { id: string; name: string; description: string }[] 
   { id: '10102', name: 'Test Plan', description: 'A test plan (test management).' },
 ];
 
-export const RESOLUTIONS: Record<string, string> = {
-  Fixed: '1',
-  "Won't Fix": '2',
-  Duplicate: '3',
-  Incomplete: '4',
-  'Cannot Reproduce': '5',
-  Done: '10000',
-};
+/** A resolution by name, with the instance's id for it (a stable one for a name it no longer has). */
+function presentResolution(ctx: Ctx, name: string): Record<string, unknown> {
+  const id = resolutions(ctx.store).find((r) => lower(r.name) === lower(name))?.id ?? stableId(40000, name);
+  return { self: `${ctx.origin}/rest/api/2/resolution/${id}`, id, description: '', name };
+}
 
 /** A small stable number for a name (FNV-1a), so unknown statuses and types keep their id across restarts. */
 function stableId(base: number, name: string): string {
@@ -190,14 +188,7 @@ export function presentIssue(
     issuetype: presentIssueType(ctx, issue.type),
     labels: issue.labels,
     project: project ? presentProjectRef(ctx, project) : undefined,
-    resolution: issue.resolution
-      ? {
-          self: `${ctx.origin}/rest/api/2/resolution/${RESOLUTIONS[issue.resolution] ?? stableId(40000, issue.resolution)}`,
-          id: RESOLUTIONS[issue.resolution] ?? stableId(40000, issue.resolution),
-          description: '',
-          name: issue.resolution,
-        }
-      : null,
+    resolution: issue.resolution ? presentResolution(ctx, issue.resolution) : null,
     // The emulator keeps no resolution date; the last update is when a resolving transition happened.
     resolutiondate: issue.resolution ? jiraTime(issue.updated) : null,
     reporter: reporter ? presentUser(ctx, reporter) : null,

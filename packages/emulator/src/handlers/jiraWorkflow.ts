@@ -1,8 +1,9 @@
 import { type Ctx, type Handler, Reply, ServiceError } from '../context.js';
+import { resolutions } from '../seedJira.js';
 import type { CreateScreen, Issue, Project, Transition } from '../store.js';
 import { issueEditable, offeredTransitions, statusCategory } from '../workflows.js';
 import { allowedValues, cannotBeSetMessage, checkFieldsOn, fieldDef } from './jiraFields.js';
-import { lower, presentStatus, RESOLUTIONS, requireJiraIssue, summaryProblem } from './jiraModel.js';
+import { lower, presentStatus, requireJiraIssue, summaryProblem } from './jiraModel.js';
 
 /**
  * Jira's workflow operations on an issue: the transitions offered (with their screens' fields under
@@ -18,13 +19,13 @@ const OWN_FIELDS = ['resolution', 'comment'];
  * A transition's screen. Seeded workflows give every transition one (empty: no screen). The default workflow's
  * transitions have none, but its resolving ones still take `resolution`, as the emulator's transitions always did.
  */
-function screenOf(t: Transition): CreateScreen {
+function screenOf(t: Transition): NonNullable<Transition['screen']> {
   if (t.screen) return t.screen;
   return { fields: t.resolution === null ? [] : ['resolution'], required: [] };
 }
 
 function resolutionRefs(ctx: Ctx): Record<string, unknown>[] {
-  return Object.entries(RESOLUTIONS).map(([name, id]) => ({
+  return resolutions(ctx.store).map(({ name, id }) => ({
     self: `${ctx.origin}/rest/api/2/resolution/${id}`,
     name,
     id,
@@ -68,6 +69,8 @@ function fieldMetas(ctx: Ctx, project: Project | undefined, t: Transition): Reco
   return out;
 }
 
+const isEmpty = (v: unknown) => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
+
 /** `update.comment: [{add: {body}}]`, Jira's way of commenting in a transition; the bodies given. */
 function commentsOf(update: Record<string, unknown>): { bodies: string[]; error?: string } {
   const ops = update.comment;
@@ -83,11 +86,11 @@ function commentsOf(update: Record<string, unknown>): { bodies: string[]; error?
 }
 
 /** A resolution by `{name}` (case-insensitive) or `{id}`; undefined when the instance has none such. */
-function findResolution(v: unknown): string | undefined {
+function findResolution(ctx: Ctx, v: unknown): string | undefined {
   const r = (v ?? {}) as { id?: unknown; name?: unknown };
-  return Object.keys(RESOLUTIONS).find((n) =>
-    r.id !== undefined ? RESOLUTIONS[n] === String(r.id) : lower(n) === lower(String(r.name ?? '')),
-  );
+  return resolutions(ctx.store).find((x) =>
+    r.id !== undefined ? x.id === String(r.id) : lower(x.name) === lower(String(r.name ?? '')),
+  )?.name;
 }
 
 /** What a transition request came to: the resolution given, the other fields normalised, comments, Jira's errors. */
@@ -112,7 +115,7 @@ function checkTransition(
   if (input.resolution !== undefined && input.resolution !== null) {
     if (!on('resolution')) errors.resolution = cannotBeSetMessage('resolution');
     else {
-      resolution = findResolution(input.resolution);
+      resolution = findResolution(ctx, input.resolution);
       if (!resolution) {
         const r = input.resolution as { id?: unknown; name?: unknown };
         errors.resolution = `Resolution '${String(r.name ?? r.id)}' does not exist.`;
@@ -142,6 +145,22 @@ function checkTransition(
   }
   if (screen.required.includes('comment') && bodies.length === 0 && errors.comment === undefined) {
     errors.comment = 'Comment is required.';
+  }
+  // A validator reads the issue as the transition would leave it: a value the issue already has satisfies it.
+  for (const id of screen.validators ?? []) {
+    if (errors[id] !== undefined) continue;
+    const has =
+      id === 'resolution'
+        ? resolution !== undefined || issue.resolution !== null
+        : id === 'comment'
+          ? bodies.length > 0
+          : id === 'labels'
+            ? (rest.labels !== undefined ? checked.labels : issue.labels).length > 0
+            : !isEmpty(checked.fields[id] ?? issue.fields?.[id]);
+    if (!has) {
+      const name = id === 'resolution' ? 'Resolution' : id === 'comment' ? 'Comment' : fieldDef(ctx.store, id)?.name;
+      errors[id] = `${name ?? id} is required.`;
+    }
   }
   // Only what was sent changes (the screen check fills in a default priority, which a transition must not).
   const fields = Object.fromEntries(Object.entries(checked.fields).filter(([k]) => rest[k] !== undefined));
