@@ -154,6 +154,36 @@ describe('ambiguous answers lose nothing', () => {
     }
   });
 
+  it('a disabled status on run updates (failures): one line for all, each result journaled marked, defects once', async () => {
+    const status = emu.store.runStatuses.find((s) => s.name === 'Failed');
+    if (!status) throw new Error('no Failed status in the seed');
+    emu.store.issues.removeWhere((i) => i.type === 'Bug');
+    status.enabled = false;
+    try {
+      const tests = [0, 1, 2].map((i) => result(`${key(i)} fails ${i}`, 'failed', 40 + i));
+      const { end, cwd } = await report('failed disabled', tests);
+      expect(end.summary.journaled).toBe(3);
+      expect(end.summary.problems).toHaveLength(1);
+      expect(end.summary.problems[0]).toMatch(
+        /^3 results \(FLT-2, FLT-3, FLT-4\): the service refused each on its own.*Run status "Failed" is disabled/,
+      );
+      for (const f of journalFiles(cwd)) {
+        expect(JSON.parse(readFileSync(join(cwd, '.casebridge/journal', f), 'utf8')).refused?.times).toBe(1);
+      }
+      const bugs = emu.store.issues.filter((i) => i.type === 'Bug');
+      expect(bugs, 'each failure filed once, whatever the retries').toHaveLength(3);
+      status.enabled = true;
+      expect((await replay(cwd)).summary.journaled).toBe(0);
+      expect([...statuses('failed disabled').values()]).toEqual(['Failed', 'Failed', 'Failed']);
+      expect(
+        emu.store.issues.filter((i) => i.type === 'Bug'),
+        'the replay files none again',
+      ).toHaveLength(3);
+    } finally {
+      status.enabled = true;
+    }
+  });
+
   it('one run the service refuses inside a bulk: only it is named and journaled, marked; the 59 others delivered', async () => {
     const tests = passing();
     const lines: string[] = [];

@@ -6,7 +6,7 @@ import type { CaseRegistry } from './cases.js';
 import { type CasebridgeConfig, describeSearched, loadConfig } from './config.js';
 import { Pending } from './drain.js';
 import { RunHealth, refusedAlone } from './health.js';
-import { Later, markRefused } from './later.js';
+import { Later, RefusedResults } from './later.js';
 import { resolveKeys } from './mapping.js';
 import { displayName, outcomeOf, type TestResult } from './model.js';
 import { assembleSummary, failReason, invalidConfigLine, printSummary, progressLine } from './run-summary.js';
@@ -41,6 +41,7 @@ export class Engine {
   private readonly prep: CyclePreparation;
   /** Results waiting for another try within the run (after a failure, or while the service is down). */
   private readonly later: Later;
+  private readonly refused = new RefusedResults();
   /** Deliveries under way at once (see deliveryLimit: not the transport's request limit). */
   private readonly limited: <T>(fn: () => Promise<T>) => Promise<T>;
   private ended = false;
@@ -291,7 +292,7 @@ export class Engine {
             const out = await s.delivery.bulk((items[0] as WorkItem).target, items);
             for (const item of items) if (item.progress.done) await s.journaling.settled(item);
             this.health.problems.push(...out.problems);
-            for (const r of out.refused) this.health.problems.push(markRefused(r.item, r.answer));
+            for (const r of out.refused) this.refused.mark(r.item, r.answer);
             this.later.retry(out.unsent);
           } catch (err) {
             if (this.health.classify(err, `sending ${items.length} result(s) in bulk`) === 'permanent') {
@@ -324,7 +325,7 @@ export class Engine {
         item.progress.dropped = true;
       } else if (this.later.retry([item]).length > 0 && refusedAlone(err, this.health)) {
         // Its tries are spent, the service answered 500 each time while it answered others: a refusal.
-        this.health.problems.push(markRefused(item, answerOf(err)));
+        this.refused.mark(item, answerOf(err));
       }
     }
     if (item.progress.done) await s.journaling.settled(item);
@@ -431,7 +432,7 @@ export class Engine {
       enabled: this.enabled,
       ...(this.config ? { mode: this.config.mode, mappingFile: this.config.mappingFile, url: this.config.url } : {}),
       ...(this.ctx.shard ? { shard: this.ctx.shard } : {}),
-      problems: this.health.problems,
+      problems: [...this.health.problems, ...this.refused.lines()],
       ...(s ? { delivery: s.delivery.stats(), journalDir: s.journaling.journal.dir } : {}),
       ...(s?.target.plan ? { plan: s.target.plan } : {}),
       byStatus: this.byStatus,

@@ -240,15 +240,17 @@ export class RunHealth {
 }
 
 /**
- * What a failed call says of the service: `failing` (network, timeouts, 429/5xx after the retries, an uncertain
- * 500), `answered` (a certain answer of a working service: 400, 404), or `neither` (nothing was sent, the call was
- * aborted, or credentials were refused: RunHealth.classify stops the run for those, no probe heals them).
+ * What a failed call says of the service: `failing` (network, timeouts, 429/502/503/504 after the retries, a
+ * malformed answer), `answered` (a certain answer of a working service: 400, 404), or `neither` (nothing was sent,
+ * the call was aborted, credentials were refused: RunHealth.classify stops the run for those; or a 500).
  */
 function verdict(err: unknown): 'failing' | 'answered' | 'neither' {
   if (err instanceof AbortedError || err instanceof InputError) return 'neither';
   if (err instanceof UnauthorizedError || err instanceof ForbiddenError) return 'neither';
   if (err instanceof NotFoundError) return 'answered';
-  if (err instanceof ValidationError) return err.uncertain ? 'failing' : 'answered';
+  // A 500 came from the service itself (a refusal or a fault of one route): the split and the retries of the item
+  // deal with it; counted as failing, a status every run update refuses would call a working service down.
+  if (err instanceof ValidationError) return err.uncertain ? 'neither' : 'answered';
   return err instanceof CasebridgeError ? 'failing' : 'neither';
 }
 
@@ -288,6 +290,9 @@ export function withHealth(tm: TestManagementClient, health: RunHealth): TestMan
  * Whether a failure whose tries are spent was a refusal of this result: an uncertain 500 each time while the
  * service is up (it answers other requests). Otherwise the result only waits (an outage).
  */
-export function refusedAlone(err: unknown, health: RunHealth): boolean {
-  return err instanceof ValidationError && err.uncertain && health.down === undefined;
+export function refusedAlone(err: unknown, health: RunHealth, now = Date.now()): boolean {
+  return err instanceof ValidationError && err.uncertain && health.answeredSince(now - REFUSAL_WINDOW_MS);
 }
+
+/** A result's tries within the run span about 10 s (later.ts): a success within this long shows the service works. */
+const REFUSAL_WINDOW_MS = 15_000;
