@@ -273,4 +273,33 @@ describe('a degraded service is not a down one', () => {
     expect(emu.store.issues.filter((i) => i.type === 'Test Case').length - before).toBe(300);
     expect(lines.join('\n')).not.toContain('not answering as it should');
   }, 120_000);
+
+  it('a service down for a while is probed, and delivery resumes within the run (also at its end)', async () => {
+    const cycle = 'down then back';
+    const tests = [
+      ...passing(20),
+      ...[20, 21, 22, 23, 24, 25].map((i) => result(`${key(i)} fails ${i}`, 'failed', 60 + i)),
+    ];
+    const lines: string[] = [];
+    const engine = Engine.create(options(cycle, { defects: { enabled: false } }), ctx(dir(), lines));
+    engine.begin({ tests });
+    const deadline = Date.now() + 10_000;
+    while (statuses(cycle).size < 26 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // Every request now answers 503 (the client retries each five times, then gives up): the service is down.
+    await setFaults(emu, [{ route: '/rest/**', errors: { '503': 1 }, retryAfterSeconds: 0 }]);
+    for (const t of tests) engine.add(t);
+    const ended = engine.end();
+    const downAt = Date.now() + 20_000;
+    while (!lines.some((l) => l.includes('not answering as it should')) && Date.now() < downAt) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await clearFaults(emu);
+    const end = await ended;
+    const out = lines.join('\n');
+    expect(out).toContain('asking again every few seconds');
+    expect(out).toContain('the service answers again: delivery resumes');
+    expect(end.summary.journaled, out).toBe(0);
+    expect([...statuses(cycle).values()].filter((s) => s === 'Failed')).toHaveLength(6);
+    expect(passed(cycle)).toBe(20);
+  }, 90_000);
 });
