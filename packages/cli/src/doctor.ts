@@ -133,7 +133,9 @@ export async function doctor(
       name: 'config',
       ok: false,
       detail: `${loaded.problems.join('; ')} (${looked})`,
-      fix: 'set the options named above in casebridge.config.json (npx @casebridge/cli init writes one), as CASEBRIDGE_* variables, or in the reporter entry of the runner config; see the README',
+      fix: loaded.problems.some((p) => p.includes('personal access token goes in token'))
+        ? 'put the personal access token in CASEBRIDGE_TOKEN (sent as Bearer) and unset CASEBRIDGE_USER and CASEBRIDGE_PASSWORD; nothing was sent, so no failed login was counted'
+        : 'set the options named above in casebridge.config.json (npx @casebridge/cli init writes one), as CASEBRIDGE_* variables, or in the reporter entry of the runner config; see the README',
     });
     return checks;
   }
