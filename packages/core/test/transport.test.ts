@@ -128,6 +128,24 @@ describe('safe operations are retried', () => {
   });
 });
 
+describe('a 500 to a create, after the write committed', () => {
+  it('is not re-sent: mayHaveApplied, the HTML page read, and exactly one run exists', async () => {
+    const c = client();
+    const before = await adhocRuns(c);
+    await setFaults(emu(), [
+      { route: CREATE_ROUTE, methods: ['PUT'], errors: { '500': 1 }, body: 'html', phase: 'after', times: 1 },
+    ]);
+    const err = await failure(c.runs.adhocCreate({ testCaseIssueKey: CASE }));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err).toMatchObject({ uncertain: true, mayHaveApplied: true, retries: 0 });
+    expect((err as ValidationError).serverMessage).toMatch(/^HTML page: HTTP Status 500/);
+    expect((err as ValidationError).serverMessage).not.toMatch(/</);
+    await clearFaults(emu());
+    expect(await adhocRuns(c)).toBe(before + 1);
+    expect(at(await requestLog(emu()), 'PUT', CREATE)).toHaveLength(1);
+  });
+});
+
 describe('a create is never sent twice', () => {
   it('reset after the service applied it: AmbiguousError, and exactly one run exists', async () => {
     const c = client();
