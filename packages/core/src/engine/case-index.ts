@@ -1,20 +1,23 @@
 import type { TestManagementClient } from '../client/tm.js';
+import { isDone } from './duplicate.js';
 import { keysetSearch } from './keyset.js';
 
 /**
  * What the project's casebridge-made test cases are, read from Jira's search and kept up to date during a run.
  *
  * The first read takes every case (keyset paged by id, keyset.ts: any size, never deep `startAt`). Later reads take
- * only what changed: the cases created since the previous read began, less the index lag (`created >= "-Nm"`,
- * whole minutes, at least one). Jira's index is eventual on a Data Center cluster (each node polls for changes about
- * once a second, more under load): a case another machine created a moment ago may be missing from one read and
- * appear in the next, possibly with an id below ones already seen, which is why the window is by creation time and
- * not above the highest id seen. Every case created before `previous read's start - lag` was visible to that read;
- * every one created after is in this read's window: none is skipped, whatever its id.
+ * only what may have changed: the cases above an id floor. Jira's index is eventual on a Data Center cluster (each
+ * node polls for changes about once a second, more under load): a case another machine created a moment ago may be
+ * missing from one read and appear in a later one, with an id below ones already seen. So the floor is not the
+ * highest id seen: it is the highest id of a case created at least `indexLagMs` before the newest case seen
+ * (`created`, the server's clock, never this machine's). Every case below it was created that long before the
+ * previous read was answered, so that read had it (or an earlier one did): none is skipped, whatever its id. Without
+ * `created` in the answers (a proxy stripping fields) the floor stays 0: every re-read reads everything, correct but
+ * slow.
  *
  * Cost: at 10,000 cases the first read is 10 requests at Jira's usual page cap of 1,000 (100 at a cap of 100); a
- * re-read reads the cases created in the last minute or two, whatever the size of the project: one request in a
- * second run, one or two per re-read while a first run creates about 20 cases a second.
+ * re-read reads the cases created in the last `indexLagMs` (15 s) and since, whatever the size of the project: one
+ * request in a second run, one to three per re-read while a first run creates about 20 cases a second.
  *
  * Cases are ordered by their key's number (in one project, the creation order, as the id is), so a case this
  * process has just created takes its place before any search shows it.
@@ -22,7 +25,7 @@ import { keysetSearch } from './keyset.js';
 
 export interface Found {
   key: string;
-  /** Resolved (closed): used only when no open case of the identity is left. */
+  /** Resolved, or in a done status (closed): used only when no open case of the identity is left. */
   closed: boolean;
   /** The number of the key: creation order within the project. */
   n: number;
@@ -45,11 +48,12 @@ const keyNumber = (key: string) => Number(key.slice(key.lastIndexOf('-') + 1)) |
 
 export class CaseIndex {
   private readonly all = new Map<string, Found & { identity: string }>();
+  /** Id and creation time (server clock, ms) of every case read: where re-reads start (`floor`). */
+  private readonly times = new Map<number, number>();
+  private newest = Number.NEGATIVE_INFINITY;
   private byIdentity?: Map<string, Found[]>;
   private first?: Promise<void>;
   private reading?: Promise<void>;
-  /** When the last read that succeeded began (this machine's clock, only as a duration). */
-  private lastBegan = 0;
   /** Search requests sent, and reads made (the first one included). */
   requests = 0;
   reads = 0;
@@ -59,7 +63,7 @@ export class CaseIndex {
   /** The first read, once (a failed one is tried again by the next caller). */
   ready(): Promise<void> {
     if (!this.first) {
-      this.first = this.read('');
+      this.first = this.read(0);
       this.first.catch(() => {
         this.first = undefined;
       });
@@ -67,19 +71,23 @@ export class CaseIndex {
     return this.first;
   }
 
-  /** A read of what changed since the last read (the first read if none was made); concurrent callers share one. */
+  /** A read of what may have changed since the last read (the first read if none was made); callers share one. */
   refresh(): Promise<void> {
     if (!this.first) return this.ready();
     this.reading ??= this.first
-      .then(() => {
-        const lag = this.o.indexLagMs ?? INDEX_LAG_MS;
-        const minutes = Math.max(1, Math.ceil((Date.now() - this.lastBegan + lag) / 60_000));
-        return this.read(` AND created >= "-${minutes}m"`);
-      })
+      .then(() => this.read(this.floor()))
       .finally(() => {
         this.reading = undefined;
       });
     return this.reading;
+  }
+
+  /** The highest id of a case created at least the index lag before the newest case seen (see the class comment). */
+  floor(): number {
+    const before = this.newest - (this.o.indexLagMs ?? INDEX_LAG_MS);
+    let floor = 0;
+    for (const [id, created] of this.times) if (created <= before && id > floor) floor = id;
+    return floor;
   }
 
   /** The cases of an identity: open ones first, then the oldest: every machine picks the same first one. */
@@ -118,29 +126,32 @@ export class CaseIndex {
     return this.all.size;
   }
 
-  private async read(window: string): Promise<void> {
-    const began = Date.now();
-    const jql = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge"${window}`;
+  private async read(afterId: number): Promise<void> {
+    const jql = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge"`;
     const found = await keysetSearch({
       tm: this.o.tm,
       jql,
-      fields: 'description,resolution',
+      fields: 'description,resolution,status,created',
+      afterId,
       ...(this.o.signal ? { signal: this.o.signal } : {}),
       ...(this.o.onProgress ? { onPage: this.o.onProgress } : {}),
     });
     this.requests += found.requests;
     this.reads += 1;
     for (const issue of found.issues) {
+      const created = Date.parse(String(issue.fields.created ?? ''));
+      if (!Number.isNaN(created)) {
+        this.times.set(issue.id, created);
+        if (created > this.newest) this.newest = created;
+      }
       const identity = this.o.identityOf(String(issue.fields.description ?? ''));
       // Not (or no longer) a case of a test: a labelled duplicate, or a description someone rewrote.
       if (!identity) {
         this.all.delete(issue.key);
         continue;
       }
-      const closed = issue.fields.resolution !== null && issue.fields.resolution !== undefined;
-      this.all.set(issue.key, { key: issue.key, identity, closed, n: keyNumber(issue.key) });
+      this.all.set(issue.key, { key: issue.key, identity, closed: isDone(issue.fields), n: keyNumber(issue.key) });
     }
     this.byIdentity = undefined;
-    this.lastBegan = began;
   }
 }

@@ -160,7 +160,6 @@ export class CaseRegistry {
     return this.creating > 0 || this.waiting.size > 0 || this.rechecking || this.closing.size > this.settled;
   }
 
-
   /**
    * The case key of an unmapped test: found among the project's casebridge cases, or created. Concurrent calls for
    * one identity share one create. A key a later read found to be a duplicate gives way to its survivor.

@@ -5,7 +5,7 @@ import type { CycleInfo } from './cycles.js';
 import type { DefectCap } from './defect-cap.js';
 import type { DefectRefusals, Refusal } from './defect-refusals.js';
 import { type DefectTextInput, defectDescription, defectSummary, marker, templateVars } from './defect-text.js';
-import { closeAsDuplicate, DUPLICATE_LINE } from './duplicate.js';
+import { closeAsDuplicate, DUPLICATE_LINE, isDone } from './duplicate.js';
 import { primaryError } from './fingerprint.js';
 import { type FailureGroup, groupOf } from './groups.js';
 import { serialByKey } from './keyed.js';
@@ -85,22 +85,32 @@ export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
  * The project's defects of a failure group, oldest (lowest id) first. Jira's `~` is a tokenised, stemmed word search
  * (`cb-1a2b` finds any summary with the words `cb` and `1a2b`, in any order), so each hit is checked on the client:
  * its summary must hold the exact marker `[cb-<hash>]`, and a defect casebridge labelled as a duplicate (it could not
- * close it: duplicate.ts) is left out, so every machine and every later run picks the same survivor. Keyset paged
- * (keyset.ts): one request for the usual handful of hits.
+ * close it: duplicate.ts) is left out, so every machine and every later run picks the same survivor. Open is not
+ * resolved and not in a status of the done category (a workflow's Done may set no resolution).
+ *
+ * A newer open defect beside the oldest was filed twice (two machines at once, or a lagging search let a run file
+ * it again): it is closed here as the oldest one's duplicate, whichever read finds it (this run's or a later one's).
+ * Keyset paged (keyset.ts): one request for the usual handful of hits.
  */
 async function search(tm: TestManagementClient, project: string, hash: string, signal: AbortSignal) {
   const exact = `[${marker(hash)}]`;
   const { issues } = await keysetSearch({
     tm,
     jql: `project = "${project}" AND summary ~ "${marker(hash)}"`,
-    fields: 'summary,resolution,description',
+    fields: 'summary,status,resolution,description',
     pageSize: 50,
     signal,
   });
-  return issues
+  const hits = issues
     .filter((i) => String(i.fields.summary ?? '').includes(exact))
     .filter((i) => !DUPLICATE_LINE.test(String(i.fields.description ?? '')))
-    .map((i) => ({ key: i.key, open: i.fields.resolution === null || i.fields.resolution === undefined }));
+    .map((i) => ({ key: i.key, open: !isDone(i.fields) }));
+  const [oldest, ...twice] = hits.filter((d) => d.open);
+  for (const dup of twice) {
+    await closeAsDuplicate(tm, dup.key, signal, oldest?.key);
+    dup.open = false;
+  }
+  return hits;
 }
 
 async function fileOrLink(input: DefectInput, project: string, group: FailureGroup): Promise<DefectOutcome> {

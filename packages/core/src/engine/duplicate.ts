@@ -55,19 +55,49 @@ function fieldsFor(t: Transition): Record<string, unknown> | undefined {
 
 const category = (t: Transition) => t.to?.statusCategory?.key?.toLowerCase();
 
-export async function closeAsDuplicate(
+/**
+ * Closes in flight or done, process-wide: two reads that find the same duplicate (the case registry and a defect
+ * search, two engines of one process) close it once. A failed close is forgotten, so a later read tries again.
+ */
+const closes = new Map<string, Promise<DuplicateOutcome>>();
+
+export function closeAsDuplicate(
   tm: TestManagementClient,
   key: string,
   signal?: AbortSignal,
   survivor?: string,
 ): Promise<DuplicateOutcome> {
+  let p = closes.get(key);
+  if (!p) {
+    p = close(tm, key, signal, survivor);
+    closes.set(key, p);
+    void p.then((outcome) => {
+      if (outcome === 'failed') closes.delete(key);
+    });
+  }
+  return p;
+}
+
+/** Whether an issue's status is in Jira's done category (a Done that sets no resolution is still closed). */
+export function isDone(fields: { status?: unknown; resolution?: unknown }): boolean {
+  if (fields.resolution !== null && fields.resolution !== undefined) return true;
+  const status = fields.status as { statusCategory?: { key?: unknown } } | undefined;
+  return String(status?.statusCategory?.key ?? '').toLowerCase() === 'done';
+}
+
+async function close(
+  tm: TestManagementClient,
+  key: string,
+  signal: AbortSignal | undefined,
+  survivor: string | undefined,
+): Promise<DuplicateOutcome> {
   const o = signal ? { signal } : undefined;
   const note = `casebridge made this issue twice; ${survivor ?? 'the older one'} is the one it uses (the oldest).`;
   try {
-    const issue = await tm.jira.issue({ issueIdOrKey: key, fields: 'resolution,description' }, o);
-    const f = (issue as { fields?: { resolution?: unknown; description?: unknown } }).fields ?? {};
+    const issue = await tm.jira.issue({ issueIdOrKey: key, fields: 'resolution,status,description' }, o);
+    const f = (issue as { fields?: { resolution?: unknown; status?: unknown; description?: unknown } }).fields ?? {};
     // Closed already (another machine saw the same duplicate first), or labelled: nothing to do.
-    if (f.resolution !== null && f.resolution !== undefined) return 'closed';
+    if (isDone(f)) return 'closed';
     const description = typeof f.description === 'string' ? f.description : '';
     if (DUPLICATE_LINE.test(description)) return 'labelled';
     const tried = new Set<string>();
