@@ -145,6 +145,24 @@ describe('the cookie jar', () => {
     expect(jar.get('ROUTEID')).toBe('.node2');
   });
 
+  it("an answer of the old session that arrives after a new login does not put the old node's cookie back", () => {
+    const jar = new CookieJar();
+    jar.update(['JSESSIONID=old-session-0123456789', 'ROUTEID=.node1']);
+    const inFlight = jar.view();
+    expect(inFlight.header()).toBe('JSESSIONID=old-session-0123456789; ROUTEID=.node1');
+    // A 401 elsewhere: the client logs in again, and the balancer sends it to node 2.
+    jar.clear();
+    const login = jar.view();
+    login.header();
+    login.update(['JSESSIONID=new-session-0123456789', 'ROUTEID=.node2']);
+    inFlight.update('ROUTEID=.node1');
+    expect(jar.header()).toBe('JSESSIONID=new-session-0123456789; ROUTEID=.node2');
+    // Sent again (a retry), the same request takes the new cookies and its answers count again.
+    expect(inFlight.header()).toBe('JSESSIONID=new-session-0123456789; ROUTEID=.node2');
+    inFlight.update('AWSALB=fresh-0123456789');
+    expect(jar.names()).toEqual(['JSESSIONID', 'ROUTEID', 'AWSALB']);
+  });
+
   it('session cookie values never reach a message: registered as secrets, and matched by name', () => {
     const jar = new CookieJar();
     jar.update('JSESSIONID=9F2C4B7A1D3E5F60A1B2C3D4');

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { CookieJar } from './cookies.js';
+import { CookieJar, type CookieView } from './cookies.js';
 import { registerSecret } from './secrets.js';
 
 /**
@@ -102,13 +102,13 @@ export class Authenticator {
    * The headers of a request, the credential generation they belong to, and (session auth) the jar whose cookies
    * the transport sends with each attempt.
    */
-  async headers(): Promise<{ headers: Record<string, string>; generation: number; cookies?: CookieJar }> {
+  async headers(): Promise<{ headers: Record<string, string>; generation: number; cookies?: CookieView }> {
     const a = this.auth;
     if (a.type === 'basic') return { headers: { authorization: basicHeader(a.username, a.password) }, generation: 0 };
     if (a.type === 'bearer') return { headers: { authorization: `Bearer ${a.token}` }, generation: 0 };
     if (this.credential === undefined) await this.renew(this.generation);
     const value = this.credential as string;
-    if (this.jar) return { headers: {}, generation: this.generation, cookies: this.jar };
+    if (this.jar) return { headers: {}, generation: this.generation, cookies: this.jar.view() };
     return { headers: { authorization: `${this.scheme.ticket} ${value}` }, generation: this.generation };
   }
 

@@ -175,7 +175,7 @@ export class ServiceClient {
         if (this.captcha) throw this.captcha;
         const auth = authenticate
           ? await this.authenticator.headers()
-          : { headers: {}, generation: 0, cookies: this.authenticator.jar };
+          : { headers: {}, generation: 0, cookies: this.authenticator.jar?.view() };
         const headers: Record<string, string> = { accept: 'application/json', ...auth.headers };
         if (this.kind === 'tm' && isMultipart(op.body)) headers['x-atlassian-token'] = 'no-check';
         let res: TransportResponse;

@@ -10,8 +10,16 @@ import { registerSecret } from './secrets.js';
  * One jar serves one client and one server, so `Domain` and `Path` are not checked. Values long enough to be
  * credentials are registered as secrets; `redact` also removes any `Cookie` / `Set-Cookie` header value.
  */
+/** What the transport needs of a jar for one request: the header to send, and where its answer's cookies go. */
+export interface CookieView {
+  header(): string | undefined;
+  update(setCookie: string | readonly string[] | undefined): void;
+}
+
 export class CookieJar {
   private readonly cookies = new Map<string, { value: string; expires?: number }>();
+  /** Bumped by `clear` (a new login): answers to requests sent before it no longer update the jar. */
+  private epoch = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -50,6 +58,25 @@ export class CookieJar {
 
   clear(): void {
     this.cookies.clear();
+    this.epoch += 1;
+  }
+
+  /**
+   * A view for one request: it sends the jar's cookies as they are at each attempt, and its answers update the jar
+   * only while no new login has cleared it since that attempt was sent. An answer of the old session arriving after
+   * the new login (a request that was in flight) must not put the old node's route cookie back.
+   */
+  view(): CookieView {
+    let sentIn = this.epoch;
+    return {
+      header: () => {
+        sentIn = this.epoch;
+        return this.header();
+      },
+      update: (setCookie) => {
+        if (sentIn === this.epoch) this.update(setCookie);
+      },
+    };
   }
 
   private take(line: string): void {

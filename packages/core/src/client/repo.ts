@@ -158,7 +158,7 @@ export class ContentRepositoryClient extends ServiceClient {
       headers: { accept: 'application/json', authorization: basicHeader(a.username, a.password) },
       creates: false,
       // Every cookie the login sets (a load balancer's too) is kept and sent with the session.
-      ...(this.authenticator.jar ? { cookies: this.authenticator.jar } : {}),
+      ...(this.authenticator.jar ? { cookies: this.authenticator.jar.view() } : {}),
     });
     const sid = cookieFrom(res.headers['set-cookie'], 'JSESSIONID');
     let valid = false;
