@@ -492,6 +492,8 @@ describe.sequential('issue 23: the real service is harsher than the emulator was
         `try ${t}: ${open.length} open cases (${closed} closed duplicates), ${delivered} of ${size} delivered, ` +
           `${journaled} journaled, ${requestCounts(emu).requests} requests`,
       );
+      if (f.lines.length > 0)
+        f.say(`the machines said: (a) ${said(outs[0] as RunOutput)} (b) ${said(outs[1] as RunOutput)}`);
       for (const line of f.lines) findings.say(`try ${t}: ${line}`);
       if (t === 1 || f.lines.length > 0) {
         worst = {
