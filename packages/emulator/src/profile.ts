@@ -9,7 +9,7 @@ import { z } from 'zod';
 export type Profile = 'realistic' | 'ideal';
 
 /** The profile when none is given. */
-export const DEFAULT_PROFILE: Profile = 'ideal';
+export const DEFAULT_PROFILE: Profile = 'realistic';
 
 export const jiraBehaviourSchema = z.strictObject({
   /** Largest page a search answers; a larger `maxResults` is clamped, and the answer's `maxResults` says so. */

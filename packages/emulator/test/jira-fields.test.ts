@@ -71,7 +71,7 @@ function expectFieldErrors(r: CallResult, errors: Record<string, string>): void 
 
 for (const variant of ['id', 'ID'] as const) {
   describe(`Jira create screens (variant ${variant})`, () => {
-    const emu = useEmulator({ variant, seed: screensSeed });
+    const emu = useEmulator({ variant, seed: screensSeed, jira: { indexLagMs: 0 } });
     const create = (fields: Record<string, unknown>) => call(emu(), 'POST', `${API}/issue`, { body: { fields } });
     const getIssue = async (key: string) => {
       const r = await call(emu(), 'GET', `${API}/issue/${key}`);

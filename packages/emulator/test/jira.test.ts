@@ -13,7 +13,8 @@ function expectJiraError(r: CallResult, status: number): void {
 
 for (const variant of ['id', 'ID'] as const) {
   describe(`Jira platform subset (variant ${variant})`, () => {
-    const emu = useEmulator({ variant });
+    // The kind, single-node Jira: the realistic one (lag, nodes, CAPTCHA) is tested in search and cluster tests.
+    const emu = useEmulator({ variant, profile: 'ideal' });
 
     const create = (fields: Record<string, unknown>, auth?: string) =>
       call(emu(), 'POST', `${API}/issue`, { body: { fields }, ...(auth ? { auth } : {}) });

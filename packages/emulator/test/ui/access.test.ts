@@ -56,7 +56,10 @@ describe('access beyond the loopback (host 0.0.0.0)', () => {
     const ok = await login('tester', 'tester', '/browse/DEMO-1');
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toBe('/browse/DEMO-1');
-    expect(ok.headers.get('set-cookie')).toMatch(/^JSESSIONID=[0-9A-F]{32}; Path=\/; HttpOnly; SameSite=Lax$/);
+    // The session lives on one of two nodes; the balancer's ROUTEID cookie keeps the browser there.
+    const [session, route] = ok.headers.getSetCookie();
+    expect(session).toMatch(/^JSESSIONID=[0-9A-F]{32}; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(route).toMatch(/^ROUTEID=node[12]; Path=\/$/);
     const cookie = ok.cookie as string;
     const plan = await page(base(), '/browse/DEMO-1', { cookie });
     expect(plan.status).toBe(200);
@@ -64,8 +67,14 @@ describe('access beyond the loopback (host 0.0.0.0)', () => {
     expect(plan.text).toContain('<form method="post" action="/logout">');
     // Not an administrator: no rehearsal entries in the navigation.
     expect(plan.text).not.toContain('href="/rehearsal/requests"');
-    const rest = await call(emu(), 'GET', `${TM}/testPlan/DEMO-1/members`, { auth: null, headers: { cookie } });
-    expect(rest.status).toBe(200);
+    const routed = `${cookie}; ${route?.split(';')[0]}`;
+    for (let i = 0; i < 2; i++) {
+      const rest = await call(emu(), 'GET', `${TM}/testPlan/DEMO-1/members`, {
+        auth: null,
+        headers: { cookie: routed },
+      });
+      expect(rest.status).toBe(200);
+    }
 
     const out = await page(base(), '/logout', { cookie, method: 'POST', headers: { origin: base() } });
     expect(out.status).toBe(303);
