@@ -179,4 +179,12 @@ describe('splitting a failing batch', () => {
       }),
     ).rejects.toBe(down);
   });
+
+  it('certain refusals are never an outage: two bad keys alone in a batch are both refused', async () => {
+    const out = await splitBatch(['X', 'Y'], async () => {
+      throw new NotFoundError('HTTP 404', {});
+    });
+    expect(out.refused.map((r) => r.item)).toEqual(['X', 'Y']);
+    expect(out.unsent).toEqual([]);
+  });
 });

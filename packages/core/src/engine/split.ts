@@ -7,8 +7,8 @@ import { CasebridgeError, NotFoundError, ValidationError } from '../client/error
  * every result of a run; so a batch that fails this way is split in halves until the refused item is found, and only
  * an item that fails on its own, repeatedly, while others succeed, is given up as refused.
  *
- * Cost, for a batch of n: one refused item costs about 2·log2(n) more requests (60 runs: 12), an outage 3 (the batch
- * and its two halves fail, nothing succeeded: every item is kept for later, none is called refused).
+ * Cost, for a batch of n: one refused item costs about 2·log2(n) more requests (60 runs: 12), an outage 3 (the batch,
+ * a half and a quarter fail uncertainly, nothing succeeded: every item is kept for later, none is called refused).
  */
 
 /** What became of a batch. */
@@ -76,7 +76,8 @@ export async function splitBatch<T>(
       return undefined;
     } catch (err) {
       if (!splittable(err)) throw err;
-      failedInRow += 1;
+      // Only answers that may be faults make an outage: certain refusals (a 404 per bad key) are found one by one.
+      if (!certain(err)) failedInRow += 1;
       out.error = err;
       return err;
     }
