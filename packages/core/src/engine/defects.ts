@@ -164,31 +164,39 @@ async function createDefect(
     }
   };
   // The slot taken under the cap is settled the moment the create answers (see DefectCap.reserve).
-  let key: string;
-  try {
-    try {
-      key = await send();
-    } catch (err) {
-      // The create may have committed: its answer was lost, or it answered 500 (the client did not send it again). A
-      // 500 that names the create's fields is Jira refusing them (every create would be): not sent again.
-      const mayExist =
-        err instanceof AmbiguousError ||
-        (err instanceof ValidationError && err.mayHaveApplied && !input.refusals.namesFields(err));
-      if (!mayExist) throw err;
-      // Read before sending again: never file twice.
-      const again = (await search(tm, project, hash, signal)).find((d) => d.open);
-      if (again) {
-        cap.settle(again.key);
-        return { key: again.key, created: true };
-      }
-      key = await send();
-    }
-  } catch (err) {
+  // Refused (for its fields: 500 from synapseRT, 400 from Jira; or a 500 twice): costs this defect, not the run's
+  // other failures; only a refusal of the fields stops the other creates (see DefectRefusals.refused).
+  const refusedOr = (err: unknown): DefectOutcome => {
     cap.settle(undefined);
-    // Refused (for its fields: 500 from synapseRT, 400 from Jira; or a 500 twice): costs this defect, not the run's
-    // other failures; only a refusal of the fields stops the other creates (see DefectRefusals.refused).
     if (err instanceof ValidationError) return { notFiled: true, refusal: input.refusals.refused(err) };
     throw err;
+  };
+  let key: string;
+  try {
+    key = await send();
+  } catch (err) {
+    // The create may have committed: its answer was lost, or it answered 500 (the client did not send it again). A
+    // 500 that names the create's fields is Jira refusing them (every create would be): not sent again.
+    const mayExist =
+      err instanceof AmbiguousError ||
+      (err instanceof ValidationError && err.mayHaveApplied && !input.refusals.namesFields(err));
+    if (!mayExist) return refusedOr(err);
+    // Read before sending again: never file twice. A failed read is not a refusal of the defect: thrown, the result
+    // is tried again later (and its defect searched for first).
+    const again = await search(tm, project, hash, signal).catch((e: unknown) => {
+      cap.settle(undefined);
+      throw e;
+    });
+    const open = again.find((d) => d.open);
+    if (open) {
+      cap.settle(open.key);
+      return { key: open.key, created: true };
+    }
+    try {
+      key = await send();
+    } catch (e) {
+      return refusedOr(e);
+    }
   }
   cap.settle(key);
   // Another machine may have filed the same failure at the same moment (two jobs of one pipeline, one failing test):
