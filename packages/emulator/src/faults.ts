@@ -27,8 +27,8 @@ export const faultRuleSchema = z.strictObject({
   body: z.enum(['text', 'json', 'html']).default('text'),
   /** The message in an error body; default `Injected fault: <status>`. */
   message: z.string().min(1).max(2000).optional(),
-  /** Retry-After seconds sent with 429 and 503. */
-  retryAfterSeconds: z.number().int().min(0).max(3600).default(1),
+  /** Retry-After seconds sent with 429 and 503: 0 (which still asks for a pause) up to a day. */
+  retryAfterSeconds: z.number().int().min(0).max(86_400).default(1),
   /** Probability of destroying the connection without an answer. */
   resetRate: z.number().min(0).max(1).default(0),
   /** Probability of holding the answer for `hangMs` (past a client's timeout). */

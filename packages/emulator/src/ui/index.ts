@@ -6,6 +6,7 @@ import { cycleFragment, cyclePage } from './cycle.js';
 import { faultsPage } from './faultsPage.js';
 import { homePage } from './home.js';
 import { html, type SafeHtml } from './html.js';
+import { jiraPage } from './jiraPage.js';
 import { messagePage, redirect, sendHtml, sendText } from './layout.js';
 import { sendLiveJs } from './live.js';
 import { issueAt, planOf } from './model.js';
@@ -32,7 +33,7 @@ function routeOf(method: string, path: string): Route | undefined {
   const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   if (p === '/login.jsp' && (read || method === 'POST')) return 'login';
   if (p === '/logout' && (read || method === 'POST')) return 'logout';
-  if (p.startsWith('/rehearsal') && /^\/rehearsal(\/(requests|faults|reset))?$/.test(p)) {
+  if (p.startsWith('/rehearsal') && /^\/rehearsal(\/(requests|faults|jira|reset))?$/.test(p)) {
     return read || (method === 'POST' && p !== '/rehearsal') ? 'rehearsal' : undefined;
   }
   if (!read) return undefined;
@@ -113,6 +114,7 @@ async function serveRehearsal(v: View, x: Exchange): Promise<void> {
       requestsPage(v, x);
     }
   } else if (p === '/rehearsal/faults') await faultsPage(v, x);
+  else if (p === '/rehearsal/jira') await jiraPage(v, x);
   else await resetPage(v, x);
 }
 

@@ -22,7 +22,7 @@ export interface PageOptions {
   viewer: Viewer;
   main: SafeHtml;
   /** Path of the navigation entry to mark as current. */
-  section?: '/' | '/rehearsal/requests' | '/rehearsal/faults' | '/rehearsal/reset';
+  section?: '/' | '/rehearsal/requests' | '/rehearsal/faults' | '/rehearsal/jira' | '/rehearsal/reset';
   /** Breadcrumbs before the page's heading (the last one is the page itself and is not linked). */
   crumbs?: { label: string; href?: string }[];
   /** Load the live-update script. */
@@ -123,7 +123,12 @@ function nav(viewer: Viewer, section: PageOptions['section']): SafeHtml {
   const admin = viewer.loopback || viewer.user?.admin === true;
   const items: [string, string][] = [['/', 'Projects']];
   if (admin) {
-    items.push(['/rehearsal/requests', 'Requests'], ['/rehearsal/faults', 'Faults'], ['/rehearsal/reset', 'Reset']);
+    items.push(
+      ['/rehearsal/requests', 'Requests'],
+      ['/rehearsal/faults', 'Faults'],
+      ['/rehearsal/jira', 'Jira'],
+      ['/rehearsal/reset', 'Reset'],
+    );
   }
   items.push(['/swagger', 'API browser']);
   return html`<nav aria-label="Main"><ul>

@@ -13,6 +13,26 @@ describe('rehearsal pages (loopback)', () => {
   const post = (path: string, form: Record<string, string | string[]>, origin = emu().url) =>
     page(emu().url, path, { form, headers: { origin } });
 
+  it('shows the Jira knobs and changes them from a form, as PUT /__emulator/jira does; a reset puts them back', async () => {
+    const shown = await page(emu().url, '/rehearsal/jira');
+    expect(shown.status).toBe(200);
+    expect(shown.text).toContain('<a href="/rehearsal/jira" aria-current="page">Jira</a>');
+    expect(shown.text).toMatch(
+      /<th scope="row">Index lag \(ms\)<\/th><td><code>indexLagMs<\/code><\/td><td>1000<\/td>/,
+    );
+    const changed = await post('/rehearsal/jira', { indexLagMs: '0, 2500', resultWindow: 'off', patAsBasic: 'on' });
+    expect(changed.status).toBe(303);
+    expect(changed.headers.get('location')).toBe('/rehearsal/jira?done=changed');
+    expect(emu().jira).toMatchObject({ indexLagMs: [0, 2500], resultWindow: null, patAsBasic: true, nodes: 2 });
+    const refused = await post('/rehearsal/jira', { nodes: 'many' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('Nothing was changed. invalid Jira behaviour: jira.nodes');
+    expect(refused.text).toContain('value="many"');
+    expect((await post('/rehearsal/jira', { nodes: '3' }, 'http://evil.example')).status).toBe(403);
+    await emu().reset();
+    expect(emu().jira.indexLagMs).toBe(1000);
+  });
+
   it('lists the request log newest first, filtered by status and operation', async () => {
     emu().clearRequests();
     await call(emu(), 'GET', `${TM}/testPlan/DEMO-1/members`);
