@@ -1,13 +1,15 @@
-import { createHash } from 'node:crypto';
 import { AmbiguousError, NotFoundError } from '../client/errors.js';
 import type { TestManagementClient } from '../client/tm.js';
+import { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './case-identity.js';
 import { CaseIndex, type Found } from './case-index.js';
-import { closeAsDuplicate, DUPLICATE_LINE, type DuplicateOutcome } from './duplicate.js';
+import { closeAsDuplicate, type DuplicateOutcome } from './duplicate.js';
 import { memoByKey } from './keyed.js';
 import { mappingKey } from './mapping.js';
 import type { TestResult } from './model.js';
 import { truncate } from './text.js';
 import { topSteps } from './work.js';
+
+export { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './case-identity.js';
 
 /**
  * Test cases for unmapped tests (`autoCreate: true`), at the cost of one request per new case.
@@ -54,46 +56,28 @@ export interface CaseRegistryOptions {
   recheckEveryMs?: number;
   /** Something reached the service (a create, a read): the end of the run keeps waiting while this happens. */
   onProgress?: () => void;
-  /** How long a create may be missing from searches (INDEX_LAG_MS by default). */
+  /** How long a create may be missing from searches (INDEX_LAG_MS by default): re-reads start below it. */
   indexLagMs?: number;
+  /** How long after a create the read that decides whether it is the oldest begins (SETTLE_MS by default). */
+  settleMs?: number;
 }
 
-/** The identity hash of a mapping name: 20 hex characters. */
-export function caseIdentity(t: Pick<TestResult, 'file' | 'titlePath'>): string {
-  return createHash('sha256').update(mappingKey(t)).digest('hex').slice(0, 20);
-}
-
-const ID_LINE = /^casebridge-id: ([0-9a-f]{20})\s*$/m;
-const LEGACY_LINE = /^casebridge-test: (.*)$/m;
-
-/** The identity a case's description carries (or, for cases of earlier versions, its mapping-name line). */
-export function identityInDescription(description: string): string | undefined {
-  // A duplicate casebridge could not close (duplicate.ts) belongs to no test: every read ignores it.
-  if (DUPLICATE_LINE.test(description)) return undefined;
-  const id = ID_LINE.exec(description)?.[1];
-  if (id) return id;
-  const legacy = LEGACY_LINE.exec(description)?.[1];
-  return legacy === undefined ? undefined : createHash('sha256').update(legacy).digest('hex').slice(0, 20);
-}
-
-/** The suite path of a test file: its folders and its name without `.spec.ts` / `.test.js` and the like. */
-export function suitePathOf(file: string): string {
-  const parts = file.replace(/\\/g, '/').split('/').filter(Boolean);
-  const last = (parts.pop() ?? 'tests').replace(/(\.(spec|test|e2e|cy))?\.[cm]?[jt]sx?$/i, '');
-  return [...parts, last].map((p) => p.replace(/\//g, '\\/')).join('/');
+/** A case this process created, waiting for a read that shows whether an older one of its test exists. */
+interface Waiting {
+  key: string;
+  /** When its create was answered: only a read that begins `settleMs` later decides it. */
+  at: number;
+  done: (key: string) => void;
+  fail: (e: unknown) => void;
 }
 
 /**
- * A case summary that Jira accepts for any title: one line, at most 255 characters, never blank. A blank title
- * takes its describe path and file (`cart > (untitled test) in tests/cart.spec.ts`).
+ * How long after a create the read that decides it begins. Jira's index lags a create by about a second on a Data
+ * Center cluster (each node polls for changes): a read any sooner may not show a case another machine made a moment
+ * before this one, and both would keep their own. Waiting this long costs a first run about 3 s at its end; a lag
+ * beyond it leaves a duplicate to the next read that shows it (closed then, this run or the next).
  */
-export function caseSummary(t: Pick<TestResult, 'file' | 'titlePath'>, title?: string): string {
-  const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
-  const own = oneLine(title ?? t.titlePath[t.titlePath.length - 1] ?? '');
-  if (own) return truncate(own, 255);
-  const describes = t.titlePath.slice(0, -1).map(oneLine).filter(Boolean);
-  return truncate(`${[...describes, '(untitled test)'].join(' > ')} in ${t.file}`, 255);
-}
+const SETTLE_MS = 3_000;
 
 export class CaseRegistry {
   /** The project's casebridge cases, read once and re-read for what changed. */
@@ -112,7 +96,7 @@ export class CaseRegistry {
   private followerSince?: number;
   private followerCount = -1;
   /** Cases created by this process, waiting for the re-read that decides whether they are the oldest. */
-  private waiting = new Map<string, Array<{ key: string; done: (key: string) => void; fail: (e: unknown) => void }>>();
+  private waiting = new Map<string, Waiting[]>();
   private recheckTimer?: NodeJS.Timeout;
   private rechecking = false;
   /** The first re-read waits as long after the start as later ones after each other: a burst of creates, one read. */
@@ -243,6 +227,8 @@ export class CaseRegistry {
     const p = closeAsDuplicate(this.o.tm, key, this.o.signal, kept).then((outcome) => {
       entry.outcome = outcome;
       if (outcome === 'labelled') this.index.closed(key, true);
+      // Closed before (a lagging search still showed it open): not one this run found.
+      if (outcome === 'already') this.duplicates.splice(this.duplicates.indexOf(entry), 1);
       this.o.onProgress?.();
       this.settled += 1;
     });
@@ -336,7 +322,7 @@ export class CaseRegistry {
       // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
       this.index.add(job.id, key);
       const list = this.waiting.get(job.id) ?? [];
-      list.push({ key, done: job.done, fail: job.fail });
+      list.push({ key, at: Date.now(), done: job.done, fail: job.fail });
       this.waiting.set(job.id, list);
     } catch (err) {
       job.fail(err);
@@ -382,22 +368,47 @@ export class CaseRegistry {
 
   /**
    * One re-read for every create answered since the last: at once when no create is left, otherwise at most one
-   * per `recheckEveryMs` (a 1,400-case adoption costs a handful of re-reads, not one per case).
+   * per `recheckEveryMs` (a 1,400-case adoption costs a handful of re-reads, not one per case), and never before the
+   * oldest waiting create has settled (`settleMs`); once no create is left, when the newest has.
    */
   private scheduleRecheck(): void {
     if (this.rechecking || this.recheckTimer || this.waiting.size === 0) return;
+    const now = Date.now();
     const every = this.duplicates.length > 0 || this.followerReady ? Math.min(this.every, 250) : this.every;
-    const wait = this.creating > 0 ? Math.max(0, this.lastRecheck + every - Date.now()) : 0;
-    this.recheckTimer = setTimeout(() => {
-      this.recheckTimer = undefined;
-      void this.recheck();
-    }, wait);
+    const paced = this.creating > 0 ? this.lastRecheck + every - now : 0;
+    let oldest = Number.POSITIVE_INFINITY;
+    let newest = 0;
+    for (const list of this.waiting.values()) {
+      for (const w of list) {
+        oldest = Math.min(oldest, w.at);
+        newest = Math.max(newest, w.at);
+      }
+    }
+    // While creates go on, a read decides what has settled; after the last one, one read decides all the rest.
+    const settled = (this.creating > 0 ? oldest : newest) + (this.o.settleMs ?? SETTLE_MS) - now;
+    this.recheckTimer = setTimeout(
+      () => {
+        this.recheckTimer = undefined;
+        void this.recheck();
+      },
+      Math.max(0, paced, settled),
+    );
   }
 
   private async recheck(): Promise<void> {
     this.rechecking = true;
-    const batch = this.waiting;
-    this.waiting = new Map();
+    const began = Date.now();
+    const settle = this.o.settleMs ?? SETTLE_MS;
+    // The creates this read decides: those answered `settleMs` before it began. Later ones wait for the next.
+    const batch = new Map<string, Waiting[]>();
+    for (const [id, list] of this.waiting) {
+      const due = list.filter((w) => began - w.at >= settle);
+      if (due.length === 0) continue;
+      batch.set(id, due);
+      const rest = list.filter((w) => began - w.at < settle);
+      if (rest.length) this.waiting.set(id, rest);
+      else this.waiting.delete(id);
+    }
     try {
       await this.refresh();
       for (const [id, list] of batch) {

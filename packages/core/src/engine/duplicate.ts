@@ -20,7 +20,11 @@ import type { TestManagementClient } from '../client/tm.js';
 /** The line that marks an issue casebridge made twice and could not close; later reads ignore the issue. */
 export const DUPLICATE_LINE = /^casebridge-duplicate-of:/m;
 
-export type DuplicateOutcome = 'closed' | 'labelled' | 'failed';
+/**
+ * `already`: closed or labelled before this call (another machine, an earlier run, a lagging search that still showed
+ * it open): nothing was sent but the read.
+ */
+export type DuplicateOutcome = 'closed' | 'labelled' | 'already' | 'failed';
 
 interface Transition {
   id: string | number;
@@ -56,8 +60,8 @@ function fieldsFor(t: Transition): Record<string, unknown> | undefined {
 const category = (t: Transition) => t.to?.statusCategory?.key?.toLowerCase();
 
 /**
- * Closes in flight or done, process-wide: two reads that find the same duplicate (the case registry and a defect
- * search, two engines of one process) close it once. A failed close is forgotten, so a later read tries again.
+ * Closes in flight, process-wide: two reads that find the same duplicate at once (the case registry and a defect
+ * search, two engines of one process) share one close. A later call reads the issue again (`already`).
  */
 const closes = new Map<string, Promise<DuplicateOutcome>>();
 
@@ -71,9 +75,7 @@ export function closeAsDuplicate(
   if (!p) {
     p = close(tm, key, signal, survivor);
     closes.set(key, p);
-    void p.then((outcome) => {
-      if (outcome === 'failed') closes.delete(key);
-    });
+    void p.then(() => closes.delete(key));
   }
   return p;
 }
@@ -97,9 +99,9 @@ async function close(
     const issue = await tm.jira.issue({ issueIdOrKey: key, fields: 'resolution,status,description' }, o);
     const f = (issue as { fields?: { resolution?: unknown; status?: unknown; description?: unknown } }).fields ?? {};
     // Closed already (another machine saw the same duplicate first), or labelled: nothing to do.
-    if (isDone(f)) return 'closed';
+    if (isDone(f)) return 'already';
     const description = typeof f.description === 'string' ? f.description : '';
-    if (DUPLICATE_LINE.test(description)) return 'labelled';
+    if (DUPLICATE_LINE.test(description)) return 'already';
     const tried = new Set<string>();
     for (let step = 0; step < 2; step += 1) {
       const { transitions } = (await tm.jira.transitions({ issueIdOrKey: key, expand: 'transitions.fields' }, o)) as {
