@@ -1,4 +1,4 @@
-import { AmbiguousError, NotFoundError } from '../client/errors.js';
+import { AmbiguousError, NotFoundError, ValidationError } from '../client/errors.js';
 import { serialByKey } from './keyed.js';
 import { displayName } from './model.js';
 import { PermanentProblem } from './problems.js';
@@ -43,8 +43,9 @@ export class AdhocRuns {
         this.badKeys.add(item.key);
         throw new PermanentProblem(`${item.key}: no such test case (${displayName(item.test)})`);
       }
-      if (!(err instanceof AmbiguousError)) throw err;
-      // The create may have happened: adopt the newest untouched ad hoc run of the case, or create again.
+      // A lost answer, or a 500 after which the client did not send it again: the create may have happened. Adopt
+      // the newest untouched ad hoc run of the case, or create again.
+      if (!(err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied))) throw err;
       const found = await this.untouched(item.key);
       if (found !== undefined) return found;
       return this.claim((await this.svc.tm.runs.adhocCreate(input, this.svc.o)).id);

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, extname, sep } from 'node:path';
-import { AbortedError, AmbiguousError, CasebridgeError } from '../client/errors.js';
+import { AbortedError, AmbiguousError, CasebridgeError, ValidationError } from '../client/errors.js';
 import type { FileInput } from '../client/multipart.js';
 import type { ContentRepositoryClient } from '../client/repo.js';
 import { redact } from '../client/secrets.js';
@@ -183,12 +183,16 @@ export class Attachments {
     try {
       await withCycleOpen(this.svc, to.cycle, () => this.sendTo(runId, file, step));
     } catch (err) {
-      if (err instanceof AmbiguousError) {
+      // A lost answer, or a 500 after which the client did not send it again: the file may be there already.
+      const mayBeThere = err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied);
+      if (mayBeThere) {
         const list = await this.svc.tm.attachments.getAttachmentDetails({ runId }, this.svc.o);
-        if (!list.some((f) => f.fileName === fileName)) await this.sendTo(runId, file, step);
-      } else if (step !== undefined && err instanceof CasebridgeError && (err.status === 404 || err.status === 500)) {
+        if (list.some((f) => f.fileName === fileName)) return;
+      }
+      if (step !== undefined && err instanceof CasebridgeError && (err.status === 404 || err.status === 500)) {
         await this.sendTo(runId, file, undefined);
-      } else throw err;
+      } else if (mayBeThere) await this.sendTo(runId, file, step);
+      else throw err;
     }
   }
 

@@ -64,15 +64,22 @@ export async function createCycle(svc: Service, spec: CycleSpec): Promise<CycleI
     ...(spec.build ? { build: spec.build } : {}),
   };
   let created = false;
+  let failure: unknown;
   try {
     await svc.tm.plans.addCycle(input, svc.o);
     created = true;
   } catch (err) {
     if (!lostRace(err)) throw err;
+    failure = err;
   }
   // A dry run's read would find no cycle (and show one more call): the cycle it would have made, id 0.
   const cycle = svc.dryRun ? { id: 0, name, plan, status: 'Draft' } : await findCycle(svc, plan, name);
-  if (!cycle) throw new PermanentProblem(`cycle "${name}" could not be created in test plan ${plan}`);
+  if (!cycle) {
+    // A 500 or a lost answer, and no cycle: maybe a fault, not a refusal. Thrown as it is, the results are tried
+    // again (or journaled); a PermanentProblem would drop every result of the run.
+    if (failure instanceof AmbiguousError || (failure instanceof ValidationError && failure.uncertain)) throw failure;
+    throw new PermanentProblem(`cycle "${name}" could not be created in test plan ${plan}`);
+  }
   return { ...cycle, created };
 }
 

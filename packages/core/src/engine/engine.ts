@@ -80,9 +80,7 @@ export class Engine {
       creating: () => this.session?.cases?.busy === true,
       stopped: () => this.health.down !== undefined,
       // Held while the service is down: armed again when it answers.
-      held: () => {
-        if (!this.health.stopped) void this.health.whenUp().then(() => this.health.down || this.bulk.arm());
-      },
+      held: () => this.later.onUp(() => this.bulk.arm()),
       send: (items) => this.sendBulk(items),
     });
     this.prep = new CyclePreparation({
@@ -258,7 +256,8 @@ export class Engine {
       this.later.park([item]);
       return;
     }
-    const replayed = s.journaling.has(item);
+    // Tried before (journaled, or again in this run): its run or files may exist already.
+    const replayed = s.journaling.has(item) || this.later.triesOf(item) > 0;
     if (item.target.mode === 'cycle' && item.progress.runId === undefined && !needsDetails(item, s.config)) {
       // Only its status goes (the write-ahead log has the whole result): what the run printed and files that are
       // not uploaded are not kept in memory until the bulk, which waits for the last test.

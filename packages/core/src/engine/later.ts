@@ -55,6 +55,14 @@ export class Later {
     return spent;
   }
 
+  /** Runs `fn` once the service answers again (never when sending stopped for good). */
+  onUp(fn: () => void): void {
+    if (this.o.health.stopped) return;
+    void this.o.health.whenUp().then(() => {
+      if (this.o.health.down === undefined) fn();
+    });
+  }
+
   /** Items that were not tried because the service is down: sent when it answers again (no try is spent). */
   park(items: WorkItem[]): void {
     if (items.length === 0 || this.o.health.stopped) return;
