@@ -1,9 +1,13 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TestManagementClient } from '../src/client/tm.js';
 import { caseIdentity } from '../src/engine/cases.js';
+import { keysetSearch, SearchIncompleteError } from '../src/engine/keyset.js';
 import { Engine, type EngineContext, type TestResult } from '../src/index.js';
 
 /**
@@ -174,4 +178,52 @@ describe('cases at any size: keyset paging, never deep startAt', () => {
     expect(testCases(emu)).toHaveLength(2_501);
     expect(cycleRuns(emu, 'CI window 2')).toHaveLength(301);
   }, 120_000);
+});
+
+describe('keyset search: an empty page before total is an error, never the end', () => {
+  it('asked again, then SearchIncompleteError naming the query and what is missing; a later page that comes is read', async () => {
+    // A search index that answers one page, then empty pages while its total still counts 150 (a broken node).
+    let empties = 0;
+    let healAfter = Number.POSITIVE_INFINITY;
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      const q = new URL(req.url ?? '/', 'http://x').searchParams;
+      asked.push(`${q.get('jql')} @${q.get('startAt')}`);
+      const after = Number(/id > (\d+)/.exec(q.get('jql') ?? '')?.[1] ?? 0);
+      const page = (from: number, n: number, total: number) =>
+        JSON.stringify({
+          startAt: 0,
+          maxResults: 50,
+          total,
+          issues: Array.from({ length: n }, (_, i) => ({ id: String(from + i), key: `P-${from + i}`, fields: {} })),
+        });
+      res.setHeader('content-type', 'application/json');
+      if (after === 0) return res.end(page(1, 50, 200));
+      empties += 1;
+      res.end(empties > healAfter ? page(51, 50, 50) : page(51, 0, 150));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const tm = new TestManagementClient({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      auth: { type: 'bearer', token: 't' },
+    });
+    try {
+      const search = () =>
+        keysetSearch({ tm, jql: 'project = P', fields: 'summary', emptyPageRetries: 2, emptyPageDelayMs: 5 });
+      const err = await search().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SearchIncompleteError);
+      expect((err as SearchIncompleteError).missing).toBe(150);
+      expect((err as Error).message).toMatch(/empty page while its total still counted 150 issue\(s\), after 50 read/);
+      expect(asked.every((a) => a.endsWith('@0'))).toBe(true);
+      // One empty page, then the node catches up: the search goes on.
+      empties = 0;
+      healAfter = 1;
+      const read = await search();
+      expect(read.issues).toHaveLength(100);
+      expect(read.maxId).toBe(100);
+    } finally {
+      await tm.close();
+      server.close();
+    }
+  });
 });
