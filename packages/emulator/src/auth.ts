@@ -5,8 +5,9 @@ import type { Store, User } from './store.js';
 
 /**
  * Authentication as the two real products do it.
- * - Test management (inside Jira): Basic (password or personal access token), `Bearer <PAT>`, or a JSESSIONID
- *   cookie from `POST /rest/auth/1/session`.
+ * - Test management (inside Jira): Basic (the password; a personal access token too only where `patAsBasic`
+ *   allows it, the ideal profile), `Bearer <PAT>`, or a JSESSIONID cookie from `POST /rest/auth/1/session`, valid
+ *   on the cluster node that issued it (src/cluster.ts).
  * - Content repository: the `Authorization` header with `Basic`, `Bearer` or `EDU-TICKET` (prefix matched
  *   case-insensitively), or a JSESSIONID cookie set by an earlier authenticated response.
  */
@@ -18,16 +19,17 @@ export type AuthResult =
   | { ok: false; reason: 'captcha'; user: User };
 
 /**
- * Jira's CAPTCHA after failed logins (`jira.maximum.authentication.attempts.allowed`, 3 by default in Jira; off in
- * the emulator unless the seed sets `captchaAfterFailedLogins`): once a user's Basic logins failed that many times
- * in a row, every Basic login of the user answers 403 with `X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE`,
+ * Jira's CAPTCHA after failed logins (`jira.maximum.authentication.attempts.allowed`, 3 by default in Jira and on
+ * the realistic profile; the seed's `captchaAfterFailedLogins` wins): once a user's Basic and session logins failed
+ * that many times in a row, every Basic or session login of the user answers 403 with
+ * `X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE`,
  * right password or not, until the user logs in through the browser (`solveCaptcha`). A seed user with
  * `captcha: true` starts that way. Bearer tokens and existing sessions are not affected. The state lives in memory,
  * like the sessions: a reset goes back to the seed's.
  */
 interface CaptchaState {
   afterFailedLogins: number | undefined;
-  /** Failed Basic logins in a row, by user name. */
+  /** Failed Basic and session logins in a row, by user name. */
   failures: Map<string, number>;
   /** Users who must log in through the browser first. */
   required: Set<string>;
