@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningEmulator } from '@casebridge/emulator';
 import { JEST_PACKAGE, jestConfig } from './jest.js';
@@ -94,6 +94,13 @@ export function seedCasebridgeCases(emu: RunningEmulator, projectKey: string, co
     });
   }
   emu.store.projects.update(project);
+}
+
+/** A fresh CI checkout of the project: no mapping file (nobody committed it), no journal, no runner cache. */
+export function freshCheckout(dir: string): void {
+  for (const path of ['casebridge.keys.json', '.casebridge', '.jest-cache']) {
+    rmSync(join(dir, path), { recursive: true, force: true });
+  }
 }
 
 // ---- what a run left ----------------------------------------------------------------------------------------------
