@@ -212,7 +212,7 @@ describe('ambiguous answers lose nothing', () => {
     );
     const [file] = journalFiles(cwd);
     const entry = JSON.parse(readFileSync(join(cwd, '.casebridge/journal', file as string), 'utf8'));
-    expect(entry).toMatchObject({ version: 2, kind: 'result', refused: { times: 1 }, payload: { key: key(41) } });
+    expect(entry).toMatchObject({ version: 1, kind: 'result', refused: { times: 1 }, payload: { key: key(41) } });
     expect(entry.payload.refused, 'the mark is on the entry, not in the payload').toBeUndefined();
     // The replay tries the marked entry again: its case gets a run again, and the result arrives.
     expect((await replay(cwd)).summary.journaled).toBe(0);

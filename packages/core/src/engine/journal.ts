@@ -21,8 +21,8 @@ export interface JournalEntry<T = unknown> {
   kind: string;
   payload: T;
   /**
-   * Set when the service refused this entry on its own, repeatedly, while it took the others (version 2): the
-   * entry is kept for `casebridge replay` to try again once the cause is fixed, never dropped silently.
+   * Set when the service refused this entry on its own, repeatedly, while it took the others (optional, see
+   * VERSION): the entry is kept for `casebridge replay` to try again once the cause is fixed, never dropped silently.
    */
   refused?: RefusalMark;
 }
@@ -35,11 +35,13 @@ export interface RefusalMark {
 }
 
 /**
- * Format of entries, write-ahead-log lines and the run options. Version 2 adds `refused` to entries; everything of
- * version 1 reads as before (an older casebridge skips version-2 files as unreadable: a newer journal is not for it).
+ * Format of entries, write-ahead-log lines and the run options. `refused` (a mark on an entry) is an optional field
+ * added within version 1, not a new version: an older casebridge reading the folder (a CI cache restored by a
+ * pinned older version) ignores it and replays the entry, which is what the mark asks for; a version 2 would have
+ * made it move every entry and log line of a newer run aside as unreadable. READABLE lists what this one reads.
  */
-const VERSION = 2;
-const READABLE = new Set([1, 2]);
+const VERSION = 1;
+const READABLE = new Set([1]);
 /** Beside the entries: the reporter options of the run that wrote them, without credentials (for `replay`). */
 // Not `.json`: the entries are the folder's `.json` files (tools and people count them).
 const RUN_OPTIONS = 'run-options';
