@@ -114,7 +114,11 @@ export class Journaling {
         const old = this.ids.get(item);
         const { refused, ...rest } = item;
         await journal.add('result', { ...rest, test: await this.withBlobs(item.test) }, refused);
-        if (old) await journal.remove(old);
+        if (old) {
+          await journal.remove(old);
+          // A replayed entry going back (refused again, or the service failed): the progress counts it, not delivered.
+          this.tick?.(item.key, false);
+        }
         n += 1;
       } catch (err) {
         this.problems.push(`could not write ${item.key} to the journal: ${redact(String(err))}`);
