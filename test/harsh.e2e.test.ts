@@ -537,7 +537,9 @@ describe.sequential('issue 23: the real service is harsher than the emulator was
       const started = Date.now();
       const emu = await start(EMPTY_SEED, {
         rules: [{ route: '/rest/**', errors: { '503': 0.3 }, retryAfterSeconds: 0 }],
-        faultSeed: 7,
+        // Seed 3: under it a request met six 503s in a row in 3 of 4 runs of the core before issue 23, which then
+        // declared the service down (400 of 400 journaled); the dice follow request order, so not in every run.
+        faultSeed: Number(process.env.HARSH_FAULT_SEED ?? 3),
       });
       try {
         const suite = realSuite('jest', 'harsh-degraded', { tests: N, options: AUTO_OPTIONS });
