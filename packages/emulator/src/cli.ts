@@ -18,7 +18,8 @@ Usage: casebridge-emulator [options]
   --timestamps F       executionTimeStamp format: iso, legacy or epoch (default: iso for id, legacy for ID)
   --data DIR           keep state in DIR (SQLite + files) across restarts; default in memory
   --repo-guest         content repository: unauthenticated requests run as guest
-  --rate-limit RPS     answer 429 (Retry-After) above RPS requests per second (Jira's default: off)
+  --rate-limit RPS     answer 429 (Retry-After) above RPS requests per second (Jira's default: off);
+                       N/S: N requests every S seconds, e.g. 100/60 or 5000/3600
   --rate-limit-per-user  one bucket per user, as Jira 8.6+ does (default one bucket for all)
   --rate-limit-burst N   bucket size (default RPS rounded up)
   --retry-after S      Retry-After of the limiter's 429, 0 to 86400 (default: time to the next token)
@@ -208,9 +209,14 @@ async function main(): Promise<void> {
     faults.push(given);
   }
 
-  const rps = num('rate-limit', values['rate-limit']);
-  if (rps !== undefined && !(rps > 0)) {
-    throw new Error(`--rate-limit expects requests per second above 0, got "${values['rate-limit']}"`);
+  // `N` requests per second, or `N/S`: Jira's "requests allowed" N per interval of S seconds.
+  const [fill, per] = (values['rate-limit'] ?? '').split('/');
+  const rps = num('rate-limit', fill || undefined);
+  const interval = per === undefined ? undefined : num('rate-limit', per);
+  if (rps !== undefined && (!(rps > 0) || (interval !== undefined && !(interval > 0)))) {
+    throw new Error(
+      `--rate-limit expects requests per second above 0, got "${values['rate-limit']}" (or N/SECONDS above 0, e.g. 100/60)`,
+    );
   }
   const options: EmulatorOptions = {
     port: num('port', values.port) ?? DEFAULT_PORT,
@@ -222,7 +228,7 @@ async function main(): Promise<void> {
     repoGuest: values['repo-guest'] ?? false,
     rateLimit: rps
       ? {
-          requestsPerSecond: rps,
+          ...(interval === undefined ? { requestsPerSecond: rps } : { fillRate: rps, intervalSeconds: interval }),
           burst: num('rate-limit-burst', values['rate-limit-burst']),
           retryAfterSeconds: num('retry-after', values['retry-after']),
           perUser: values['rate-limit-per-user'] ?? false,

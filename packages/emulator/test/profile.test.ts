@@ -71,7 +71,7 @@ describe('command line', () => {
       '--captcha-after',
       'off',
       '--rate-limit',
-      '50',
+      '50/60',
       '--rate-limit-per-user',
       '--retry-after',
       '0',
@@ -88,6 +88,7 @@ describe('command line', () => {
       });
       const r = await call({ url: cli.url } as RunningEmulator, 'GET', '/rest/api/2/myself');
       expect(r.headers.get('x-ratelimit-limit')).toBe('50');
+      expect(r.headers.get('x-ratelimit-interval-seconds')).toBe('60');
     } finally {
       await stopCli(cli);
     }
@@ -96,6 +97,10 @@ describe('command line', () => {
       [['--nodes', 'two'], /--nodes expects a number, got "two"/],
       [['--pat-as-basic', 'yes'], /--pat-as-basic expects on or off, got "yes"/],
       [['--result-window-mode', 'quiet'], /jira.resultWindowMode/],
+      [
+        ['--rate-limit', '10/0'],
+        /--rate-limit expects requests per second above 0, got "10\/0" \(or N\/SECONDS above 0, e.g. 100\/60\)/,
+      ],
     ] as [string[], RegExp][]) {
       const r = await runCli(['--port', '0', ...args]);
       expect(r.code, args.join(' ')).toBe(2);
