@@ -79,6 +79,12 @@ interface Waiting {
  */
 const SETTLE_MS = 3_000;
 
+function newestWaiting(waiting: Map<string, Waiting[]>): number {
+  let newest = 0;
+  for (const list of waiting.values()) for (const w of list) newest = Math.max(newest, w.at);
+  return newest;
+}
+
 export class CaseRegistry {
   /** The project's casebridge cases, read once and re-read for what changed. */
   readonly index: CaseIndex;
@@ -108,7 +114,9 @@ export class CaseRegistry {
    * Cases found to be made twice (by this process, another machine or an earlier run) and closed or labelled by
    * this process, with the case used instead.
    */
-  readonly duplicates: Array<{ key: string; kept: string; outcome?: DuplicateOutcome }> = [];
+  readonly duplicates: Array<{ key: string; kept: string }> = [];
+  /** What became of each duplicate's close (closed, labelled, failed), by key. */
+  readonly duplicateOutcomes = new Map<string, DuplicateOutcome>();
   /** Identities this run asked for, with their mapping names: duplicates among their cases are closed. */
   private readonly touched = new Map<string, string>();
   /** The key each identity was answered with (before a later read may have found it a duplicate). */
@@ -221,11 +229,11 @@ export class CaseRegistry {
 
   /** Closes (or labels) a duplicate in the background; the end of the run waits for it (`busy`). */
   private closeDuplicate(key: string, kept: string): void {
-    const entry: { key: string; kept: string; outcome?: DuplicateOutcome } = { key, kept };
+    const entry = { key, kept };
     this.duplicates.push(entry);
     this.index.closed(key, false);
     const p = closeAsDuplicate(this.o.tm, key, this.o.signal, kept).then((outcome) => {
-      entry.outcome = outcome;
+      this.duplicateOutcomes.set(key, outcome);
       if (outcome === 'labelled') this.index.closed(key, true);
       // Closed before (a lagging search still showed it open): not one this run found.
       if (outcome === 'already') this.duplicates.splice(this.duplicates.indexOf(entry), 1);
@@ -377,19 +385,16 @@ export class CaseRegistry {
     const every = this.duplicates.length > 0 || this.followerReady ? Math.min(this.every, 250) : this.every;
     const paced = this.creating > 0 ? this.lastRecheck + every - now : 0;
     let oldest = Number.POSITIVE_INFINITY;
-    let newest = 0;
-    for (const list of this.waiting.values()) {
-      for (const w of list) {
-        oldest = Math.min(oldest, w.at);
-        newest = Math.max(newest, w.at);
-      }
-    }
+    for (const list of this.waiting.values()) for (const w of list) oldest = Math.min(oldest, w.at);
     // While creates go on, a read decides what has settled; after the last one, one read decides all the rest.
-    const settled = (this.creating > 0 ? oldest : newest) + (this.o.settleMs ?? SETTLE_MS) - now;
+    const settle = this.o.settleMs ?? SETTLE_MS;
+    const settled = (this.creating > 0 ? oldest : newestWaiting(this.waiting)) + settle - now;
     this.recheckTimer = setTimeout(
       () => {
         this.recheckTimer = undefined;
-        void this.recheck();
+        // The creates ended while this waited: one read once the newest has settled decides them all.
+        if (this.creating === 0 && newestWaiting(this.waiting) + settle > Date.now()) this.scheduleRecheck();
+        else void this.recheck();
       },
       Math.max(0, paced, settled),
     );
