@@ -458,6 +458,7 @@ describe.sequential('issue 23: the real service is harsher than the emulator was
     let last: RunningEmulator | undefined;
     let worst = { delivered: 0, journaled: 0, cases: 0, duplicates: 0, expected: 0 };
     let worstCounts = { requests: 0, faulted: 0 };
+    let worstScore = -1;
     for (let t = 1; t <= TRIES; t++) {
       await last?.close();
       const emu = await start(EMPTY_SEED, realistic({ indexLagMs: 2500 }));
@@ -500,12 +501,16 @@ describe.sequential('issue 23: the real service is harsher than the emulator was
       if (f.lines.length > 0)
         f.say(`the machines said: (a) ${said(outs[0] as RunOutput)} (b) ${said(outs[1] as RunOutput)}`);
       for (const line of f.lines) findings.say(`try ${t}: ${line}`);
-      if (t === 1 || f.lines.length > 0) {
+      // The row shows the worst try: a failing one first, else the one that made the most cases twice (closed as
+      // duplicates by a later read, as issue 23 point 4 allows, but each a create and a close too many).
+      const score = (f.lines.length > 0 ? 1_000_000 : 0) + closed;
+      if (score > worstScore) {
+        worstScore = score;
         worst = {
           delivered,
           journaled,
           cases: open.length,
-          duplicates: Math.max(0, open.length - size) + doubled,
+          duplicates: Math.max(0, open.length - size) + closed + doubled,
           expected: size,
         };
         worstCounts = requestCounts(emu);

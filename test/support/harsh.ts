@@ -182,9 +182,9 @@ export interface HarshRow {
   delivered: number;
   /** Results left in the journal at the end. */
   journaled: number;
-  /** Test cases (or defects, for the defect row) the row ends with, against `expected`. */
+  /** Test cases (open ones, for the two-machine row; defects, for the defect row) the row ends with. */
   cases: number;
-  /** Cases, runs or defects made twice. */
+  /** Cases (open, or closed as duplicates by a later read), runs or defects made twice. */
   duplicates: number;
   /** Service requests of the row (all runs), and those that met an injected fault. */
   requests: number;
