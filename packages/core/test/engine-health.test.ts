@@ -1,7 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpError, NetworkError, NotFoundError, ValidationError } from '../src/client/errors.js';
+import { settleBulk } from '../src/engine/bulk-status.js';
 import { CONSECUTIVE, QUIET_MS, RunHealth, ServiceWindow, WINDOW } from '../src/engine/health.js';
+import { Later, RETRY_AFTER_MS } from '../src/engine/later.js';
 import { splitBatch } from '../src/engine/split.js';
+import type { WorkItem } from '../src/engine/work.js';
 
 /** Pure policies of delivery under faults: when the service is down, and how a failing batch is split. */
 
@@ -186,5 +189,93 @@ describe('splitting a failing batch', () => {
     });
     expect(out.refused.map((r) => r.item)).toEqual(['X', 'Y']);
     expect(out.unsent).toEqual([]);
+  });
+});
+
+const item = (key: string, status: 'passed' | 'skipped' = 'passed'): WorkItem => ({
+  id: key,
+  key,
+  target: { mode: 'cycle', projectKey: 'P' },
+  progress: {},
+  test: {
+    id: key,
+    file: 'a.ts',
+    titlePath: [key],
+    tags: [],
+    annotations: [],
+    attempts: [{ retry: 0, status, durationMs: 1, errors: [], steps: [], attachments: [] }],
+  },
+});
+
+describe('settling a bulk', () => {
+  it('done only when delivered or nothing to write; refused and unsent come back; a lost run is never delivered', () => {
+    const items = [item('A'), item('B'), item('C'), item('D'), item('BAD'), item('SKIP', 'skipped'), item('LOST')];
+    const runs = new Map([
+      ['A', 1],
+      ['B', 2],
+      ['C', 3],
+      ['D', 4],
+    ]);
+    const wanted = new Map([
+      [1, 'Passed'],
+      [2, 'Passed'],
+      [3, 'Passed'],
+    ]);
+    const refusal = new ValidationError('HTTP 500', 'Test run(s) 2 not found', { status: 500 }, { uncertain: true });
+    const out = settleBulk(
+      items,
+      runs,
+      wanted,
+      { sent: new Set([1]), refused: new Map([[2, refusal]]), problems: ['p'] },
+      new Set(['BAD']),
+      (i) => (i.key === 'SKIP' ? undefined : 'Passed'),
+    );
+    const done = items.filter((i) => i.progress.done).map((i) => i.key);
+    // A: sent; D: nothing wanted (a worse status held by another machine); BAD: dropped; SKIP: no status to write.
+    expect(done).toEqual(['A', 'D', 'BAD', 'SKIP']);
+    expect(items.find((i) => i.key === 'BAD')?.progress.dropped).toBe(true);
+    expect(out.refused.map((r) => [r.item.key, r.answer])).toEqual([['B', 'HTTP 500: Test run(s) 2 not found']]);
+    expect(out.unsent.map((i) => i.key)).toEqual(['C', 'LOST']);
+    expect(items.find((i) => i.key === 'C')?.progress.runId, 'no run id kept for a later try').toBeUndefined();
+    expect(out.problems).toEqual(['p']);
+  });
+});
+
+describe('tries within the run', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('after 1, 3 and 6 s, then spent; parked items wait for the service, without spending a try', async () => {
+    vi.useFakeTimers();
+    const abort = new AbortController();
+    const health = new RunHealth(abort.signal, () => undefined);
+    const again: string[][] = [];
+    const later = new Later({
+      health,
+      signal: abort.signal,
+      track: () => undefined,
+      again: (items) => again.push(items.map((i) => i.key)),
+    });
+    const a = item('A');
+    for (const wait of RETRY_AFTER_MS) {
+      expect(later.retry([a])).toEqual([]);
+      await vi.advanceTimersByTimeAsync(wait - 1);
+      const before = again.length;
+      await vi.advanceTimersByTimeAsync(1);
+      expect(again.length).toBe(before + 1);
+    }
+    expect(later.retry([a]), 'its tries are spent: it stays for the journal').toEqual([a]);
+    // Down: parked, sent when a call succeeds again.
+    health.failed('connect ECONNREFUSED');
+    const b = item('B');
+    later.park([b]);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(again.flat()).not.toContain('B');
+    health.ok();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(again.at(-1)).toEqual(['B']);
+    expect(later.triesOf(b)).toBe(0);
+    abort.abort();
   });
 });
