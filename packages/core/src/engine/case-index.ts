@@ -11,7 +11,8 @@ import { keysetSearch } from './keyset.js';
  * missing from one read and appear in a later one, with an id below ones already seen. So the floor is not the
  * highest id seen: it is the highest id of a case created at least `indexLagMs` before the newest case seen
  * (`created`, the server's clock, never this machine's). Every case below it was created that long before the
- * previous read was answered, so that read had it (or an earlier one did): none is skipped, whatever its id. Without
+ * previous read was answered, so that read had it (or an earlier one did): none is skipped, whatever its id (to
+ * within the second or two one read of several pages takes: its early pages are read before its newest case). Without
  * `created` in the answers (a proxy stripping fields) the floor stays 0: every re-read reads everything, correct but
  * slow.
  *
