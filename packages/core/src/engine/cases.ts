@@ -101,6 +101,8 @@ export class CaseRegistry {
   private followerTimer?: NodeJS.Timeout;
   private followerSince?: number;
   private followerCount = -1;
+  /** When the follower last saw the count of cases grow (the other machine still creating). */
+  private followerGrewAt?: number;
   /** Cases created by this process, waiting for the re-read that decides whether they are the oldest. */
   private waiting = new Map<string, Waiting[]>();
   private recheckTimer?: NodeJS.Timeout;
@@ -263,7 +265,8 @@ export class CaseRegistry {
   /**
    * Starts creates while fewer than `concurrency` are under way. A machine that came second (another machine made
    * the cycle) first lets the other create: it re-reads the project's cases every
-   * FOLLOWER_READ_EVERY_MS and takes what appeared, as long as the count grows (at most FOLLOWER_WAIT_MAX_MS), then
+   * FOLLOWER_READ_EVERY_MS and takes what appeared, until the count has not grown for `settleMs` (the index lags
+   * creates: one read without growth proves nothing) or FOLLOWER_WAIT_MAX_MS has passed, then
    * creates only what is still missing, from the end of its list.
    */
   private pump(): void {
@@ -296,11 +299,11 @@ export class CaseRegistry {
   }
 
   private async followerRead(): Promise<void> {
-    let grew = false;
+    let failed = false;
     try {
       await this.refresh();
       const count = this.index.size;
-      grew = count > this.followerCount;
+      if (count > this.followerCount && this.followerCount >= 0) this.followerGrewAt = Date.now();
       this.followerCount = count;
       this.queue = this.queue.filter((job) => {
         const found = this.survivor(job.id);
@@ -310,10 +313,14 @@ export class CaseRegistry {
         return false;
       });
     } catch {
-      grew = false;
+      failed = true;
     }
     this.followerTimer = undefined;
-    if (!grew || Date.now() - (this.followerSince ?? 0) > FOLLOWER_WAIT_MAX_MS) this.followerReady = true;
+    // The other machine's cases show in the search about a second after their creates (index lag): it has stopped
+    // only when nothing new has shown for longer than that.
+    const now = Date.now();
+    const quiet = now - (this.followerGrewAt ?? this.followerSince ?? now) > (this.o.settleMs ?? SETTLE_MS);
+    if (failed || quiet || now - (this.followerSince ?? 0) > FOLLOWER_WAIT_MAX_MS) this.followerReady = true;
     this.pump();
   }
 
