@@ -1,10 +1,4 @@
-import {
-  type EmulatorOptions,
-  type FaultRuleInput,
-  type RunningEmulator,
-  type SeedInput,
-  startEmulator,
-} from '@casebridge/emulator';
+import type { FaultRuleInput, RunningEmulator } from '@casebridge/emulator';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   byOperation,
@@ -13,18 +7,34 @@ import {
   freshCheckout,
   type HarshRow,
   journalLeft,
-  keys,
-  type Mapping,
   mappedProject,
   mappingOf,
   replayCli,
-  reporterSaid,
   requestCounts,
-  STATUS,
   seedCasebridgeCases,
   unmappedSaid,
   writeHarshTables,
 } from './support/harsh.js';
+import {
+  AUTO_OPTIONS,
+  deliveredOf,
+  EMPTY_SEED,
+  env,
+  FAILING,
+  journalCheck,
+  lagProbe,
+  MAPPED_OPTIONS,
+  MAPPED_SEED,
+  PASSING,
+  PROJECT,
+  realistic,
+  said,
+  search,
+  setFaults,
+  start,
+  testCases,
+  wantOfSuite,
+} from './support/harsh-world.js';
 import { jest } from './support/jest.js';
 import { type RealSuite, realSuite, runRealSuite } from './support/realsuite.js';
 import type { RunOutput } from './support/runner.js';
@@ -40,171 +50,15 @@ import { cycleState } from './support/state.js';
  * window of 500 (600 other casebridge cases in the project; the second run from a fresh checkout, its mapping file
  * not committed), 150 tests adopted by two machines with a 2.5 s index lag
  * (HARSH_TRIES tries, default 2), and HARSH_N new tests (default 400; the issue's 1,400 for a full rehearsal) under
- * 30% 503s. About 2 to 3 minutes in all on 2 cores.
+ * 30% 503s (fault dice HARSH_FAULT_SEED, default 3). About 2 minutes in all on 2 cores.
  */
 
-const PROJECT = 'HARSH';
-const PLAN = `${PROJECT}-1`;
-const TOKEN = 'harsh-token';
-const LATENCY_MS = 20;
 const N = Number(process.env.HARSH_N ?? 400);
 const TRIES = Number(process.env.HARSH_TRIES ?? 2);
 const LONG = { timeout: 600_000 };
 
-/** 60 mapped tests that pass, and 3 that fail each its own way (HARSH-62..64). */
-const PASSING = keys(PROJECT, 2, 60);
-const FAILING = keys(PROJECT, 62, 3);
-
-const USERS: SeedInput['users'] = [{ name: 'ci', displayName: 'CI', password: 'ci', tokens: [TOKEN], admin: true }];
-/** A project where the search probes make their issues, away from the cases under test. */
-const PROBE = { key: 'PROBE', name: 'Probes', issues: [] };
-/** A plan with 63 cases in it: the tests carry their keys. */
-const MAPPED_SEED: SeedInput = {
-  users: USERS,
-  projects: [
-    {
-      key: PROJECT,
-      name: 'Harsh service',
-      issues: [
-        { type: 'Test Plan', summary: 'Regression', members: [...PASSING, ...FAILING] },
-        ...[...PASSING, ...FAILING].map((k) => ({ type: 'Test Case', summary: `case ${k}` })),
-      ],
-    },
-    PROBE,
-  ],
-};
-/** An empty plan and no cases: a first run with autoCreate. */
-const EMPTY_SEED: SeedInput = {
-  users: USERS,
-  projects: [{ key: PROJECT, name: 'Harsh service', issues: [{ type: 'Test Plan', summary: 'Regression' }] }, PROBE],
-};
-
-const MAPPED_OPTIONS = { mode: 'cycle', testPlan: PLAN };
-const AUTO_OPTIONS = { autoCreate: true, mode: 'cycle', testPlan: PLAN };
-
 const rows: HarshRow[] = [];
 afterAll(() => writeHarshTables(rows));
-
-// ---- the emulator -------------------------------------------------------------------------------------------------
-
-/**
- * Every row runs on the emulator's realistic profile (Jira Data Center as it is: two nodes, a 1 s index lag, pages
- * of 100, a result window, tokenised `~`); a row that is about one of its behaviours sets that knob to the row's
- * value. The probes in those rows check that the emulator really behaves so, so a knob it lost fails the row
- * instead of passing it on a kind emulator.
- */
-const realistic = (jira: EmulatorOptions['jira'] = {}): Partial<EmulatorOptions> => ({ profile: 'realistic', jira });
-
-let notes: string[] = [];
-
-/** A fresh emulator for one row: the seed, 20 ms on every request, and the row's fault rules. */
-async function start(
-  seed: SeedInput,
-  {
-    rules = [],
-    faultSeed = 23,
-    ...options
-  }: { rules?: Record<string, unknown>[]; faultSeed?: number } & Partial<EmulatorOptions> = {},
-): Promise<RunningEmulator> {
-  notes = [];
-  const emu = await startEmulator({ port: 0, seed, ...realistic(), ...options });
-  setFaults(emu, rules, faultSeed);
-  return emu;
-}
-
-/**
- * Sets the row's rules after the 20 ms one. The fault `body` option (plain-text, JSON or HTML 500 bodies) is new in
- * the emulator: without it the rule still answers 500, with the default body, and the row's notes say so.
- */
-function setFaults(emu: RunningEmulator, rules: Record<string, unknown>[], seed = 23): void {
-  const all = [{ route: '**', latencyMs: LATENCY_MS }, ...rules];
-  try {
-    emu.faults.set(all as FaultRuleInput[], seed);
-  } catch (err) {
-    if (!/body/.test(String(err))) throw err;
-    emu.faults.set(all.map(({ body: _body, ...r }) => r) as FaultRuleInput[], seed);
-    notes.push('the emulator has no fault `body` option yet: its 500s had the default body');
-  }
-}
-
-async function search(emu: RunningEmulator, jql: string, startAt: number, maxResults: number) {
-  const q = new URLSearchParams({ jql, startAt: String(startAt), maxResults: String(maxResults), fields: 'summary' });
-  const res = await fetch(`${emu.url}/rest/api/2/search?${q}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-  const text = await res.text();
-  return { status: res.status, text, json: res.ok ? (JSON.parse(text) as { total: number; issues: unknown[] }) : null };
-}
-
-// ---- reading what a run left --------------------------------------------------------------------------------------
-
-const env = (emu: RunningEmulator, cycle: string, extra: Record<string, string> = {}) => ({
-  CASEBRIDGE_URL: emu.url,
-  CASEBRIDGE_TOKEN: TOKEN,
-  CASEBRIDGE_PROJECT: PROJECT,
-  CASEBRIDGE_CYCLE: cycle,
-  ...extra,
-});
-
-const testCases = (emu: RunningEmulator) => {
-  const project = emu.store.projects.find((p) => p.key === PROJECT);
-  return emu.store.issues.filter((i) => i.type === 'Test Case' && i.projectId === project?.id);
-};
-
-/**
- * Runs of `cycle` against the status each case key should have: how many are right, and the problems by name
- * (no run, several runs, wrong status, runs of no expected case).
- */
-function deliveredOf(
-  emu: RunningEmulator,
-  cycle: string,
-  want: Map<string, string>,
-  findings: Findings,
-  label: (key: string) => string = (k) => k,
-): { delivered: number; doubled: number } {
-  const runsOf = new Map<string, string[]>();
-  for (const r of cycleState(emu, cycle)) runsOf.set(r.key, [...(runsOf.get(r.key) ?? []), r.status]);
-  const none: string[] = [];
-  const several: string[] = [];
-  const wrong: string[] = [];
-  let delivered = 0;
-  for (const [key, status] of want) {
-    const got = runsOf.get(key) ?? [];
-    if (got.length === 0) none.push(label(key));
-    else if (got.length > 1) several.push(`${label(key)} (${got.join(', ')})`);
-    else if (got[0] !== status) wrong.push(`${label(key)} is ${got[0]}, not ${status}`);
-    else delivered += 1;
-  }
-  findings.add(`of ${want.size} results were not delivered: no run in cycle "${cycle}"`, none);
-  findings.add(`results were delivered twice: several runs in cycle "${cycle}"`, several);
-  findings.add(`results have the wrong status in cycle "${cycle}"`, wrong);
-  findings.add(
-    `runs in cycle "${cycle}" are of no test of the run`,
-    [...runsOf.keys()].filter((k) => !want.has(k)),
-  );
-  return { delivered, doubled: several.length };
-}
-
-/** What a suite run should leave: case key → status, through the mapping file (a test without a key is lost). */
-function wantOfSuite(suite: RealSuite, mapping: Mapping, findings: Findings): Map<string, string> {
-  const want = new Map<string, string>();
-  const noKey: string[] = [];
-  for (const [name, outcome] of distinct(suite)) {
-    const key = mapping[name];
-    if (typeof key === 'string') want.set(key, STATUS[outcome]);
-    else noKey.push(name);
-  }
-  findings.add(`of ${distinct(suite).size} tests have no key in casebridge.keys.json (their results are lost)`, noKey);
-  return want;
-}
-
-function journalCheck(dir: string, findings: Findings): number {
-  const left = journalLeft(dir);
-  findings.add(`results are left in ${dir}/.casebridge/journal (lost with a CI runner)`, left);
-  return left.filter((f) => f.endsWith('.json')).length;
-}
-
-function said(out: RunOutput): string {
-  return reporterSaid(out).slice(-6).join(' / ');
-}
 
 /** Records the row, prints its figures, then fails with every finding at once. */
 function finish(
@@ -212,22 +66,21 @@ function finish(
   row: Omit<HarshRow, 'requests' | 'faulted' | 'passed' | 'notes' | 'seconds'>,
   started: number,
   findings: Findings,
-  extraNotes: string[] = [],
+  notes: string[] = [],
   counts: { requests: number; faulted: number } = requestCounts(emu),
 ): void {
   const { requests, faulted } = counts;
-  const all = [...notes, ...extraNotes];
   const full: HarshRow = {
     ...row,
     requests,
     faulted,
     seconds: Math.round((Date.now() - started) / 1000),
     passed: findings.lines.length === 0,
-    notes: all.join('; '),
+    notes: notes.join('; '),
   };
   rows.push(full);
   console.log(`${row.behaviour}\n  ${JSON.stringify(full)}\n  by operation: ${byOperation(emu)}`);
-  expect(findings.lines, `${row.behaviour}\n  (${all.join('; ')})`).toEqual([]);
+  expect(findings.lines, `${row.behaviour}\n  (${notes.join('; ')})`).toEqual([]);
 }
 
 // ---- the rows -----------------------------------------------------------------------------------------------------
@@ -270,7 +123,7 @@ describe.sequential('issue 23: the real service is harsher than the emulator was
 
   it('bulkStatusUpdate answers 500 for the whole run, then recovers: replay delivers all 60', LONG, async () => {
     const started = Date.now();
-    const rule = { route: '**/bulkStatusUpdate', errors: { '500': 1 }, body: 'text' };
+    const rule: FaultRuleInput = { route: '**/bulkStatusUpdate', errors: { '500': 1 }, body: 'text' };
     const emu = await start(MAPPED_SEED, { rules: [rule] });
     try {
       const dir = mappedProject('harsh-bulk-outage', { passing: PASSING }, MAPPED_OPTIONS);
@@ -419,7 +272,7 @@ describe.sequential('issue 23: the real service is harsher than the emulator was
           const unmapped = unmappedSaid(out);
           if (unmapped > 0) f.say(`the reporter printed ${unmapped} tests "without a case key" with autoCreate on`);
           const want = wantOfSuite(suite, mappingOf(suite.dir), f);
-          ({ delivered, doubled } = deliveredOf(emu, cycle, want, f, (k) => k));
+          ({ delivered, doubled } = deliveredOf(emu, cycle, want, f));
           journaled = journalCheck(suite.dir, f);
           // Delivered counts tests, not keys: a test without a key delivered nothing.
           delivered = Math.min(delivered, size);
@@ -584,17 +437,3 @@ describe.sequential('issue 23: the real service is harsher than the emulator was
     },
   );
 });
-
-/** An issue created now must not be found by a search at once (the index lags): undefined when it is not. */
-async function lagProbe(emu: RunningEmulator): Promise<string | undefined> {
-  const res = await fetch(`${emu.url}/rest/api/2/issue`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ fields: { project: { key: 'PROBE' }, summary: 'lag probe', issuetype: { name: 'Bug' } } }),
-  });
-  if (!res.ok) return `the lag probe could not create an issue: ${res.status} ${await res.text()}`;
-  const { key } = (await res.json()) as { key: string };
-  const found = await search(emu, `key = ${key}`, 0, 10);
-  if (found.json && found.json.total === 0) return undefined;
-  return `the emulator has no index lag: ${key} was found by a search at once (see realistic() in this file)`;
-}
