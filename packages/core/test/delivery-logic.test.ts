@@ -2,10 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { suitePathOf } from '../src/engine/cases.js';
 import { commentFor } from '../src/engine/comment.js';
 import type { TestResult } from '../src/engine/model.js';
+import { statusRanker, worseOf } from '../src/engine/status-rank.js';
 import { matchSteps } from '../src/engine/steps.js';
 import { ciWarning, formatSummary } from '../src/engine/summary.js';
 import type { RunSummary } from '../src/engine/types.js';
-import { needsDetails, selectedAttachments, statusOnly, worseStatus } from '../src/engine/work.js';
+import { needsDetails, selectedAttachments, statusOnly } from '../src/engine/work.js';
+
+const worseStatus = (a: string | undefined, b: string | undefined) => worseOf(statusRanker(), a, b);
+
 import { configSchema } from '../src/index.js';
 
 const config = configSchema.parse({ url: 'https://jira.example.com', token: 't', projectKey: 'DEMO' });

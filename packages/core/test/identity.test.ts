@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { caseIdentity, caseSummary, identityInDescription } from '../src/engine/cases.js';
 import { KeyBatcher } from '../src/engine/keyed.js';
+import { statusRanker } from '../src/engine/status-rank.js';
 import { pipelineId, pipelineMarker } from '../src/engine/text.js';
-import { isWorse } from '../src/engine/work.js';
+
+const rank = statusRanker();
+const isWorse = (a: string, b: string) => rank(a) > rank(b);
 
 /** Pure logic of a first run on a real suite: test identity, case summaries, batching, the pipeline rule. */
 

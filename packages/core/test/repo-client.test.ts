@@ -102,7 +102,7 @@ describe('validateSession renews a dropped session or ticket once', () => {
   ] as const) {
     it(`${name}: a renewed check that still fails is UnauthorizedError after exactly one renewal`, async () => {
       const c = repo(auth);
-      const forget = vi.spyOn(emu().store[table], 'insert').mockImplementation((row) => row as never);
+      const forget = vi.spyOn(emu().store[table], 'insert').mockImplementation((row: unknown) => row as never);
       const err = await failure(c.validateSession());
       expect(err).toBeInstanceOf(UnauthorizedError);
       expect(err.message).toMatch(/INVALID_CREDENTIALS/);

@@ -14,10 +14,11 @@ import { serialByKey } from './keyed.js';
 import { displayName, outcomeOf } from './model.js';
 import { jiraCheck, PermanentProblem } from './problems.js';
 import type { Service } from './service.js';
+import { type StatusRank, statusRanker, worseOf } from './status-rank.js';
 import { RunSteps } from './steps.js';
 import { pipelineMarker } from './text.js';
 import type { RunnerInfo } from './types.js';
-import { isWorse, runStatusOf, type Target, topSteps, type WorkItem, worseStatus } from './work.js';
+import { runStatusOf, type Target, topSteps, type WorkItem } from './work.js';
 
 export type { BulkOutcome };
 
@@ -73,6 +74,8 @@ export class Delivery {
   /** Status this process wrote to each run, and the status writes of each run, one after the other (see bulk). */
   private readonly runStatus = new Map<number, string>();
   private readonly inRunOrder = serialByKey<number>();
+  /** The worse of two statuses wins on a run; a renamed or custom status ranks as the outcome mapped to it. */
+  private readonly rank: StatusRank;
   /** The bulk status updates (split when the service fails one; per run where it has none). */
   private readonly statuses: BulkStatuses;
 
@@ -95,6 +98,7 @@ export class Delivery {
   ) {
     this.svc = { tm, dryRun, o: { signal }, ...(answeredSince ? { answeredSince } : {}) };
     this.checkJira = jiraCheck(tm, config.url, signal);
+    this.rank = statusRanker(config.statusMap);
     this.defectCap = new DefectCap(config.defects.maxPerRun, tm, signal);
     this.refusals = new DefectRefusals(config.defects.fields);
     const standInId = () => ++this.sequenceNo;
@@ -169,7 +173,7 @@ export class Delivery {
     const started = Date.now();
     const byKey = new Map<string, string | undefined>();
     for (const item of items) {
-      byKey.set(item.key, worseStatus(byKey.get(item.key), runStatusOf(item.test, this.config.statusMap)));
+      byKey.set(item.key, worseOf(this.rank, byKey.get(item.key), runStatusOf(item.test, this.config.statusMap)));
     }
     const runs = await this.ensureRuns(t, [...byKey.keys()]);
     const cycle = await this.cycles.ensure(t);
@@ -286,7 +290,7 @@ export class Delivery {
   private heldByPipeline(runId: number, status: string): boolean {
     const now = this.runs.now(runId);
     if (!this.pipeline || !now || this.runStatus.has(runId)) return false;
-    return isWorse(now.status, status) && now.comment.includes(pipelineMarker(this.pipeline));
+    return this.rank(now.status) > this.rank(status) && now.comment.includes(pipelineMarker(this.pipeline));
   }
 
   /**
@@ -296,7 +300,7 @@ export class Delivery {
    */
   private statusFor(runId: number, status: string | undefined): string | undefined {
     const written = this.runStatus.get(runId);
-    const worse = worseStatus(written, status);
+    const worse = worseOf(this.rank, written, status);
     return worse === written ? undefined : worse;
   }
 

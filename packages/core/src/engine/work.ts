@@ -93,24 +93,6 @@ export function runStatusOf(t: TestResult, map: StatusMap = DEFAULT_STATUS_MAP):
   return status ?? undefined;
 }
 
-/**
- * Order of badness: when two tests report the same case, the worse status wins. NA (not applicable) ranks below
- * Passed: a case one test passed stays Passed when another test of it is mapped to NA. A custom status ranks below
- * all (it never overwrites one of these; one of these overwrites it).
- */
-const RANK: Record<string, number> = { na: 1, passed: 2, 'not tested': 3, blocked: 4, failed: 5 };
-const rank = (s: string) => RANK[s.toLowerCase()] ?? 0;
-export function worseStatus(a: string | undefined, b: string | undefined): string | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return rank(b) > rank(a) ? b : a;
-}
-
-/** Whether run status `a` is strictly worse than `b` (the service matches status names case-insensitively). */
-export function isWorse(a: string, b: string): boolean {
-  return rank(a) > rank(b);
-}
-
 /** The user's steps of the last attempt, depth first (nested steps are part of their parent's text). */
 export function topSteps(t: TestResult): ResultStep[] {
   return lastAttempt(t)?.steps ?? [];
