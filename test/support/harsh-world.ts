@@ -162,7 +162,7 @@ export function journalCheck(dir: string, findings: Findings): number {
 }
 
 export function said(out: RunOutput): string {
-  return reporterSaid(out).slice(-6).join(' / ');
+  return reporterSaid(out).slice(-10).join(' / ');
 }
 
 /** An issue created now must not be found by a search at once (the index lags): undefined when it is not. */

@@ -119,13 +119,19 @@ export function mappingOf(dir: string): Mapping {
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Mapping) : {};
 }
 
-/** The reporter's lines (stdout and stderr), without the progress lines. */
+/**
+ * What the reporter said: its `casebridge:` lines and the lines of its summary (indented by two spaces under
+ * `casebridge: N test result(s)`: cases created, duplicates, problems, what was not delivered), without progress.
+ */
 export function reporterSaid(out: RunOutput): string[] {
-  return `${out.stderr}\n${out.stdout}`
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => /casebridge|not delivered|without a case key|stopped delivering|refused/i.test(l))
-    .filter((l) => !/casebridge: delivering\.\.\./.test(l));
+  const said: string[] = [];
+  let inSummary = false;
+  for (const line of `${out.stderr}\n${out.stdout}`.split('\n')) {
+    if (/^casebridge: \d+ test result/.test(line)) inSummary = true;
+    else if (!/^ {2}\S/.test(line)) inSummary = false;
+    if ((inSummary || /casebridge/.test(line)) && !/casebridge: delivering\.\.\./.test(line)) said.push(line.trim());
+  }
+  return said;
 }
 
 /** The number in "N test(s) without a case key" of the reporter's summary (0 when it says nothing). */
