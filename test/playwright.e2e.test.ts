@@ -285,7 +285,11 @@ describe('Playwright reporter, faults', () => {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        rules: [{ route: '/rest/**', errors: { '503': 0.3 }, retryAfterSeconds: 0, resetRate: 0.1, phase: 'after' }],
+        // A 503 is a refusal before any work (the balancer's, or a node's); a reset may come after the write.
+        rules: [
+          { route: '/rest/**', errors: { '503': 0.3 }, retryAfterSeconds: 0 },
+          { route: '/rest/**', resetRate: 0.1, phase: 'after' },
+        ],
         seed: 11,
       }),
     });
