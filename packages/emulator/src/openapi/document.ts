@@ -268,7 +268,11 @@ function requestBody(group: OperationDef[], schemas: Record<string, JsonObject>)
 
 function securitySchemes(): Record<string, JsonObject> {
   return {
-    basic: { type: 'http', scheme: 'basic', description: 'User name and password (a personal access token goes as Bearer: Jira refuses it as a password)' },
+    basic: {
+      type: 'http',
+      scheme: 'basic',
+      description: 'User name and password (a personal access token goes as Bearer: Jira refuses it as a password)',
+    },
     bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token (Jira) or OAuth access token' },
     cookie: {
       type: 'apiKey',
