@@ -140,6 +140,23 @@ async function fileOrLink(input: DefectInput, project: string, group: FailureGro
   }
 }
 
+/** How long a create may be missing from Jira's search (the index lags it by about a second on Data Center). */
+const INDEX_SETTLE_MS = 3_000;
+
+/** Waits INDEX_SETTLE_MS, or less when the run is aborted (the read that follows then fails and is tried later). */
+function indexSettled(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, INDEX_SETTLE_MS);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 async function createDefect(
   input: DefectInput,
   project: string,
@@ -181,8 +198,11 @@ async function createDefect(
       err instanceof AmbiguousError ||
       (err instanceof ValidationError && err.mayHaveApplied && !input.refusals.namesFields(err));
     if (!mayExist) return refusedOr(err);
-    // Read before sending again: never file twice. A failed read is not a refusal of the defect: thrown, the result
-    // is tried again later (and its defect searched for first).
+    // Read before sending again: never file twice. Jira's search shows a create about a second late (each node polls
+    // its index once a second), so the read waits for it first: read at once, it missed the defect the lost answer
+    // made and filed a second one. A failed read is not a refusal of the defect: thrown, the result is tried again
+    // later (and its defect searched for first).
+    await indexSettled(signal);
     const again = await search(tm, project, hash, signal).catch((e: unknown) => {
       cap.settle(undefined);
       throw e;
