@@ -63,7 +63,7 @@ export function distinct(suite: RealSuite): Map<string, Outcome> {
 
 /**
  * Writes `count` test cases into the project as casebridge makes them (summary, `casebridge-test:` and
- * `casebridge-id:` lines in the description; see packages/core/src/engine/cases.ts), for tests of another suite of
+ * `casebridge-id:` lines in the description; see packages/core/src/engine/cases/registry.ts), for tests of another suite of
  * the same project, created before this run. Straight into the store: 600 cases in a few milliseconds.
  */
 export function seedCasebridgeCases(emu: RunningEmulator, projectKey: string, count: number): void {

@@ -6,24 +6,29 @@
 export { type DryRunClients, withDryRun } from './client/dry-run.js';
 export * from './client/index.js';
 export * as contract from './contract/index.js';
-export { CaseRegistry, type CaseRegistryOptions, caseIdentity, caseSummary, suitePathOf } from './engine/cases.js';
+export * from './engine/cases/mapping.js';
+export { readMappingFile, writeMapping } from './engine/cases/mapping-file.js';
+export {
+  CaseRegistry,
+  type CaseRegistryOptions,
+  caseIdentity,
+  caseSummary,
+  suitePathOf,
+} from './engine/cases/registry.js';
 export { clientsFor, cycleNameFor } from './engine/clients.js';
-export * from './engine/config.js';
+export * from './engine/config/schema.js';
+export * from './engine/defects/fingerprint.js';
 export {
   CYCLE_STATUS_AFTER,
-  type CycleInfo,
   type CycleSpec,
   type CycleWorkflow,
   createCycle,
   findCycle,
   moveCycle,
-} from './engine/cycles.js';
+} from './engine/delivery/cycles.js';
 export { Engine } from './engine/engine.js';
-export * from './engine/fingerprint.js';
-export { Journal, type JournalEntry } from './engine/journal.js';
-export * from './engine/mapping.js';
-export { readMappingFile, writeMapping } from './engine/mapping-file.js';
-export * from './engine/model.js';
-export type { Service } from './engine/service.js';
-export * from './engine/types.js';
+export { Journal, type JournalEntry } from './engine/journal/store.js';
+export * from './engine/kernel/model.js';
+export type { Service } from './engine/kernel/service.js';
+export * from './engine/kernel/types.js';
 export { defineCasebridgeConfig } from './runtime/index.js';

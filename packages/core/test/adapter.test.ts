@@ -10,7 +10,7 @@ import {
   stackWithCauses,
   stripAnsi,
 } from '../src/adapter/index.js';
-import { normaliseMessage } from '../src/engine/fingerprint.js';
+import { normaliseMessage } from '../src/engine/defects/fingerprint.js';
 
 /**
  * The formula each adapter had its own copy of before `@casebridge/core/adapter` (packages/playwright, vitest and

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TestManagementClient } from '../src/client/tm.js';
-import { caseIdentity } from '../src/engine/cases.js';
-import { keysetSearch, SearchIncompleteError } from '../src/engine/keyset.js';
+import { caseIdentity } from '../src/engine/cases/registry.js';
+import { keysetSearch, SearchIncompleteError } from '../src/engine/jira/keyset.js';
 import { Engine, type EngineContext, type TestResult } from '../src/index.js';
 
 /**

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../src/client/errors.js';
-import { loadConfig } from '../src/engine/config.js';
-import { defectFieldsSchema, type ScreenField, screenProblems } from '../src/engine/defect-fields.js';
-import { DefectRefusals, refusedFields } from '../src/engine/defect-refusals.js';
-import { defectDescription, defectSummary, templateVars } from '../src/engine/defect-text.js';
-import { groupOf } from '../src/engine/groups.js';
-import type { TestResult } from '../src/engine/model.js';
+import { defectFieldsSchema, type ScreenField, screenProblems } from '../src/engine/config/defect-fields.js';
+import { loadConfig } from '../src/engine/config/schema.js';
+import { groupOf } from '../src/engine/defects/groups.js';
+import { DefectRefusals, refusedFields } from '../src/engine/defects/refusals.js';
+import { defectDescription, defectSummary, templateVars } from '../src/engine/defects/text.js';
+import type { TestResult } from '../src/engine/kernel/model.js';
 
 /** `defects.fields`, the summary and description templates, refused creates and the create-screen check. */
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { TestManagementClient } from '../src/client/tm.js';
-import { DefectCap } from '../src/engine/defect-cap.js';
-import { fingerprintOf } from '../src/engine/fingerprint.js';
-import { environmentKind, errorType, groupOf, hostlessMessage, projectFrame } from '../src/engine/groups.js';
-import type { TestResult } from '../src/engine/model.js';
-import { formatSummary, markdownSummary } from '../src/engine/summary.js';
-import type { RunSummary } from '../src/engine/types.js';
+import { DefectCap } from '../src/engine/defects/cap.js';
+import { fingerprintOf } from '../src/engine/defects/fingerprint.js';
+import { environmentKind, errorType, groupOf, hostlessMessage, projectFrame } from '../src/engine/defects/groups.js';
+import type { TestResult } from '../src/engine/kernel/model.js';
+import type { RunSummary } from '../src/engine/kernel/types.js';
+import { formatSummary, markdownSummary } from '../src/engine/report/summary.js';
 
 const failing = (title: string, message: string, stack?: string, file = 'tests/db.test.js'): TestResult => ({
   id: `${file} > ${title}`,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { suitePathOf } from '../src/engine/cases.js';
-import { commentFor } from '../src/engine/comment.js';
-import type { TestResult } from '../src/engine/model.js';
-import { statusRanker, worseOf } from '../src/engine/status-rank.js';
-import { matchSteps } from '../src/engine/steps.js';
-import { ciWarning, formatSummary } from '../src/engine/summary.js';
-import type { RunSummary } from '../src/engine/types.js';
-import { needsDetails, selectedAttachments, statusOnly } from '../src/engine/work.js';
+import { suitePathOf } from '../src/engine/cases/registry.js';
+import { commentFor } from '../src/engine/delivery/comment.js';
+import { matchSteps } from '../src/engine/delivery/steps.js';
+import type { TestResult } from '../src/engine/kernel/model.js';
+import { statusRanker, worseOf } from '../src/engine/kernel/status-rank.js';
+import type { RunSummary } from '../src/engine/kernel/types.js';
+import { needsDetails, selectedAttachments, statusOnly } from '../src/engine/kernel/work.js';
+import { ciWarning, formatSummary } from '../src/engine/report/summary.js';
 
 const worseStatus = (a: string | undefined, b: string | undefined) => worseOf(statusRanker(), a, b);
 

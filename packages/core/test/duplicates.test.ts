@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { type RunningEmulator, type SeedInput, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestManagementClient } from '../src/client/tm.js';
-import { identityInDescription } from '../src/engine/cases.js';
-import { closeAsDuplicate } from '../src/engine/duplicate.js';
-import { groupOf } from '../src/engine/groups.js';
+import { identityInDescription } from '../src/engine/cases/registry.js';
+import { groupOf } from '../src/engine/defects/groups.js';
+import { closeAsDuplicate } from '../src/engine/jira/duplicate.js';
 import { Engine, type EngineContext, type TestResult } from '../src/index.js';
 
 /**

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpError, NetworkError, NotFoundError, ValidationError } from '../src/client/errors.js';
-import { settleBulk } from '../src/engine/bulk-status.js';
-import { CONSECUTIVE, QUIET_MS, RunHealth, ServiceWindow, WINDOW } from '../src/engine/health.js';
+import { settleBulk } from '../src/engine/delivery/bulk-status.js';
+import { CONSECUTIVE, QUIET_MS, RunHealth, ServiceWindow, WINDOW } from '../src/engine/delivery/health.js';
+import { splitBatch } from '../src/engine/kernel/split.js';
+import type { WorkItem } from '../src/engine/kernel/work.js';
 import { Later, RETRY_AFTER_MS } from '../src/engine/later.js';
-import { splitBatch } from '../src/engine/split.js';
-import type { WorkItem } from '../src/engine/work.js';
 
 /** Pure policies of delivery under faults: when the service is down, and how a failing batch is split. */
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { groupOf } from '../src/engine/groups.js';
+import { groupOf } from '../src/engine/defects/groups.js';
 import { Engine, type EngineContext, type TestResult } from '../src/index.js';
 import { closedPort } from './support/emulator.js';
 

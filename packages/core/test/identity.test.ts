@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { caseIdentity, caseSummary, identityInDescription } from '../src/engine/cases.js';
-import { KeyBatcher } from '../src/engine/keyed.js';
-import { statusRanker } from '../src/engine/status-rank.js';
-import { pipelineId, pipelineMarker } from '../src/engine/text.js';
+import { caseIdentity, caseSummary, identityInDescription } from '../src/engine/cases/registry.js';
+import { KeyBatcher } from '../src/engine/kernel/keyed.js';
+import { statusRanker } from '../src/engine/kernel/status-rank.js';
+import { pipelineId, pipelineMarker } from '../src/engine/kernel/text.js';
 
 const rank = statusRanker();
 const isWorse = (a: string, b: string) => rank(a) > rank(b);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { registerSecret } from '../src/client/secrets.js';
-import { Journal } from '../src/engine/journal.js';
+import { Journal } from '../src/engine/journal/store.js';
 
 const dir = () => join(mkdtempSync(join(tmpdir(), 'cb-journal-')), 'journal');
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprintOf, firstFrameIn, normaliseMessage } from '../src/engine/fingerprint.js';
 import {
   keyPattern,
   keysOfTest,
@@ -7,8 +6,9 @@ import {
   mappingProblems,
   resolveKeys,
   titleWithoutKeys,
-} from '../src/engine/mapping.js';
-import { type Attempt, outcomeOf, type TestResult } from '../src/engine/model.js';
+} from '../src/engine/cases/mapping.js';
+import { fingerprintOf, firstFrameIn, normaliseMessage } from '../src/engine/defects/fingerprint.js';
+import { type Attempt, outcomeOf, type TestResult } from '../src/engine/kernel/model.js';
 
 const attempt = (status: Attempt['status'], message?: string, stack?: string): Attempt => ({
   retry: 0,

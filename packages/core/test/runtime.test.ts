@@ -11,7 +11,7 @@ import {
   readChannel,
 } from '@casebridge/core/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TestResult } from '../src/engine/model.js';
+import type { TestResult } from '../src/engine/kernel/model.js';
 
 let identity: RuntimeTestIdentity | undefined;
 const rt = createRuntime(() => identity);

@@ -2,10 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/engine/config.js';
-import type { AttemptStatus, TestResult } from '../src/engine/model.js';
-import { statusRanker, worseOf } from '../src/engine/status-rank.js';
-import { DEFAULT_STATUS_MAP, runStatusOf, type StatusMap, statusMapKeyOf } from '../src/engine/work.js';
+import { loadConfig } from '../src/engine/config/schema.js';
+import type { AttemptStatus, TestResult } from '../src/engine/kernel/model.js';
+import { statusRanker, worseOf } from '../src/engine/kernel/status-rank.js';
+import { DEFAULT_STATUS_MAP, runStatusOf, type StatusMap, statusMapKeyOf } from '../src/engine/kernel/work.js';
 
 const builtIn = statusRanker();
 const worseStatus = (a: string | undefined, b: string | undefined) => worseOf(builtIn, a, b);

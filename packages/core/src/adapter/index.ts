@@ -13,8 +13,8 @@ export type {
   ResultStep,
   SourceLocation,
   TestResult,
-} from '../engine/model.js';
-export type { PlannedTest, RunnerInfo } from '../engine/types.js';
+} from '../engine/kernel/model.js';
+export type { PlannedTest, RunnerInfo } from '../engine/kernel/types.js';
 export { leavesRoot, relativeFile, stableId } from './identity.js';
 export { problemPrinter } from './problem.js';
 export {

@@ -15,14 +15,14 @@ import {
   loose,
   metaPage,
   metaPaging,
-} from './jiraShapes.js';
+} from './jira-shapes.js';
 
-export * from './jiraShapes.js';
+export * from './jira-shapes.js';
 
 /**
  * The Jira platform subset the test-management add-on lives in (Jira Server / Data Center REST API 2): the
  * caller, projects, issues and their create screens, workflow transitions, JQL search and the cookie session. Paths
- * are full paths (the jira service has an empty prefix); the shapes are in jiraShapes.ts. Jira's error body is
+ * are full paths (the jira service has an empty prefix); the shapes are in jira-shapes.ts. Jira's error body is
  * `{"errorMessages": [...], "errors": {field: message}}`.
  */
 

@@ -1,7 +1,7 @@
 import { ContentRepositoryClient } from '../client/repo.js';
 import { TestManagementClient } from '../client/tm.js';
 import type { RetryOptions, TimeoutOptions } from '../client/transport.js';
-import { type CasebridgeConfig, expandTemplate } from './config.js';
+import { type CasebridgeConfig, expandTemplate } from './config/schema.js';
 
 export type Logger = (level: string, message: string) => void;
 

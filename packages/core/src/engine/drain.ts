@@ -1,7 +1,7 @@
-import type { Bulk } from './batching.js';
-import { SOON_MS } from './batching.js';
-import type { CaseRegistry } from './cases.js';
-import type { CasebridgeConfig } from './config.js';
+import type { CaseRegistry } from './cases/registry.js';
+import type { CasebridgeConfig } from './config/schema.js';
+import type { Bulk } from './delivery/batching.js';
+import { SOON_MS } from './delivery/batching.js';
 
 /** The end of the run prints a progress line when it has taken this long, then every PROGRESS_EVERY_MS. */
 const PROGRESS_AFTER_MS = 3_000;

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../client/errors.js';
 import { redact } from '../client/secrets.js';
-import { Bulk, CyclePreparation, deliveryLimit } from './batching.js';
-import type { CaseRegistry } from './cases.js';
-import { type CasebridgeConfig, describeSearched, loadConfig } from './config.js';
+import { resolveKeys } from './cases/mapping.js';
+import type { CaseRegistry } from './cases/registry.js';
+import { type CasebridgeConfig, describeSearched, loadConfig } from './config/schema.js';
+import { Bulk, CyclePreparation, deliveryLimit } from './delivery/batching.js';
+import { RunHealth, refusedAlone } from './delivery/health.js';
 import { Pending } from './drain.js';
-import { RunHealth, refusedAlone } from './health.js';
+import { displayName, outcomeOf, type TestResult } from './kernel/model.js';
+import { answerOf } from './kernel/split.js';
+import type { EndResult, EngineContext, PlannedTest, RunSummary } from './kernel/types.js';
+import { appendTo, needsDetails, statusOnly, type WorkItem } from './kernel/work.js';
 import { Later, RefusedResults } from './later.js';
-import { resolveKeys } from './mapping.js';
-import { displayName, outcomeOf, type TestResult } from './model.js';
-import { assembleSummary, failReason, invalidConfigLine, printSummary, progressLine } from './run-summary.js';
+import { assembleSummary, failReason, invalidConfigLine, printSummary, progressLine } from './report/run-summary.js';
 import { openSession, type Session, saveMapping } from './session.js';
-import { answerOf } from './split.js';
-import type { EndResult, EngineContext, PlannedTest, RunSummary } from './types.js';
-import { appendTo, needsDetails, statusOnly, type WorkItem } from './work.js';
 
 /**
  * The reporting engine: what every adapter hands its results to. `add` only enqueues, so a runner's per-test hook

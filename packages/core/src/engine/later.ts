@@ -1,7 +1,7 @@
-import type { RunHealth } from './health.js';
-import { displayName } from './model.js';
-import { REPLAY } from './summary.js';
-import type { WorkItem } from './work.js';
+import type { RunHealth } from './delivery/health.js';
+import { displayName } from './kernel/model.js';
+import type { WorkItem } from './kernel/work.js';
+import { REPLAY } from './report/summary.js';
 
 /**
  * An item whose delivery failed for a reason that may pass (a call that used up the client's retries, a bulk the

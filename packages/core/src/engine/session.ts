@@ -5,18 +5,18 @@ import { type DryRunClients, withDryRun } from '../client/dry-run.js';
 import type { ContentRepositoryClient } from '../client/repo.js';
 import { redact } from '../client/secrets.js';
 import type { TestManagementClient } from '../client/tm.js';
-import { CaseRegistry, caseSummary } from './cases.js';
+import { keyPattern, type MappingFile, titleWithoutKeys } from './cases/mapping.js';
+import { readMappingFile, writeMapping } from './cases/mapping-file.js';
+import { CaseRegistry, caseSummary } from './cases/registry.js';
 import { clientsFor, cycleNameFor } from './clients.js';
-import type { CasebridgeConfig } from './config.js';
-import { Delivery } from './delivery.js';
-import { type RunHealth, withHealth } from './health.js';
-import { Journal } from './journal.js';
-import { Journaling } from './journaling.js';
-import { keyPattern, type MappingFile, titleWithoutKeys } from './mapping.js';
-import { readMappingFile, writeMapping } from './mapping-file.js';
-import { pipelineId } from './text.js';
-import type { EngineContext } from './types.js';
-import type { Target } from './work.js';
+import type { CasebridgeConfig } from './config/schema.js';
+import { Delivery } from './delivery/delivery.js';
+import { type RunHealth, withHealth } from './delivery/health.js';
+import { Journaling } from './journal/journaling.js';
+import { Journal } from './journal/store.js';
+import { pipelineId } from './kernel/text.js';
+import type { EngineContext } from './kernel/types.js';
+import type { Target } from './kernel/work.js';
 
 /**
  * Everything a reporting run works with, made once when the configuration is valid and reporting is on: an engine

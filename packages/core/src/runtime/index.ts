@@ -13,11 +13,11 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
-import type { CasebridgeOptions } from '../engine/options.js';
+import type { CasebridgeOptions } from '../engine/config/options.js';
 
-export type { CasebridgeOptions } from '../engine/options.js';
+export type { CasebridgeOptions } from '../engine/config/options.js';
 
-import type { ResultAttachment, ResultStep, TestResult } from '../engine/model.js';
+import type { ResultAttachment, ResultStep, TestResult } from '../engine/kernel/model.js';
 
 /** The environment variable that names the channel folder. */
 export const RUNTIME_DIR_ENV = 'CASEBRIDGE_RUNTIME_DIR';

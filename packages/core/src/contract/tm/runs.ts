@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { defineOperation, entity, int, intString, issueKey, lazy, obj, type SchemaMode, timestamp } from '../define.js';
-import { issueCreateFields } from '../jiraShapes.js';
+import { issueCreateFields } from '../jira-shapes.js';
 import { createdIssue, executionHistoryItem, issueRefs, testRunDetails } from './schemas.js';
 
 /**

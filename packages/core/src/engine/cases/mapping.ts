@@ -1,0 +1,100 @@
+import type { TestResult } from '../kernel/model.js';
+
+/**
+ * Mapping a test to test-case keys: keys written in the title (`PROJ-123 logs in`, `[PROJ-123] logs in`), in tags
+ * (`@PROJ-123`), in annotations (`{ type: 'testCase', description: 'PROJ-123' }`), or in the mapping file.
+ */
+
+/** Annotation types that carry a case key (case-insensitive). */
+const KEY_ANNOTATIONS = new Set(['testcase', 'case', 'casebridge', 'tms', 'issue']);
+
+/**
+ * The key pattern: by default any `ABC-123` whose project part is 2+ characters; with `projectKeys`, only keys of
+ * those projects (so `HTTP-2` in a title is not taken for a key when the project is `PROJ`).
+ */
+export function keyPattern(options: { pattern?: string | RegExp; projectKeys?: readonly string[] } = {}): RegExp {
+  if (options.pattern) {
+    const src = typeof options.pattern === 'string' ? options.pattern : options.pattern.source;
+    return new RegExp(src, 'g');
+  }
+  if (options.projectKeys && options.projectKeys.length > 0) {
+    const alts = options.projectKeys.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+    return new RegExp(`(?<![A-Za-z0-9_])(?:${alts})-[1-9][0-9]*(?![0-9A-Za-z_])`, 'g');
+  }
+  return /(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]+-[1-9][0-9]*(?![0-9A-Za-z_])/g;
+}
+
+/** A private global copy of each key pattern, made once (compiling it per test was a measurable cost at 10,000). */
+const globalCopies = new WeakMap<RegExp, RegExp>();
+
+function matches(text: string, re: RegExp): string[] {
+  let g = globalCopies.get(re);
+  if (!g) {
+    // Ours alone: matchAll clones it, so its lastIndex never moves, whatever callers do with `re`.
+    g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
+    globalCopies.set(re, g);
+  }
+  return [...text.matchAll(g)].map((m) => m[1] ?? m[0]);
+}
+
+/** Keys declared by the test itself, in order of appearance, each once. */
+export function keysOfTest(t: Pick<TestResult, 'titlePath' | 'tags' | 'annotations'>, re: RegExp): string[] {
+  const found: string[] = [];
+  const title = t.titlePath[t.titlePath.length - 1] ?? '';
+  found.push(...matches(title, re));
+  for (const tag of t.tags) found.push(...matches(tag.replace(/^@/, ''), re));
+  for (const a of t.annotations) {
+    if (KEY_ANNOTATIONS.has(a.type.toLowerCase()) && a.description) found.push(...matches(a.description, re));
+  }
+  return [...new Set(found)];
+}
+
+/** The mapping file's key for a test: `<file relative to root, forward slashes> > <title path joined with " > ">`. */
+export function mappingKey(t: Pick<TestResult, 'file' | 'titlePath'>): string {
+  return [t.file.replace(/\\/g, '/'), ...t.titlePath].join(' > ');
+}
+
+export type MappingFile = Record<string, string | string[]>;
+
+/** Validates a parsed mapping file; returns the problems (empty when valid). */
+export function mappingProblems(value: unknown, re: RegExp): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return ['the mapping file must be a JSON object: { "<file> > <title path>": "PROJ-1" | ["PROJ-1", "PROJ-2"] }'];
+  }
+  const problems: string[] = [];
+  for (const [k, v] of Object.entries(value)) {
+    const list = Array.isArray(v) ? v : [v];
+    for (const key of list) {
+      if (typeof key !== 'string' || matches(key, re).join('') !== key) {
+        problems.push(`"${k}": ${JSON.stringify(key)} is not a test-case key`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** Keys of a test from the mapping file, or an empty list. */
+export function keysFromMapping(file: MappingFile, t: Pick<TestResult, 'file' | 'titlePath'>): string[] {
+  const v = file[mappingKey(t)];
+  if (v === undefined) return [];
+  return [...new Set(Array.isArray(v) ? v : [v])];
+}
+
+/**
+ * All case keys of a test: its own (title, tags, annotations) first, then the mapping file's. Several keys give one
+ * run per key.
+ */
+export function resolveKeys(t: TestResult, re: RegExp, file: MappingFile = {}): string[] {
+  return [...new Set([...keysOfTest(t, re), ...keysFromMapping(file, t)])];
+}
+
+/** The title with its keys removed (`[PROJ-1] logs in` → `logs in`), for summaries of auto-created cases. */
+export function titleWithoutKeys(title: string, re: RegExp): string {
+  const cleaned = title
+    .replace(new RegExp(`\\[\\s*(?:${re.source})\\s*\\]`, 'g'), '')
+    .replace(new RegExp(`@?(?:${re.source})`, 'g'), '')
+    .replace(/\s{2,}/g, ' ')
+    .trim()
+    .replace(/^[:\-\u2013\u2014|]\s*/, '');
+  return cleaned || title.trim();
+}

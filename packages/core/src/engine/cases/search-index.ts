@@ -1,0 +1,160 @@
+import type { TestManagementClient } from '../../client/tm.js';
+import { isDone } from '../jira/duplicate.js';
+import { keysetSearch } from '../jira/keyset.js';
+
+/**
+ * What the project's casebridge-made test cases are, read from Jira's search and kept up to date during a run.
+ *
+ * The first read takes every case (keyset paged by id, keyset.ts: any size, never deep `startAt`). Later reads take
+ * only what may have changed: the cases above an id floor. Jira's index is eventual on a Data Center cluster (each
+ * node polls for changes about once a second, more under load): a case another machine created a moment ago may be
+ * missing from one read and appear in a later one, with an id below ones already seen. So the floor is not the
+ * highest id seen: it is the highest id of a case created at least `indexLagMs` before the newest case seen
+ * (`created`, the server's clock, never this machine's). Every case below it was created that long before the
+ * previous read was answered, so that read had it (or an earlier one did): none is skipped, whatever its id (to
+ * within the second or two one read of several pages takes: its early pages are read before its newest case). Without
+ * `created` in the answers (a proxy stripping fields) the floor stays 0: every re-read reads everything, correct but
+ * slow.
+ *
+ * Cost: at 10,000 cases the first read is 10 requests at Jira's usual page cap of 1,000 (100 at a cap of 100); a
+ * re-read reads the cases created in the last `indexLagMs` (5 s) and since, whatever the size of the project: one
+ * request in a second run, one or two per re-read at a page cap of 100 while a first run creates about 30 cases a
+ * second (at 15 s it was five: 57 of a 1,000-test adoption's 1,124 requests). A case the index shows more than 5 s
+ * late, below the floor, is left to the next run's full read.
+ *
+ * Cases are ordered by their key's number (in one project, the creation order, as the id is), so a case this
+ * process has just created takes its place before any search shows it.
+ */
+
+export interface Found {
+  key: string;
+  /** Resolved, or in a done status (closed): used only when no open case of the identity is left. */
+  closed: boolean;
+  /** The number of the key: creation order within the project. */
+  n: number;
+}
+
+/** Default index lag allowed for (see the class comment). */
+export const INDEX_LAG_MS = 5_000;
+
+export interface CaseIndexOptions {
+  tm: TestManagementClient;
+  project: string;
+  /** The identity of a case's description (cases.ts), undefined for none (or a labelled duplicate). */
+  identityOf: (description: string) => string | undefined;
+  signal?: AbortSignal;
+  onProgress?: () => void;
+  indexLagMs?: number;
+}
+
+const keyNumber = (key: string) => Number(key.slice(key.lastIndexOf('-') + 1)) || 0;
+
+export class CaseIndex {
+  private readonly all = new Map<string, Found & { identity: string }>();
+  /** Id and creation time (server clock, ms) of every case read: where re-reads start (`floor`). */
+  private readonly times = new Map<number, number>();
+  private newest = Number.NEGATIVE_INFINITY;
+  private byIdentity?: Map<string, Found[]>;
+  private first?: Promise<void>;
+  private reading?: Promise<void>;
+  /** Search requests sent, and reads made (the first one included). */
+  requests = 0;
+  reads = 0;
+
+  constructor(private readonly o: CaseIndexOptions) {}
+
+  /** The first read, once (a failed one is tried again by the next caller). */
+  ready(): Promise<void> {
+    if (!this.first) {
+      this.first = this.read(0);
+      this.first.catch(() => {
+        this.first = undefined;
+      });
+    }
+    return this.first;
+  }
+
+  /** A read of what may have changed since the last read (the first read if none was made); callers share one. */
+  refresh(): Promise<void> {
+    if (!this.first) return this.ready();
+    this.reading ??= this.first
+      .then(() => this.read(this.floor()))
+      .finally(() => {
+        this.reading = undefined;
+      });
+    return this.reading;
+  }
+
+  /** The highest id of a case created at least the index lag before the newest case seen (see the class comment). */
+  floor(): number {
+    const before = this.newest - (this.o.indexLagMs ?? INDEX_LAG_MS);
+    let floor = 0;
+    for (const [id, created] of this.times) if (created <= before && id > floor) floor = id;
+    return floor;
+  }
+
+  /** The cases of an identity: open ones first, then the oldest: every machine picks the same first one. */
+  casesOf(identity: string): readonly Found[] {
+    if (!this.byIdentity) {
+      const m = new Map<string, Found[]>();
+      for (const f of this.all.values()) {
+        const list = m.get(f.identity) ?? [];
+        list.push(f);
+        m.set(f.identity, list);
+      }
+      for (const list of m.values()) list.sort((a, b) => Number(a.closed) - Number(b.closed) || a.n - b.n);
+      this.byIdentity = m;
+    }
+    return this.byIdentity.get(identity) ?? [];
+  }
+
+  /** A case this process created: in the index before a (lagging) search shows it. */
+  add(identity: string, key: string): void {
+    if (this.all.has(key)) return;
+    this.all.set(key, { key, identity, closed: false, n: keyNumber(key) });
+    this.byIdentity = undefined;
+  }
+
+  /** A case closed (or labelled) as a duplicate by this process: no longer an open case of its identity. */
+  closed(key: string, labelled: boolean): void {
+    const f = this.all.get(key);
+    if (!f) return;
+    if (labelled) this.all.delete(key);
+    else f.closed = true;
+    this.byIdentity = undefined;
+  }
+
+  /** Cases known, open or closed. */
+  get size(): number {
+    return this.all.size;
+  }
+
+  private async read(afterId: number): Promise<void> {
+    const jql = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge"`;
+    const found = await keysetSearch({
+      tm: this.o.tm,
+      jql,
+      fields: 'description,resolution,status,created',
+      afterId,
+      ...(this.o.signal ? { signal: this.o.signal } : {}),
+      ...(this.o.onProgress ? { onPage: this.o.onProgress } : {}),
+    });
+    this.requests += found.requests;
+    this.reads += 1;
+    for (const issue of found.issues) {
+      const created = Date.parse(String(issue.fields.created ?? ''));
+      if (!Number.isNaN(created)) {
+        this.times.set(issue.id, created);
+        if (created > this.newest) this.newest = created;
+      }
+      const identity = this.o.identityOf(String(issue.fields.description ?? ''));
+      // Not (or no longer) a case of a test: a labelled duplicate, or a description someone rewrote.
+      if (!identity) {
+        this.all.delete(issue.key);
+        continue;
+      }
+      this.all.set(issue.key, { key: issue.key, identity, closed: isDone(issue.fields), n: keyNumber(issue.key) });
+    }
+    this.byIdentity = undefined;
+  }
+}

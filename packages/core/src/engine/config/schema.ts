@@ -1,0 +1,407 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
+import * as z from 'zod';
+import { looksLikePersonalAccessToken, TOKEN_AS_PASSWORD } from '../../client/auth.js';
+import { redact, registerSecret } from '../../client/secrets.js';
+import { timeoutsSchema } from '../../client/timeouts.js';
+import { RUN_STATUSES } from '../kernel/work.js';
+import { defectFieldsSchema } from './defect-fields.js';
+import { ENV_OPTIONS, isPlainObject, mergeOptions, optionsFromEnv } from './env.js';
+import type { CasebridgeOptions } from './options.js';
+
+export {
+  type DefectFields,
+  defectFieldsSchema,
+  type ScreenField,
+  type ScreenProblem,
+  screenProblems,
+} from './defect-fields.js';
+export { ENV_OPTIONS, mergeOptions, optionsFromEnv } from './env.js';
+
+/**
+ * The reporter's configuration: the same options for every runner and for the CLI. Sources, highest first: the
+ * options in the runner's reporter config, `CASEBRIDGE_*` environment variables, then `casebridge.config.json` in the
+ * project root. Validated with zod; a problem names the option and the fix, and the reporter disables itself
+ * instead of failing the test run.
+ */
+
+const issueKey = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]*-[1-9][0-9]*$/, 'expected an issue key such as PROJ-12 (project key, dash, number)');
+const projectKey = z.string().regex(/^[A-Z][A-Z0-9_]+$/, 'expected a Jira project key such as PROJ (capitals)');
+
+/**
+ * A run status of `statusMap`: a name as the instance has it. Run statuses are per instance (administrators rename
+ * Passed, Failed, Blocked and NA, disable them, add their own), so any non-empty name is taken; the five built-in
+ * names are written as the service spells them whatever the case (`not tested` is `Not Tested`), a custom one as
+ * given (trimmed: the service matches names case-insensitively). `null` / `"unchanged"` leaves the run as it is. A
+ * name the instance does not have is refused by the service at delivery; `casebridge doctor` warns before the run.
+ */
+const runStatusName = z.union([z.string(), z.null()]).transform((value, ctx) => {
+  if (value === null) return null;
+  const trimmed = value.trim().replace(/\s+/g, ' ');
+  const wanted = trimmed.toLowerCase();
+  if (wanted === 'unchanged') return null;
+  const builtIn = RUN_STATUSES.find((s) => s.toLowerCase() === wanted);
+  if (builtIn) return builtIn;
+  if (trimmed) return trimmed;
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected a run status as your instance names it (e.g. ${RUN_STATUSES.join(', ')}, or a renamed or custom one), or null or "unchanged" to leave the run as it is; got an empty name`,
+  });
+  return z.NEVER;
+});
+
+export const configSchema = z
+  .strictObject({
+    /** Turn the reporter off without removing it from the runner's config. */
+    enabled: z.boolean().default(true),
+    /** The Jira base URL, e.g. https://jira.example.com. */
+    url: z.url({ message: 'expected the Jira base URL, e.g. https://jira.example.com' }),
+    /** API prefix of the test-management service. */
+    apiPrefix: z.string().optional(),
+    /** Personal access token (Bearer). */
+    token: z.string().min(1).optional(),
+    /** User name, with `password` (a password; a personal access token goes in `token`). */
+    user: z.string().min(1).optional(),
+    password: z.string().min(1).optional(),
+    /** How user + password are sent: Basic on every request, or one session login. */
+    authType: z.enum(['basic', 'session']).default('basic'),
+    /** The Jira project of the test cases and defects. */
+    projectKey,
+    mode: z.enum(['adhoc', 'cycle']).default('adhoc'),
+    /** Test plan key; required in cycle mode. */
+    testPlan: issueKey.optional(),
+    /** Cycle name template: `${build}`, `${environment}`, `${date}`, `${branch}` and any `${ENV_VAR}`. */
+    cycle: z.string().min(1).default('CI ${date}'),
+    environment: z.string().optional(),
+    build: z.string().optional(),
+    /** Complete the cycle when the run ends (off: shards may still be reporting). */
+    completeCycle: z.boolean().default(false),
+    /** Regular expression of a case key; default: keys of `projectKey`. */
+    keyPattern: z.string().optional(),
+    /** Mapping file, relative to the project root. */
+    mappingFile: z.string().default('casebridge.keys.json'),
+    /** Create test cases for unmapped tests and record them in the mapping file. */
+    autoCreate: z.boolean().default(false),
+    defects: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        /** Project of new defects; default `projectKey`. */
+        projectKey: projectKey.optional(),
+        issueType: z.string().min(1).default('Bug'),
+        /** File defects for flaky tests too. */
+        onFlaky: z.boolean().default(false),
+        /** Summary template (variables in defect-text.ts); ` [cb-<hash>]` always ends the summary. */
+        summaryTemplate: z.string().min(1).default('${title}: ${error}'),
+        /** Description template (the same variables); default: the built-in description. */
+        descriptionTemplate: z.string().min(1).optional(),
+        /** Jira create fields sent with every defect: labels, components, priority, versions, custom fields. */
+        fields: defectFieldsSchema.optional(),
+        /** New defects at most per run (per cycle across its machines); 0 files none but still links. */
+        maxPerRun: z.number().int().min(0).default(10),
+        /** One defect per group of failures with the same normalised error (see groups.ts); false: one per test. */
+        group: z.boolean().default(true),
+      })
+      .prefault({}),
+    /**
+     * The run status each kind of result writes; `null` or `"unchanged"`: the run is left as it is. `timedOut` is a
+     * failure whose last attempt ran out of time (default: as `failed`). Defaults: today's mapping.
+     */
+    statusMap: z
+      .strictObject({
+        passed: runStatusName.default('Passed'),
+        failed: runStatusName.default('Failed'),
+        timedOut: runStatusName.optional(),
+        flaky: runStatusName.default('Passed'),
+        skipped: runStatusName.default(null),
+        interrupted: runStatusName.default('Blocked'),
+      })
+      .prefault({}),
+    attachments: z
+      .strictObject({
+        /** Screenshots: of failed tests (default), of every test, or none. */
+        screenshots: z.enum(['on-failure', 'all', 'off']).default('on-failure'),
+        traces: z.boolean().default(false),
+        videos: z.boolean().default(false),
+        /** Other attachments (logs, custom files). */
+        others: z.boolean().default(false),
+        /**
+         * Folders files may be uploaded from besides the project folder, the system's temporary folder and the
+         * journal: a path elsewhere (`/etc/passwd`, a symlink out of test-results) is named in the comment, not sent.
+         */
+        roots: z.array(z.string().min(1)).default([]),
+        /** Larger files are not uploaded; the run's comment names them. */
+        maxBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(50 * 1024 * 1024),
+        /** Send files at least this large to the content repository (when configured) and link them. */
+        repositoryMinBytes: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(10 * 1024 * 1024),
+      })
+      .prefault({}),
+    /** Optional content repository for large artifacts (videos, traces). */
+    repository: z
+      .strictObject({
+        url: z.url({ message: 'expected the content repository URL, e.g. https://repo.example.com' }),
+        token: z.string().min(1).optional(),
+        user: z.string().min(1).optional(),
+        password: z.string().min(1).optional(),
+        ticket: z.string().min(1).optional(),
+      })
+      .optional(),
+    /**
+     * How long the end of the run waits while delivery makes no progress (no request succeeds) before journaling
+     * the rest. While requests succeed it keeps going, up to `flushMaxMs`.
+     */
+    flushTimeoutMs: z.number().int().positive().default(30_000),
+    /** The longest the end of the run waits for delivery, progress or not (a first run creating thousands of cases). */
+    flushMaxMs: z.number().int().positive().default(600_000),
+    /** Let delivery failures fail the test run (off: the exit code is the tests' own). */
+    failOnError: z.boolean().default(false),
+    /** Make no writes; print every call it would make (and save them as JSON when a path is given). */
+    dryRun: z.union([z.boolean(), z.string().min(1)]).default(false),
+    /** Where undelivered results wait, relative to the project root. */
+    journalDir: z.string().default('.casebridge/journal'),
+    concurrency: z.number().int().min(1).max(32).default(4),
+    requestsPerSecond: z.number().positive().optional(),
+    proxy: z.string().optional(),
+    caFile: z.string().optional(),
+    /** Client timeouts per request, ms (defaults: connect 10 s, headers 30 s, body 60 s). */
+    timeouts: timeoutsSchema.optional(),
+    /** Log every request (redacted) to stderr; also CASEBRIDGE_DEBUG=1. */
+    debug: z.boolean().default(false),
+    /** On GitHub Actions, an `::error` annotation per failing test (at most 10) with its links. */
+    annotations: z.boolean().default(false),
+    /** Report in watch mode (Vitest): each rerun once. */
+    watch: z.boolean().default(false),
+  })
+  .superRefine((c, ctx) => {
+    if (!c.token && !(c.user && c.password)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['token'],
+        message:
+          'credentials missing: set token (CASEBRIDGE_TOKEN) or user and password (CASEBRIDGE_USER, CASEBRIDGE_PASSWORD)',
+      });
+    }
+    if (c.user && !c.password) {
+      ctx.addIssue({ code: 'custom', path: ['password'], message: 'user is set but password is not' });
+    }
+    if (c.password && looksLikePersonalAccessToken(c.password)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['password'],
+        message: `${TOKEN_AS_PASSWORD}. Move it from password (CASEBRIDGE_PASSWORD) to token (CASEBRIDGE_TOKEN) and unset user (CASEBRIDGE_USER)`,
+      });
+    }
+    if (c.mode === 'cycle' && !c.testPlan) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['testPlan'],
+        message: 'cycle mode needs the test plan key (testPlan or CASEBRIDGE_TEST_PLAN), e.g. PROJ-1',
+      });
+    }
+    if (c.keyPattern) {
+      try {
+        new RegExp(c.keyPattern);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['keyPattern'], message: `not a regular expression: ${String(err)}` });
+      }
+    }
+  });
+
+export type CasebridgeConfig = z.output<typeof configSchema>;
+export type { CasebridgeOptions } from './options.js';
+
+/** `CasebridgeOptions`, written out without zod for the declaration files, is exactly the schema's input. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Mutually assignable with the same keys (optional keys would let one side lack some). */
+type Exact<A, B> = Same<A, B> extends true ? Same<keyof A, keyof B> : false;
+type Input = Partial<z.input<typeof configSchema>>;
+type Nested<K extends keyof Input & keyof CasebridgeOptions> = Exact<
+  NonNullable<CasebridgeOptions[K]>,
+  NonNullable<Input[K]>
+>;
+const optionsTypeMatchesSchema: [
+  Exact<CasebridgeOptions, Input>,
+  Nested<'defects'>,
+  Nested<'statusMap'>,
+  Nested<'attachments'>,
+  Nested<'repository'>,
+  Nested<'timeouts'>,
+] = [true, true, true, true, true, true];
+void optionsTypeMatchesSchema;
+
+export const CONFIG_FILE = 'casebridge.config.json';
+/** The config files looked for in the project root, in this order; at most one may exist. */
+export const CONFIG_FILES = [
+  'casebridge.config.json',
+  'casebridge.config.mjs',
+  'casebridge.config.cjs',
+  'casebridge.config.js',
+  'casebridge.config.ts',
+  'casebridge.config.mts',
+  'casebridge.config.cts',
+] as const;
+
+export type LoadedConfig =
+  | { ok: true; config: CasebridgeConfig; sources: string[]; searched: string[] }
+  | {
+      ok: false;
+      problems: string[];
+      sources: string[];
+      searched: string[];
+      /** `failOnError` as the sources set it, valid or not: an invalid configuration fails the run when asked. */
+      failOnError: boolean;
+    };
+
+/**
+ * Where `loadConfig` looked, in one line: `./casebridge.config.{json,mjs,...}` (relative to the project folder),
+ * then the other sources. For messages about a missing option and for `casebridge doctor`.
+ */
+export function describeSearched(cwd: string, searched: readonly string[]): string {
+  const files = searched.filter((s) => isAbsolute(s));
+  const others = searched.filter((s) => !isAbsolute(s));
+  const dirs = [...new Set(files.map((f) => dirname(f)))];
+  const parts = dirs.map((dir) => {
+    const names = files.filter((f) => dirname(f) === dir).map((f) => basename(f));
+    const where = relative(cwd, dir) || '.';
+    const exts = names.map((n) => n.replace(/^casebridge\.config\./, ''));
+    return names.length > 1 && names.every((n) => n.startsWith('casebridge.config.'))
+      ? `${where}/casebridge.config.{${exts.join(',')}}`
+      : names.map((n) => `${where}/${n}`).join(', ');
+  });
+  return [...parts, ...others].join(', ');
+}
+
+/**
+ * Reads one config file: JSON, or a module whose default export (or `module.exports`) is the options object.
+ * Modules are loaded with `require`, synchronously (the reporters start synchronously): CommonJS always, ES modules
+ * through Node's require(esm) (Node 20.19 and later, without top-level await), TypeScript where Node strips types
+ * (22.18 and later).
+ */
+function readConfigFile(file: string): { options?: Record<string, unknown>; problem?: string } {
+  if (file.endsWith('.json')) {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      return isPlainObject(parsed) ? { options: parsed } : { problem: `${file}: expected a JSON object of options` };
+    } catch (err) {
+      return { problem: `${file}: not valid JSON (${err instanceof Error ? err.message : String(err)})` };
+    }
+  }
+  let loaded: unknown;
+  try {
+    loaded = createRequire(file)(file);
+  } catch (err) {
+    const message = redact(err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err));
+    const hint = /\.[cm]?ts$/.test(file)
+      ? `; TypeScript config files need Node 22.18 or later (this is ${process.version}): use casebridge.config.mjs or .json`
+      : /ERR_REQUIRE_ASYNC_MODULE|top-level await/i.test(message)
+        ? '; a config file cannot use top-level await'
+        : '';
+    return { problem: `${file}: could not be loaded (${message})${hint}` };
+  }
+  // An ES module's namespace (or a transpiled one's exports) holds the options as `default`.
+  const esm =
+    typeof loaded === 'object' &&
+    loaded !== null &&
+    'default' in loaded &&
+    (Object.prototype.toString.call(loaded) === '[object Module]' || '__esModule' in loaded);
+  const value = esm ? (loaded as { default: unknown }).default : loaded;
+  return isPlainObject(value)
+    ? { options: value }
+    : { problem: `${file}: expected its default export to be an object of options (defineCasebridgeConfig({...}))` };
+}
+
+/**
+ * Loads the configuration: file, then environment, then inline options (highest). Never throws: problems are
+ * returned as lines that name the option (and the environment variable) and say what was expected. `searched`
+ * lists every place looked at, for `casebridge doctor` and for messages about a missing option.
+ */
+export function loadConfig(
+  inline: Record<string, unknown> = {},
+  {
+    env = process.env,
+    cwd = process.cwd(),
+    configFile,
+    inlineSource = 'reporter options',
+    base,
+  }: {
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    configFile?: string;
+    inlineSource?: string;
+    /** Options ranked above the config file and below the environment (replay: those a run recorded). */
+    base?: { options: Record<string, unknown>; source: string };
+  } = {},
+): LoadedConfig {
+  const sources: string[] = [];
+  const problems: string[] = [];
+  let fromFile: Record<string, unknown> = {};
+  const candidates = configFile ? [resolve(cwd, configFile)] : CONFIG_FILES.map((name) => resolve(cwd, name));
+  const searched = [...candidates];
+  const found = candidates.filter((file) => existsSync(file));
+  if (found.length > 1) {
+    problems.push(`more than one config file: ${found.join(', ')}; keep one`);
+  } else if (found[0]) {
+    const file = found[0];
+    sources.push(file);
+    const read = readConfigFile(file);
+    if (read.problem) problems.push(read.problem);
+    else fromFile = read.options ?? {};
+  } else if (configFile) {
+    problems.push(`config file ${candidates[0]} does not exist`);
+  }
+  if (base) {
+    searched.push(base.source);
+    if (Object.keys(base.options).length > 0) sources.push(base.source);
+  }
+  searched.push('CASEBRIDGE_* environment variables');
+  const fromEnv = optionsFromEnv(env);
+  if (Object.keys(fromEnv.options).length > 0) sources.push('CASEBRIDGE_* environment variables');
+  problems.push(...fromEnv.problems);
+  if (Object.keys(inline).length > 0) sources.push(inlineSource);
+  searched.push(inlineSource);
+  const merged = mergeOptions(mergeOptions(mergeOptions(fromFile, base?.options ?? {}), fromEnv.options), inline);
+  for (const k of ['token', 'password']) if (typeof merged[k] === 'string') registerSecret(merged[k] as string);
+  if (isPlainObject(merged.repository)) {
+    for (const k of ['token', 'password', 'ticket']) {
+      const v = (merged.repository as Record<string, unknown>)[k];
+      if (typeof v === 'string') registerSecret(v);
+    }
+  }
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const path = issue.path.join('.');
+      const envName = Object.entries(ENV_OPTIONS).find(
+        ([, s]) => s.path.join('.') === path || (s.type === 'statusMap' && path.startsWith(`${s.path.join('.')}.`)),
+      )?.[0];
+      const where = path === '' ? '(options)' : envName ? `${path} (${envName})` : path;
+      if (issue.code === 'unrecognized_keys') {
+        problems.push(`${where}: unknown option(s) ${issue.keys.join(', ')}; check the spelling against the README`);
+      } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+        problems.push(`${where}: required`);
+      } else {
+        problems.push(`${where}: ${issue.message}`);
+      }
+    }
+  }
+  if (problems.length > 0 || !parsed.success) {
+    const failOnError = merged.failOnError === true && merged.enabled !== false;
+    return { ok: false, problems, sources, searched, failOnError };
+  }
+  return { ok: true, config: parsed.data, sources, searched };
+}
+
+/** Expands `${name}` in a template from `vars`, then the environment; unknown names become empty. */
+export function expandTemplate(template: string, vars: Record<string, string | undefined>, env = process.env): string {
+  return template.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => vars[name] ?? env[name] ?? '').trim();
+}

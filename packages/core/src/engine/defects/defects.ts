@@ -1,0 +1,266 @@
+import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
+import type { TestManagementClient } from '../../client/tm.js';
+import type { CasebridgeConfig } from '../config/schema.js';
+import { closeAsDuplicate, DUPLICATE_LINE, isDone } from '../jira/duplicate.js';
+import { keysetSearch } from '../jira/keyset.js';
+import { serialByKey } from '../kernel/keyed.js';
+import type { CycleInfo, RunnerInfo } from '../kernel/types.js';
+import type { WorkItem } from '../kernel/work.js';
+import type { DefectCap } from './cap.js';
+import { primaryError } from './fingerprint.js';
+import { type FailureGroup, groupOf } from './groups.js';
+import type { DefectRefusals, Refusal } from './refusals.js';
+import { type DefectTextInput, defectDescription, defectSummary, marker, templateVars } from './text.js';
+
+/**
+ * One defect per distinct failure. The failure's group (groups.ts: an environment error whatever the test, another
+ * error by type, normalised message and source line; per test when it has no frame in the project) is written into
+ * the end of the defect's summary as `[cb-<hash>]`, whatever `defects.summaryTemplate` says: a summary is
+ * searchable with JQL (`summary ~`) on every Jira, and labels are the user's (`defects.fields.labels`). Before creating, the project is searched for it: an
+ * open match is linked, a closed one makes the new defect a regression that names it. Within one process, one
+ * search-and-create per fingerprint runs at a time, and a create whose answer was lost is searched for before it is
+ * sent again. Across machines, a search after each create finds a defect another machine filed for the same failure
+ * at the same moment: the oldest open one is kept by both, the other closed as Duplicate.
+ *
+ * The flood guard (DefectCap): in a cycle, a group whose marker is already in the cycle's defect list links that
+ * defect without a search; a new defect takes a slot under `defects.maxPerRun` first, and without one the failure
+ * is not filed (its run still gets its status and a comment saying why).
+ *
+ * A create Jira refuses for its fields (defect-refusals.ts) is not sent again: the failure is not filed, its run
+ * gets its status and a comment naming the fields, and no other defect is created in the run.
+ */
+
+/**
+ * The search-and-create under way per fingerprint, process-wide (engines of one process queue behind each other);
+ * an entry goes when it settles. What was found or filed is remembered per run only (`DefectInput.known`): a later
+ * run in the same process (watch mode, a replay) searches again, because the defect may have been closed or
+ * deleted meanwhile.
+ */
+const inFlight = serialByKey<string>();
+
+export interface DefectInput {
+  tm: TestManagementClient;
+  config: CasebridgeConfig;
+  item: WorkItem;
+  runId: number;
+  /** The run step that failed, when the failure belongs to a step: the defect is filed from the step. */
+  stepRunId?: number;
+  /**
+   * What became of each group in this run, by group key: a second failure of the group links its defect, or (the
+   * cap, a refused create) gets none either.
+   */
+  known: Map<string, DefectOutcome>;
+  /** The cycle of the run (cycle mode): its defect list is the state shared with other machines. */
+  cycle?: CycleInfo;
+  cap: DefectCap;
+  refusals: DefectRefusals;
+  runner: RunnerInfo;
+  signal: AbortSignal;
+}
+
+/**
+ * What became of a failure: its defect (filed now or existing), or none because the cap was reached or (`refusal`)
+ * Jira refused the create's fields.
+ */
+export type DefectOutcome =
+  | { key: string; created: boolean }
+  | { key?: undefined; notFiled: true; refusal?: Refusal | undefined };
+
+export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
+  const group = groupOf(input.item.test, input.config.defects.group);
+  const project = input.config.defects.projectKey ?? input.config.projectKey;
+  const k = `${project}:${group.hash}`;
+  return inFlight([k], async () => {
+    // A second failure of the group in this run links the defect of the first (or, capped, gets none either).
+    const earlier = input.known.get(k);
+    if (earlier) return earlier.key === undefined ? earlier : { key: earlier.key, created: false };
+    const found = await fileOrLink(input, project, group);
+    input.known.set(k, found);
+    return found;
+  });
+}
+
+/**
+ * The project's defects of a failure group, oldest (lowest id) first. Jira's `~` is a tokenised, stemmed word search
+ * (`cb-1a2b` finds any summary with the words `cb` and `1a2b`, in any order), so each hit is checked on the client:
+ * its summary must hold the exact marker `[cb-<hash>]`, and a defect casebridge labelled as a duplicate (it could not
+ * close it: duplicate.ts) is left out, so every machine and every later run picks the same survivor. Open is not
+ * resolved and not in a status of the done category (a workflow's Done may set no resolution).
+ *
+ * A newer open defect beside the oldest was filed twice (two machines at once, or a lagging search let a run file
+ * it again): it is closed here as the oldest one's duplicate, whichever read finds it (this run's or a later one's).
+ * Keyset paged (keyset.ts): one request for the usual handful of hits.
+ */
+async function search(tm: TestManagementClient, project: string, hash: string, signal: AbortSignal) {
+  const exact = `[${marker(hash)}]`;
+  const { issues } = await keysetSearch({
+    tm,
+    jql: `project = "${project}" AND summary ~ "${marker(hash)}"`,
+    fields: 'summary,status,resolution,description',
+    pageSize: 50,
+    signal,
+  });
+  const hits = issues
+    .filter((i) => String(i.fields.summary ?? '').includes(exact))
+    .filter((i) => !DUPLICATE_LINE.test(String(i.fields.description ?? '')))
+    .map((i) => ({ key: i.key, open: !isDone(i.fields) }));
+  const [oldest, ...twice] = hits.filter((d) => d.open);
+  for (const dup of twice) {
+    await closeAsDuplicate(tm, dup.key, signal, oldest?.key);
+    dup.open = false;
+  }
+  return hits;
+}
+
+async function fileOrLink(input: DefectInput, project: string, group: FailureGroup): Promise<DefectOutcome> {
+  const { tm, signal, cap } = input;
+  const hash = group.hash;
+  // Another machine (or an earlier run into this cycle) linked the group's defect here already: no search needed.
+  const inCycle = await cap.inCycle(input.cycle, marker(hash));
+  if (inCycle) {
+    cap.noteLinked(inCycle);
+    return { key: inCycle, created: false };
+  }
+  const found = await search(tm, project, hash, signal);
+  const open = found.find((d) => d.open);
+  if (open) {
+    cap.noteLinked(open.key);
+    return { key: open.key, created: false };
+  }
+  const answered = await input.refusals.turn();
+  try {
+    // After a refused create every other would be refused too (the same defects.fields): not sent.
+    const refused = input.refusals.blocking;
+    if (refused) return { notFiled: true, refusal: refused };
+    if (!(await cap.reserve(input.cycle))) return { notFiled: true };
+    return await createDefect(input, project, group, found[found.length - 1]?.key);
+  } finally {
+    answered();
+  }
+}
+
+/** How long a create may be missing from Jira's search (the index lags it by about a second on Data Center). */
+const INDEX_SETTLE_MS = 3_000;
+
+/** Waits INDEX_SETTLE_MS, or less when the run is aborted (the read that follows then fails and is tried later). */
+function indexSettled(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, INDEX_SETTLE_MS);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+async function createDefect(
+  input: DefectInput,
+  project: string,
+  group: FailureGroup,
+  regressionOf: string | undefined,
+): Promise<DefectOutcome> {
+  const { tm, signal, cap } = input;
+  const hash = group.hash;
+  const fields = defectFields(input, project, group, regressionOf);
+  const send = async () => {
+    try {
+      const answer =
+        input.stepRunId !== undefined
+          ? await tm.defects.createRunStepBug({ runStepId: input.stepRunId, fields }, { signal })
+          : await tm.defects.createRunBug({ runId: input.runId, fields }, { signal });
+      return answer.key;
+    } catch (err) {
+      // The older service variant cannot file a defect from a run (404 on the route): create the issue in Jira;
+      // the run update that follows links it to the run.
+      if (!(err instanceof NotFoundError)) throw err;
+      return (await tm.jira.createIssue({ fields }, { signal })).key;
+    }
+  };
+  // The slot taken under the cap is settled the moment the create answers (see DefectCap.reserve).
+  // Refused (for its fields: 500 from synapseRT, 400 from Jira; or a 500 twice): costs this defect, not the run's
+  // other failures; only a refusal of the fields stops the other creates (see DefectRefusals.refused).
+  const refusedOr = (err: unknown): DefectOutcome => {
+    cap.settle(undefined);
+    if (err instanceof ValidationError) return { notFiled: true, refusal: input.refusals.refused(err) };
+    throw err;
+  };
+  let key: string;
+  try {
+    key = await send();
+  } catch (err) {
+    // The create may have committed: its answer was lost, or it answered 500 (the client did not send it again). A
+    // 500 that names the create's fields is Jira refusing them (every create would be): not sent again.
+    const mayExist =
+      err instanceof AmbiguousError ||
+      (err instanceof ValidationError && err.mayHaveApplied && !input.refusals.namesFields(err));
+    if (!mayExist) return refusedOr(err);
+    // Read before sending again: never file twice. Jira's search shows a create about a second late (each node polls
+    // its index once a second), so the read waits for it first: read at once, it missed the defect the lost answer
+    // made and filed a second one. A failed read is not a refusal of the defect: thrown, the result is tried again
+    // later (and its defect searched for first).
+    await indexSettled(signal);
+    const again = await search(tm, project, hash, signal).catch((e: unknown) => {
+      cap.settle(undefined);
+      throw e;
+    });
+    const open = again.find((d) => d.open);
+    if (open) {
+      cap.settle(open.key);
+      return { key: open.key, created: true };
+    }
+    try {
+      key = await send();
+    } catch (e) {
+      return refusedOr(e);
+    }
+  }
+  cap.settle(key);
+  // Another machine may have filed the same failure at the same moment (two jobs of one pipeline, one failing test):
+  // the oldest open defect wins on both, and this one is closed as its duplicate. One search per new defect.
+  const oldest = (await search(tm, project, hash, signal)).find((d) => d.open);
+  if (oldest && oldest.key !== key) {
+    await closeAsDuplicate(tm, key, signal, oldest.key);
+    // The closed duplicate stays in the cycle's defect list: it is not a new defect of the cycle.
+    cap.duplicate(key);
+    return { key: oldest.key, created: false };
+  }
+  return { key, created: true };
+}
+
+function defectFields(input: DefectInput, project: string, group: FailureGroup, regressionOf: string | undefined) {
+  const d = input.config.defects;
+  const text: DefectTextInput = {
+    test: input.item.test,
+    error: primaryError(input.item.test),
+    key: input.item.key,
+    runId: input.runId,
+    runner: input.runner.name,
+    group,
+    regressionOf,
+  };
+  const vars = templateVars(text);
+  return {
+    ...d.fields,
+    project: { key: project },
+    summary: defectSummary(summaryTemplateOf(d.summaryTemplate, group), vars, group.hash),
+    description: defectDescription(d.descriptionTemplate, vars, text),
+    issuetype: { name: d.issueType },
+  };
+}
+
+/** The default summary template (config.ts). */
+const DEFAULT_SUMMARY = '${title}: ${error}';
+
+/**
+ * An environment error's defect is every test's that hit it, not the first one's: with the default template its
+ * summary names the error and its kind instead of a test (`Environment error (connection refused): connect
+ * ECONNREFUSED 10.0.0.5:5432`). A template the user set is used as it is.
+ */
+function summaryTemplateOf(template: string, group: FailureGroup): string {
+  return group.environment && template === DEFAULT_SUMMARY
+    ? `Environment error (${group.environment}): \${error}`
+    : template;
+}

@@ -1,0 +1,119 @@
+import type { ValidationError } from '../../client/errors.js';
+import type { DefectFields } from '../config/defect-fields.js';
+
+/**
+ * Creates Jira refused because of their fields (synapseRT's createRunBug answers 500 naming them, Jira's create 400
+ * `{"errors": {fieldId: message}}`): a required field missing, one not on the create screen, a value not allowed.
+ * Sending again cannot help, and every defect of the run carries the same `defects.fields`: after the first refusal
+ * no other defect is created in this run (open defects are still found and linked). The run of each failure still
+ * gets its status and a comment saying why; the summary has one problem line per distinct refusal, with the count.
+ */
+
+export interface Refusal {
+  /** What Jira said, field by field: `components: Component/s is required`. */
+  what: string;
+  /** The fix: the options to set or correct. */
+  fix: string;
+}
+
+const PREFIX = /^Jira refused the defect's fields:\s*/i;
+
+/** The fields a refusal names, with Jira's messages (empty when it names none). */
+export function refusedFields(serverMessage: string): Array<{ id: string; message: string }> {
+  return serverMessage
+    .replace(PREFIX, '')
+    .split(/;\s+/)
+    .map((part) => /^([A-Za-z][\w.]*):\s*(.+)$/.exec(part.trim()))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ id: (m[1] ?? '').replace(/^fields\./, ''), message: (m[2] ?? '').trim().replace(/\.$/, '') }));
+}
+
+export class DefectRefusals {
+  private first?: Refusal;
+  /** Whether a create of this run succeeded: then creates run side by side. */
+  private proven = false;
+  /** Settles when the create under way, the first of the run, has answered. */
+  private probe?: Promise<void>;
+  /** Case keys of the failures not filed, per refusal (`what (fix)`). */
+  private readonly notFiled = new Map<string, { refusal: Refusal; keys: string[] }>();
+
+  constructor(private readonly configured: DefectFields | undefined) {}
+
+  /** The refusal that stops further creates in this run, if one happened. */
+  get blocking(): Refusal | undefined {
+    return this.first;
+  }
+
+  /**
+   * Before a create: until one has succeeded in this run, creates go one at a time, so that a refusal (which
+   * every other create would get too) costs one request, not one per group. Call the answer when the create
+   * has answered.
+   */
+  async turn(): Promise<() => void> {
+    while (!this.proven && this.probe) await this.probe;
+    if (this.proven || this.first) return () => undefined;
+    let done: () => void = () => undefined;
+    this.probe = new Promise((r) => {
+      done = r;
+    });
+    return () => {
+      this.proven = this.first === undefined;
+      this.probe = undefined;
+      done();
+    };
+  }
+
+  /** Whether the service's answer names fields of the create (Jira's `field: message`): a refusal of the fields. */
+  namesFields(err: ValidationError): boolean {
+    return refusedFields(err.serverMessage).length > 0;
+  }
+
+  /**
+   * Records a refused create. A refusal of the fields (named in the answer), or a certain one (400), stops the
+   * creates that follow: they carry the same `defects.fields`. A 500 that names none (a fault that outlasted the
+   * retry) costs this defect only: the run's other failures still get theirs.
+   */
+  refused(err: ValidationError): Refusal {
+    const fields = refusedFields(err.serverMessage);
+    const given = new Set(Object.keys(this.configured ?? {}));
+    const refusal: Refusal =
+      fields.length > 0
+        ? {
+            what: `Jira refused its fields: ${fields.map((f) => `${f.id}: ${f.message}`).join('; ')}`,
+            fix: `${fields
+              .map((f) =>
+                /cannot be set|not on the (?:appropriate )?screen/i.test(f.message) && given.has(f.id)
+                  ? `remove defects.fields.${f.id}`
+                  : `${given.has(f.id) ? 'correct' : 'set'} defects.fields.${f.id}`,
+              )
+              .join(', ')}, see doctor`,
+          }
+        : { what: `Jira refused it: ${err.serverMessage || err.message}`, fix: 'see doctor' };
+    if (fields.length > 0 || !err.uncertain) this.first ??= refusal;
+    return refusal;
+  }
+
+  /** One failure (of test case `key`) that got no defect because of `refusal`; once per failure. */
+  noteNotFiled(refusal: Refusal, key: string): void {
+    const id = `${refusal.what} (${refusal.fix})`;
+    const entry = this.notFiled.get(id) ?? { refusal, keys: [] };
+    entry.keys.push(key);
+    this.notFiled.set(id, entry);
+  }
+
+  /** The run comment's note. */
+  note(refusal: Refusal): string {
+    return `Defect not filed: ${refusal.what} (${refusal.fix})`;
+  }
+
+  /** Problem lines for the summary: one per distinct refusal. */
+  lines(): string[] {
+    return [...this.notFiled.values()].map(({ refusal, keys }) => {
+      if (keys.length === 1) return `defect for ${keys[0]} not filed: ${refusal.what} (${refusal.fix})`;
+      const named = [...new Set(keys)];
+      const shown = named.slice(0, 3).join(', ') + (named.length > 3 ? `, ${named.length - 3} more` : '');
+      const what = refusal.what.replace(/^Jira refused its /, 'Jira refused their ').replace(/ it: /, ' them: ');
+      return `defects for ${keys.length} failures (${shown}) not filed: ${what} (${refusal.fix})`;
+    });
+  }
+}

@@ -1,0 +1,69 @@
+import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
+import { serialByKey } from '../kernel/keyed.js';
+import { displayName } from '../kernel/model.js';
+import { PermanentProblem } from '../kernel/problems.js';
+import type { Service } from '../kernel/service.js';
+import type { WorkItem } from '../kernel/work.js';
+
+/**
+ * The ad hoc run of each result (mode `adhoc`): created, or adopted (after a lost answer, or in a replay the run a
+ * crashed process created). Creates for one case run one after the other, and a run this process created or
+ * adopted is never adopted again: the untouched run found after a lost answer is the one that create made, not the
+ * run of another result for the same case that is about to be written.
+ */
+export class AdhocRuns {
+  private readonly perCase = serialByKey<string>();
+  /** Ad hoc runs this process created or adopted: never adopted again. */
+  private readonly claimed = new Set<number>();
+
+  constructor(
+    private readonly svc: Service,
+    /** Throws NotJiraError when the URL is not Jira's (see jiraCheck): a 404 then means the URL, not the case. */
+    private readonly checkJira: () => Promise<void>,
+    /** Keys the service refused as test cases: named in the summary. */
+    private readonly badKeys: Set<string>,
+  ) {}
+
+  /** The run id for the result; `replaying`: the result comes from the journal, its run may exist already. */
+  run(item: WorkItem, replaying: boolean): Promise<number> {
+    return this.perCase([item.key], () => this.runNow(item, replaying));
+  }
+
+  private async runNow(item: WorkItem, replaying: boolean): Promise<number> {
+    // A replay after a crash may find the run it created last time: adopt it instead of creating another.
+    // (A dry run replays nothing: it never reads or writes the journal.)
+    const adopted = replaying ? await this.untouched(item.key) : undefined;
+    if (adopted !== undefined) return adopted;
+    const input = { testCaseIssueKey: item.key };
+    try {
+      return this.claim((await this.svc.tm.runs.adhocCreate(input, this.svc.o)).id);
+    } catch (err) {
+      if (err instanceof NotFoundError) {
+        await this.checkJira();
+        this.badKeys.add(item.key);
+        throw new PermanentProblem(`${item.key}: no such test case (${displayName(item.test)})`);
+      }
+      // A lost answer, or a 500 after which the client did not send it again: the create may have happened. Adopt
+      // the newest untouched ad hoc run of the case, or create again.
+      if (!(err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied))) throw err;
+      const found = await this.untouched(item.key);
+      if (found !== undefined) return found;
+      return this.claim((await this.svc.tm.runs.adhocCreate(input, this.svc.o)).id);
+    }
+  }
+
+  private claim(id: number): number {
+    this.claimed.add(id);
+    return id;
+  }
+
+  /** The newest untouched ad hoc run of the case that this process has not taken yet; taken by this call. */
+  private async untouched(key: string): Promise<number | undefined> {
+    const runs = await this.svc.tm.runs.adhocTestRuns({ testCaseIssueKey: key }, this.svc.o);
+    const fresh = runs.filter(
+      (r) => r.status === 'Not Tested' && !r.executedBy && !r.comment && !this.claimed.has(r.id),
+    );
+    const id = fresh.sort((a, b) => b.id - a.id)[0]?.id;
+    return id === undefined ? undefined : this.claim(id);
+  }
+}

@@ -1,0 +1,254 @@
+import { realpathSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename, extname, sep } from 'node:path';
+import { AbortedError, AmbiguousError, CasebridgeError, ValidationError } from '../../client/errors.js';
+import type { FileInput } from '../../client/multipart.js';
+import type { ContentRepositoryClient } from '../../client/repo.js';
+import { redact } from '../../client/secrets.js';
+import type { CasebridgeConfig } from '../config/schema.js';
+import type { ResultAttachment } from '../kernel/model.js';
+import { orIfMissing } from '../kernel/problems.js';
+import type { Service } from '../kernel/service.js';
+import type { CycleInfo } from '../kernel/types.js';
+import { selectedAttachments, type WorkItem } from '../kernel/work.js';
+import { withCycleOpen } from './cycles.js';
+
+/** Where a result's files go, and what of them reached it already (kept in the item's progress). */
+interface Destination {
+  cycle: CycleInfo | undefined;
+  runId: number;
+  /** File names uploaded to the run (the item's `progress.uploaded`). */
+  uploaded: string[];
+  /** Links of files stored in the content repository, by file name (the item's `progress.stored`). */
+  stored: Record<string, string>;
+  /** The files the run holds already (read in a replay). */
+  existing?: Set<string>;
+}
+
+/** What became of the files of a run: for the summary. */
+export interface AttachmentStats {
+  uploaded: number;
+  skipped: string[];
+  stored: string[];
+}
+
+/**
+ * A result's files: uploaded to its run (or to the step they belong to), stored in the content repository when
+ * large and one is configured, or named in the run comment with the reason they were not sent. The older service
+ * variant has no attachment operations (404 on the route): then files are named in the comment.
+ */
+export class Attachments {
+  private uploadsUnsupported = false;
+  /** Why the content repository is not used any more in this run (it refused a file). */
+  private repoUnavailable?: string;
+  /** Problems with the content repository, for the summary (it is optional: results still arrive). */
+  private readonly repoProblems = new Set<string>();
+  private readonly counts: AttachmentStats = { uploaded: 0, skipped: [], stored: [] };
+
+  constructor(
+    private readonly config: CasebridgeConfig['attachments'],
+    private readonly svc: Service,
+    private readonly repo: ContentRepositoryClient | undefined,
+    /** Folders files may be uploaded from (real paths); empty: any. */
+    private readonly roots: readonly string[],
+  ) {}
+
+  stats(): AttachmentStats {
+    return { uploaded: this.counts.uploaded, skipped: [...this.counts.skipped], stored: [...this.counts.stored] };
+  }
+
+  problems(): string[] {
+    return [...this.repoProblems];
+  }
+
+  /** Sends the selected files of the result to its run; resumes from `item.progress`. Returns comment lines. */
+  async send(cycle: CycleInfo | undefined, item: WorkItem, runId: number, replaying: boolean): Promise<string[]> {
+    const p = item.progress;
+    const to: Destination = { cycle, runId, uploaded: (p.uploaded ??= []), stored: (p.stored ??= {}) };
+    const chosen = selectedAttachments(item.test, this.config);
+    if (chosen.length === 0) return [];
+    if (replaying) to.existing = await this.existingNames(runId);
+    const names = new Set<string>();
+    const notes: string[] = [];
+    for (const { attachment, step } of chosen) {
+      const note = await this.sendOne(to, attachment, step, uniqueName(fileNameOf(attachment), names));
+      if (note) notes.push(note);
+    }
+    return notes;
+  }
+
+  /** One file, from the checks that need no request to the upload; returns its comment line, if any. */
+  private async sendOne(
+    to: Destination,
+    attachment: ResultAttachment,
+    step: number | undefined,
+    fileName: string,
+  ): Promise<string | undefined> {
+    const size = attachment.body ? attachment.body.byteLength : await sizeOf(attachment.path);
+    if (size === undefined) return `${fileName}: file not found (${attachment.path})`;
+    if (attachment.path && !within(this.roots, attachment.path)) {
+      return this.skip(
+        fileName,
+        `${fileName} not uploaded: ${attachment.path} is outside the project folder (allow its folder with attachments.roots)`,
+      );
+    }
+    if (to.stored[fileName]) return `${fileName}: ${to.stored[fileName]}`;
+    if (to.uploaded.includes(fileName) || to.existing?.has(fileName)) return undefined;
+    const file: FileInput = attachment.body
+      ? { data: Buffer.from(attachment.body), fileName, contentType: attachment.contentType }
+      : { path: attachment.path as string, fileName, contentType: attachment.contentType };
+    // Large files go to the content repository when one is configured, from disk or from memory alike.
+    if (this.repo && !this.repoUnavailable && size >= this.config.repositoryMinBytes) {
+      const link = await this.store(this.repo, file, fileName);
+      if (link !== undefined) {
+        to.stored[fileName] = link;
+        this.counts.stored.push(fileName);
+        return `${fileName}: ${link}`;
+      }
+    }
+    if (size > this.config.maxBytes) {
+      return this.skip(
+        fileName,
+        `${fileName} not uploaded: ${mb(size)} is over attachments.maxBytes (${mb(this.config.maxBytes)})`,
+      );
+    }
+    if (this.uploadsUnsupported || !(await this.upload(to, file, fileName, step))) {
+      return `${fileName} not uploaded: the service has no attachment upload`;
+    }
+    to.uploaded.push(fileName);
+    this.counts.uploaded += 1;
+    return undefined;
+  }
+
+  private skip(fileName: string, note: string): string {
+    this.counts.skipped.push(fileName);
+    return note;
+  }
+
+  /**
+   * The names of the files the run holds (a replay may have uploaded some before it stopped); one request. A dry run
+   * never replays.
+   */
+  private async existingNames(runId: number): Promise<Set<string> | undefined> {
+    if (this.uploadsUnsupported) return undefined;
+    return orIfMissing(
+      async () =>
+        new Set((await this.svc.tm.attachments.getAttachmentDetails({ runId }, this.svc.o)).map((f) => f.fileName)),
+      () => this.noUploads(),
+    );
+  }
+
+  /** The service has no attachment operations: from now on, files are named in the comment. */
+  private noUploads(): undefined {
+    this.uploadsUnsupported = true;
+    return undefined;
+  }
+
+  /**
+   * Stores a large file in the content repository and returns its link; undefined when the repository refused it.
+   * The repository is optional: when it refuses (quota 503, rights, down), the file goes to the run like any other,
+   * and the repository is not asked again in this run.
+   */
+  private async store(repo: ContentRepositoryClient, file: FileInput, fileName: string): Promise<string | undefined> {
+    try {
+      const node = await repo.storeFile(file, { name: fileName });
+      return String((node as { downloadUrl?: string }).downloadUrl ?? '');
+    } catch (err) {
+      if (err instanceof AbortedError) throw err;
+      this.repoUnavailable = redact(err instanceof Error ? err.message : String(err));
+      this.repoProblems.add(`the content repository refused files (${this.repoUnavailable}): they went to the runs`);
+      return undefined;
+    }
+  }
+
+  /**
+   * Uploads the file to the run, or to one of its steps; false when the service has no attachment upload (even
+   * uploading to the run is not found: the older service variant; a missing run fails the update next).
+   */
+  private async upload(to: Destination, file: FileInput, fileName: string, step: number | undefined): Promise<boolean> {
+    const sent = await orIfMissing(
+      () => this.uploadOnce(to, file, fileName, step).then(() => true),
+      () => this.noUploads(),
+    );
+    return sent === true;
+  }
+
+  /** After a lost answer, sends again only when the file is not there; a step the run does not have: to the run. */
+  private async uploadOnce(
+    to: Destination,
+    file: FileInput,
+    fileName: string,
+    step: number | undefined,
+  ): Promise<void> {
+    const { runId } = to;
+    try {
+      await withCycleOpen(this.svc, to.cycle, () => this.sendTo(runId, file, step));
+    } catch (err) {
+      // A lost answer, or a 500 after which the client did not send it again: the file may be there already.
+      const mayBeThere = err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied);
+      if (mayBeThere) {
+        const list = await this.svc.tm.attachments.getAttachmentDetails({ runId }, this.svc.o);
+        if (list.some((f) => f.fileName === fileName)) return;
+      }
+      if (step !== undefined && err instanceof CasebridgeError && (err.status === 404 || err.status === 500)) {
+        await this.sendTo(runId, file, undefined);
+      } else if (mayBeThere) await this.sendTo(runId, file, step);
+      else throw err;
+    }
+  }
+
+  private sendTo(runId: number, file: FileInput, step: number | undefined): Promise<unknown> {
+    return step === undefined
+      ? this.svc.tm.attachments.addToRun({ runId, file }, this.svc.o)
+      : this.svc.tm.attachments.addToRunStep({ runId, stepno: step, file }, this.svc.o);
+  }
+}
+
+/** Whether a file lies in one of the allowed folders, symlinks resolved. */
+function within(roots: readonly string[], path: string): boolean {
+  if (roots.length === 0) return true;
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return true; // missing: reported as "file not found" by the caller
+  }
+  return roots.some((root) => real === root || real.startsWith(root.endsWith(sep) ? root : `${root}${sep}`));
+}
+
+const EXT: Record<string, string> = {
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'video/webm': '.webm',
+  'application/zip': '.zip',
+  'text/plain': '.txt',
+  'application/json': '.json',
+};
+
+function fileNameOf(a: ResultAttachment): string {
+  const fromPath = a.path ? basename(a.path) : '';
+  const ext = extname(fromPath) || EXT[a.contentType] || '';
+  const base = a.name.replace(/[\\/:*?"<>|\s]+/g, '-').slice(0, 100) || 'attachment';
+  return base.endsWith(ext) ? base : `${base}${ext}`;
+}
+
+function uniqueName(name: string, taken: Set<string>): string {
+  let out = name;
+  const ext = extname(name);
+  for (let i = 2; taken.has(out); i++) out = `${name.slice(0, name.length - ext.length)}-${i}${ext}`;
+  taken.add(out);
+  return out;
+}
+
+async function sizeOf(path: string | undefined): Promise<number | undefined> {
+  if (!path) return undefined;
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return undefined;
+  }
+}
+
+function mb(n: number): string {
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,226 @@
+import type { WorkItem } from '../kernel/work.js';
+
+/**
+ * Status-only results wait at most this long, or until this many have gathered, or until every planned test has
+ * reported, before a bulk update. Waiting costs nothing in safety: each result is in the write-ahead log already.
+ * Long enough that a suite of thousands of tests costs a handful of updates; short enough that a long suite's
+ * results show up while it runs. Each wait that runs out doubles the next one (30 s, 60 s, 120 s, ... up to
+ * BULK_WAIT_MAX_MS): a run of 90 s makes one timed update, a run of an hour about ten.
+ */
+const BULK_WAIT_MS = 30_000;
+const BULK_WAIT_MAX_MS = 300_000;
+const BULK_MAX = 10_000;
+/**
+ * Runners that name no tests up front (Jest, Vitest): the cycle's runs for the keys seen so far are prepared this
+ * long after the first one, then after twice as long, and so on (2 s, 4 s, 8 s...). The end of the run then only
+ * adds the last keys. A few batches of two requests, whatever the suite's size.
+ */
+const PREPARE_WAIT_MS = 2_000;
+/** After the last planned test (or the end), results wait this long for others to join them in one bulk update. */
+export const SOON_MS = 20;
+/**
+ * ... and this long while test cases are still being created, so that a first run sends a few bulks, not hundreds
+ * (each reads the cycle's growing run list). The last one goes as soon as the creates are done.
+ */
+const SOON_WHILE_CREATING_MS = 2_000;
+
+export interface BulkOptions {
+  /** The run is winding down (it ended, or every planned test reported): what waits goes soon. */
+  windingDown: () => boolean;
+  /** Test cases are still being created: a bulk soon waits longer for them. */
+  creating: () => boolean;
+  /** The service is not answering now: nothing is sent, the results stay in the buffer. */
+  stopped: () => boolean;
+  /** A flush found the service not answering: the buffer is held (the engine arms it again when it answers). */
+  held?: () => void;
+  /** Sends the results that waited (never empty). */
+  send: (items: WorkItem[]) => void;
+}
+
+/**
+ * The status-only results waiting for a bulk update, and the timers that send them: at the latest after a wait that
+ * doubles each time it runs out, soon when the run winds down, at once when BULK_MAX have gathered.
+ */
+export class Bulk {
+  private buffer: WorkItem[] = [];
+  private timer?: NodeJS.Timeout;
+  private wait = BULK_WAIT_MS;
+  private soonTimer?: NodeJS.Timeout;
+  /** The journal is being read: its results wait here until all are claimed (one bulk, not many small ones). */
+  holding = false;
+
+  constructor(private readonly o: BulkOptions) {}
+
+  /** Results waiting. */
+  get size(): number {
+    return this.buffer.length;
+  }
+
+  /** A bulk is about to go (see SOON_MS). */
+  get due(): boolean {
+    return this.soonTimer !== undefined;
+  }
+
+  /** A result waits for the next bulk; `schedule` then decides when that goes. */
+  push(item: WorkItem): void {
+    this.buffer.push(item);
+  }
+
+  /** At once when the buffer is full, otherwise armed (unless the journal is being read). */
+  schedule(): void {
+    if (this.buffer.length >= BULK_MAX) this.flush();
+    else if (!this.holding) this.arm();
+  }
+
+  /** Results wait in the buffer: soon when the run is winding down, otherwise at the latest after `wait`. */
+  arm(): void {
+    if (this.buffer.length === 0) return;
+    if (this.o.windingDown()) this.soon();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.wait = Math.min(this.wait * 2, BULK_WAIT_MAX_MS);
+        this.flush();
+      }, this.wait);
+      this.timer.unref();
+    }
+  }
+
+  /**
+   * A bulk soon: results that arrive together (the tail of a run, cases created one after the other) go together.
+   * While cases are still being created, at most one bulk every SOON_WHILE_CREATING_MS.
+   */
+  private soon(): void {
+    if (this.soonTimer) return;
+    const wait = this.o.creating() ? SOON_WHILE_CREATING_MS : SOON_MS;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      this.flush();
+    }, wait);
+  }
+
+  /**
+   * Sends what waits now. While the service is not answering it stays in the buffer (sent when it answers again,
+   * else journaled at the end): emptying the buffer then would leave those results out of every later bulk.
+   */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.soonTimer) clearTimeout(this.soonTimer);
+    this.soonTimer = undefined;
+    if (this.buffer.length > 0 && this.o.stopped()) {
+      this.o.held?.();
+      return;
+    }
+    const batch = this.buffer;
+    this.buffer = [];
+    if (batch.length > 0) this.o.send(batch);
+  }
+}
+
+export interface PreparationOptions {
+  /** Whether runs are prepared at all: the run reports into a cycle and the service answers. */
+  active: () => boolean;
+  /** The run ended: a new batch goes at once. */
+  ended: () => boolean;
+  /** Adds the keys' cases to the cycle; `load`: reads the run ids back. */
+  run: (keys: string[], load: boolean) => Promise<unknown> | undefined;
+  /** Each new batch, from when it is made: the end of the run waits for it, its failure is classified. */
+  track: (done: Promise<unknown>) => void;
+}
+
+interface PrepareBatch {
+  keys: Set<string>;
+  load: boolean;
+  go: () => void;
+  done: Promise<unknown>;
+}
+
+/**
+ * The preparation of each key's run in the cycle: a key whose run the cycle will need is added with the others in
+ * the next batch (see PREPARE_WAIT_MS), so that the end of the run does not add every case to the cycle at once.
+ *
+ * Not a memoByKey: a key's entry is replaced when a result needs its run id at once and the batch waiting to go
+ * holds the key (that batch must then read the run ids back), and a failed batch is not asked again per key.
+ */
+export class CyclePreparation {
+  private readonly prepared = new Map<string, Promise<unknown>>();
+  private next?: PrepareBatch;
+  private timer?: NodeJS.Timeout;
+  private wait = PREPARE_WAIT_MS;
+
+  constructor(private readonly o: PreparationOptions) {}
+
+  /** Keys whose runs are prepared already (the planned tests at the start): `ready` when they are. */
+  seed(keys: Iterable<string>, ready: Promise<unknown>): void {
+    for (const k of keys) this.prepared.set(k, ready);
+  }
+
+  /** Resolves when the batch holding the key is done; `load` asks that batch to read the run ids back. */
+  prepare(key: string, load = false): Promise<unknown> {
+    const known = this.prepared.get(key);
+    if (known && !(load && this.next?.keys.has(key))) return known;
+    if (!this.o.active()) return Promise.resolve();
+    const batch = this.next ?? this.open();
+    batch.keys.add(key);
+    batch.load ||= load;
+    this.prepared.set(key, batch.done);
+    return batch.done;
+  }
+
+  /** The end of the run: the batch waiting goes now. */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.next?.go();
+  }
+
+  private open(): PrepareBatch {
+    let go: () => void = () => undefined;
+    const start = new Promise<void>((r) => {
+      go = r;
+    });
+    const b: PrepareBatch = { keys: new Set<string>(), load: false, go, done: Promise.resolve() };
+    b.done = start.then(() => {
+      if (this.next === b) this.next = undefined;
+      return this.o.run([...b.keys], b.load);
+    });
+    this.o.track(b.done);
+    this.next = b;
+    if (this.o.ended()) b.go();
+    else {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.wait *= 2;
+        b.go();
+      }, this.wait);
+      this.timer.unref();
+    }
+    return b;
+  }
+}
+
+/**
+ * Runs `fn` when fewer than `max` deliveries are under way.
+ *
+ * Not the same limit as the transport's request queue (p-queue, same `concurrency`), and not replaceable by it: this
+ * one counts deliveries (a result's steps, files, defect and run update; a bulk of one cycle), each a chain of
+ * requests, the queue counts single requests. With only the queue, every result would start at once: their first
+ * requests would all be queued before any second one (another order of requests), a service that stops answering
+ * would still get the queued requests of every result instead of the few under way (another count), and a result's
+ * details would be kept in memory until its turn. Sharing one limiter would deadlock: `max` deliveries holding every
+ * slot, their requests waiting for one.
+ */
+export function deliveryLimit(max: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async (fn) => {
+    if (running >= max) await new Promise<void>((r) => waiting.push(r));
+    running += 1;
+    try {
+      return await fn();
+    } finally {
+      running -= 1;
+      waiting.shift()?.();
+    }
+  };
+}

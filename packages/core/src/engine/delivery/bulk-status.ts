@@ -1,0 +1,138 @@
+import { orIfMissing } from '../kernel/problems.js';
+import type { Service } from '../kernel/service.js';
+import { answerOf, splitBatch } from '../kernel/split.js';
+import type { CycleInfo } from '../kernel/types.js';
+import { appendTo, type WorkItem } from '../kernel/work.js';
+import { withCycleOpen } from './cycles.js';
+
+/** What became of a bulk of status-only results (see Delivery.bulk). */
+export interface BulkOutcome {
+  /** Results the service refused on their own, repeatedly, with its answer (short, redacted). */
+  refused: Array<{ item: WorkItem; answer: string }>;
+  /** Results not delivered because the service failed for all alike: to be tried again, else journaled. */
+  unsent: WorkItem[];
+  /** Summary lines, each once per run (a status every run of which failed). */
+  problems: string[];
+}
+
+/** Which runs got their status, which the service refused (with its answer), and lines for the summary. */
+interface Sent {
+  sent: Set<number>;
+  refused: Map<number, unknown>;
+  problems: string[];
+}
+
+type Fields = { result?: string; comment?: string; bugs?: string[] };
+
+/**
+ * The bulk status updates of a run: one `bulkStatusUpdate` per status, split when the service fails it (see
+ * splitBatch), one run update per run where the service has no bulk update (the older variant: 404 on the route).
+ */
+export class BulkStatuses {
+  private unsupported = false;
+  /** Statuses already named in the summary as failing for every run. */
+  private readonly named = new Set<string>();
+
+  constructor(
+    private readonly svc: Service,
+    /** The status this process wrote to each run (shared with Delivery: the worse status stays). */
+    private readonly runStatus: Map<number, string>,
+    /** The status to write to a run, or undefined when it holds that or worse already. */
+    private readonly statusFor: (runId: number, status: string) => string | undefined,
+    private readonly updateRun: (cycle: CycleInfo, runId: number, fields: Fields) => Promise<void>,
+    private readonly onProgress: () => void,
+  ) {}
+
+  async send(cycle: CycleInfo, wanted: Map<number, string>, started: number): Promise<Sent> {
+    const out: Sent = { sent: new Set(), refused: new Map(), problems: [] };
+    const byStatus = new Map<string, number[]>();
+    for (const [runId, status] of wanted) {
+      const s = this.statusFor(runId, status);
+      // The run holds this status or a worse one already: nothing to write.
+      if (s) appendTo(byStatus, s, runId);
+      else out.sent.add(runId);
+    }
+    for (const [status, runIds] of byStatus) {
+      const split = await splitBatch(runIds, (part) => this.sendOne(cycle, status, part), {
+        ...(this.svc.answeredSince ? { answeredSince: this.svc.answeredSince } : {}),
+      });
+      for (const runId of split.sent) {
+        out.sent.add(runId);
+        this.runStatus.set(runId, status);
+      }
+      for (const r of split.refused) out.refused.set(r.item, r.error);
+      // Every run of the status failed while the service answered other requests: the instance may not know the
+      // status (administrators rename and disable them), or its bulk update is failing. Said once; the runs wait.
+      if (
+        split.sent.length === 0 &&
+        split.unsent.length === runIds.length &&
+        this.svc.answeredSince?.(started) &&
+        !this.named.has(status)
+      ) {
+        this.named.add(status);
+        out.problems.push(
+          `the service answered every update of run status '${status}' (${runIds.length} run(s)) with an error while it answered other requests (${answerOf(split.error)}): it may refuse the status (administrators rename and disable run statuses: check statusMap against the instance's statuses), or its bulk update is failing; the results are kept in the journal, \`casebridge replay\` delivers them once the cause is fixed`,
+        );
+      }
+    }
+    return out;
+  }
+
+  /** One bulk update, or one update per run where the service has none. */
+  private async sendOne(cycle: CycleInfo, status: string, runIds: number[]): Promise<void> {
+    if (!this.unsupported) {
+      const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, status, runIds };
+      const update = async () => {
+        await withCycleOpen(this.svc, cycle, () => this.svc.tm.runs.bulkStatusUpdate(input, this.svc.o));
+        return true;
+      };
+      const sent = await orIfMissing(update, () => {
+        this.unsupported = true;
+        return false;
+      });
+      if (sent) {
+        this.onProgress();
+        return;
+      }
+    }
+    for (const runId of runIds) await this.updateRun(cycle, runId, { result: status });
+  }
+}
+
+/**
+ * Marks the items of a bulk: done when their run got its status or there was nothing to write (no status, a worse
+ * one held by another machine of the pipeline), dropped when the plan refused their key; the others come back as
+ * refused (with the service's answer) or unsent. An item whose run is unknown (an add to the cycle whose answer was
+ * lost and that did not happen) is unsent, never counted as delivered.
+ */
+export function settleBulk(
+  items: WorkItem[],
+  runs: Map<string, number>,
+  wanted: Map<number, string>,
+  sent: Sent,
+  badKeys: ReadonlySet<string>,
+  statusOf: (item: WorkItem) => string | undefined,
+): BulkOutcome {
+  const out: BulkOutcome = { refused: [], unsent: [], problems: sent.problems };
+  for (const item of items) {
+    const runId = runs.get(item.key);
+    if (runId === undefined) {
+      if (badKeys.has(item.key)) {
+        item.progress.done = true;
+        item.progress.dropped = true;
+      } else if (statusOf(item) === undefined) item.progress.done = true;
+      else out.unsent.push(item);
+      continue;
+    }
+    if (!wanted.has(runId) || sent.sent.has(runId)) {
+      item.progress.runId = runId;
+      item.progress.done = true;
+      continue;
+    }
+    // Not delivered: no run id recorded, so a later try (or a replay) asks for the case's run again (it may be gone).
+    const refusal = sent.refused.get(runId);
+    if (refusal !== undefined) out.refused.push({ item, answer: answerOf(refusal) });
+    else out.unsent.push(item);
+  }
+  return out;
+}

@@ -1,0 +1,185 @@
+import { AmbiguousError } from '../../client/errors.js';
+import { KeyBatcher, memoByKey } from '../kernel/keyed.js';
+import type { Service } from '../kernel/service.js';
+import { splitBatch, splittable } from '../kernel/split.js';
+import type { CycleInfo } from '../kernel/types.js';
+import type { Target } from '../kernel/work.js';
+import { type Cycles, withCycleOpen } from './cycles.js';
+
+/** What a run in a cycle held when its list was last read. */
+export interface RunNow {
+  status: string;
+  comment: string;
+}
+
+/**
+ * The runs of each cycle: which case has which run, adding cases to the plan and to the cycle when they have none.
+ * The run list of a cycle is read once and then only after adding cases (one request for the whole cycle).
+ */
+export class CycleRuns {
+  /** Run id per case key, per cycle (see Cycles.key). */
+  private readonly runs = new Map<string, Map<string, number>>();
+  /** When each cycle's run list was last read, and each run's status and comment as read then. */
+  private readonly readAt = new Map<string, number>();
+  private readonly runNow = new Map<number, RunNow>();
+  private readonly batches = new Map<string, KeyBatcher<Map<string, number>>>();
+  /** Keys this run added to each cycle (their run ids may not be read back yet). */
+  private readonly added = new Map<string, Set<string>>();
+  /** Cases created by this run, and cases this run added to the plan. */
+  private readonly newCases = new Set<string>();
+  private readonly inPlan = new Set<string>();
+  private readonly members = memoByKey<string, Set<string>>();
+
+  constructor(
+    private readonly svc: Service,
+    private readonly cycles: Cycles,
+    /** Keys the service refused as test cases: never asked for again, named in the summary. */
+    private readonly badKeys: Set<string>,
+    /** A run id for a dry run, where nothing is created. */
+    private readonly standInId: () => number,
+    private readonly onProgress: () => void,
+  ) {}
+
+  /** Test cases this run created: not members of any plan yet, so they are added to the plan without asking. */
+  markNew(keys: Iterable<string>): void {
+    for (const key of keys) this.newCases.add(key);
+  }
+
+  /** The status and comment of a run as last read (undefined: not read, or not in a cycle). */
+  now(runId: number): RunNow | undefined {
+    return this.runNow.get(runId);
+  }
+
+  /**
+   * Makes sure each key has a run in the cycle (adding it to the plan and to the cycle when missing) and returns the
+   * run ids. Calls for one cycle are batched: keys asked for while a batch is under way go together in the next
+   * one, so a thousand results arriving one by one cost a few batches of three requests, never one per result, and
+   * never add a case twice.
+   */
+  ensure(t: Target, keys: readonly string[], load = true): Promise<Map<string, number>> {
+    const k = this.cycles.key(t);
+    let b = this.batches.get(k);
+    if (!b) {
+      b = new KeyBatcher((batch, flag) => this.ensureNow(t, batch, flag));
+      this.batches.set(k, b);
+    }
+    return b.request(keys, load);
+  }
+
+  /** Reads the cycle's run list again unless it was read at `since` or later (one request). */
+  async readSince(t: Target, cycle: CycleInfo, since: number): Promise<void> {
+    if ((this.readAt.get(this.cycles.key(t)) ?? 0) < since) await this.read(t, cycle);
+  }
+
+  /**
+   * `load: false` adds the cases to the cycle without reading the run ids back (one request instead of two): what
+   * a run of Jest or Vitest does while tests still run; the bulk at the end reads them once for all.
+   */
+  private async ensureNow(t: Target, keys: readonly string[], load: boolean): Promise<Map<string, number>> {
+    const cycle = await this.cycles.ensure(t);
+    const ck = this.cycles.key(t);
+    let runs = this.runs.get(ck);
+    // A cycle this run just created has no runs yet: no need to ask.
+    if (!runs) runs = cycle.created ? new Map<string, number>() : await this.read(t, cycle);
+    this.runs.set(ck, runs);
+    let added = this.added.get(ck);
+    if (!added) {
+      added = new Set<string>();
+      this.added.set(ck, added);
+    }
+    const wanted = [...new Set(keys)].filter((key) => !runs?.has(key) && !this.badKeys.has(key));
+    const missing = wanted.filter((key) => !added.has(key));
+    if (missing.length === 0) {
+      if (wanted.length > 0 && load && !this.svc.dryRun) return this.read(t, cycle);
+      return runs;
+    }
+    // New cases go to the plan first: the cycle would refuse them (one failed request per batch otherwise).
+    const fresh = missing.filter((key) => this.newCases.has(key) && !this.inPlan.has(key));
+    if (fresh.length > 0) await this.addPlanMembers(cycle.plan, fresh, this.inPlan);
+    await this.join(
+      cycle,
+      missing.filter((key) => !this.badKeys.has(key)),
+    );
+    for (const key of missing) added.add(key);
+    // A dry run's read would find no runs: made-up ids stand for the runs the add would have made.
+    if (this.svc.dryRun) for (const key of missing) runs.set(key, this.standInId());
+    else if (load) {
+      runs = await this.read(t, cycle);
+      // An add whose answer was lost and did not happen: the next batch adds it again.
+      for (const key of missing) if (!runs.has(key)) added.delete(key);
+    }
+    return runs;
+  }
+
+  private async read(t: Target, cycle: CycleInfo): Promise<Map<string, number>> {
+    const input = { testPlanIssueKey: cycle.plan, cycleId: cycle.id };
+    const list = await this.svc.tm.cycles.testRunsByCycleId(input, this.svc.o);
+    const k = this.cycles.key(t);
+    const map = this.runs.get(k) ?? new Map<string, number>();
+    for (const r of list) {
+      if (!map.has(r.testCaseKey)) map.set(r.testCaseKey, r.id);
+      this.runNow.set(r.id, { status: r.status, comment: r.comment ?? '' });
+    }
+    this.runs.set(k, map);
+    this.readAt.set(k, Date.now());
+    this.onProgress();
+    return map;
+  }
+
+  /**
+   * Adds the keys to the cycle. When it refuses them (a case is not a member of the plan yet, or a key is bad), adds
+   * what is missing to the plan and tries again; when it still refuses, splits the keys (splitBatch) so that the
+   * others still get their runs and a key refused on its own, repeatedly, is named. When the service fails for every
+   * key alike (an outage, a 500 for all), nothing is called bad: the error goes up and the results wait.
+   */
+  private async join(cycle: CycleInfo, keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    try {
+      await this.addToCycle(cycle, keys);
+      return;
+    } catch (err) {
+      if (!splittable(err)) throw err;
+    }
+    const members = await this.planMembers(cycle.plan);
+    const notMembers = keys.filter((key) => !members.has(key) && !this.inPlan.has(key));
+    if (notMembers.length > 0) await this.addPlanMembers(cycle.plan, notMembers, members);
+    const add = keys.filter((key) => !this.badKeys.has(key));
+    await this.splitting(add, (part) => this.addToCycle(cycle, part));
+  }
+
+  /** Sends the keys in parts until the refused ones are found (named bad keys); an outage is thrown. */
+  private async splitting(keys: string[], send: (part: string[]) => Promise<void>): Promise<void> {
+    if (keys.length === 0) return;
+    const out = await splitBatch(keys, send, {
+      ...(this.svc.answeredSince ? { answeredSince: this.svc.answeredSince } : {}),
+    });
+    for (const r of out.refused) this.badKeys.add(r.item);
+    if (out.unsent.length > 0) throw out.error;
+  }
+
+  private async addToCycle(cycle: CycleInfo, keys: string[]): Promise<void> {
+    const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, addTestCaseKeys: keys };
+    try {
+      await withCycleOpen(this.svc, cycle, () => this.svc.tm.cycles.addMembersToTestCycle(input, this.svc.o));
+    } catch (err) {
+      // The answer was lost: the runs list read next shows what happened; a missing run is added on the next batch.
+      if (!(err instanceof AmbiguousError)) throw err;
+    }
+  }
+
+  private planMembers(plan: string): Promise<Set<string>> {
+    return this.members(plan, async () => {
+      const list = await this.svc.tm.plans.members({ testPlanIssueKey: plan }, this.svc.o);
+      return new Set(list.map((m) => m.testCaseKey));
+    });
+  }
+
+  /** Adds the keys to the plan; one bad key refuses the whole call: then in parts, so the others still report. */
+  private async addPlanMembers(plan: string, keys: string[], members: Set<string>): Promise<void> {
+    await this.splitting(keys, async (list) => {
+      const input = { testPlanIssueKey: plan, testCaseKeys: list };
+      await this.svc.tm.plans.addMembers(input, this.svc.o);
+      for (const key of list) members.add(key);
+    });
+  }
+}

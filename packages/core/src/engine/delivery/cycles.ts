@@ -1,0 +1,179 @@
+import { AmbiguousError, ForbiddenError, NotFoundError, ValidationError } from '../../client/errors.js';
+import { memoByKey } from '../kernel/keyed.js';
+import { PermanentProblem } from '../kernel/problems.js';
+import type { Service } from '../kernel/service.js';
+import type { CycleInfo } from '../kernel/types.js';
+import type { Target } from '../kernel/work.js';
+
+/**
+ * The cycle lifecycle: find, create, start, resume, complete. The functions are each safe from several processes at
+ * once (shards, CI jobs): when the service refuses a create or a move because another process won the race, they
+ * read the cycle again and accept the outcome they wanted. `casebridge cycle` uses them as they are; a reporting
+ * run goes through `Cycles`, which does each once per cycle and remembers what it must complete at the end.
+ */
+
+/** Which cycle: its test plan and name, and what a new one is created with. */
+export interface CycleSpec {
+  plan: string;
+  name: string;
+  environment?: string;
+  build?: string;
+}
+
+/** The workflow actions of a cycle (case-sensitive, as the service matches them) and the status each leads to. */
+export const CYCLE_STATUS_AFTER = {
+  Start: 'Active',
+  Resume: 'Active',
+  Complete: 'Completed',
+  Abort: 'Aborted',
+} as const;
+export type CycleWorkflow = keyof typeof CYCLE_STATUS_AFTER;
+
+/** A refusal that means another process got there first (500: already exists, not allowed from this state). */
+function lostRace(err: unknown): boolean {
+  return err instanceof ValidationError || err instanceof AmbiguousError;
+}
+
+/** The cycle of the plan with this name; undefined when there is none. One request (the plan's cycle list). */
+export async function findCycle(svc: Service, plan: string, name: string): Promise<CycleInfo | undefined> {
+  const all = await svc.tm.plans.cycles({ testPlanIssueKey: plan }, svc.o);
+  const c = all.find((x) => x.name === name);
+  return c ? { id: c.id, name: c.name, plan, status: c.status ?? 'Draft' } : undefined;
+}
+
+/**
+ * Creates the cycle and reads it back; when another process created it first (or the answer was lost), takes
+ * theirs (`created: false`). Throws PermanentProblem when it is still not there.
+ */
+export async function createCycle(svc: Service, spec: CycleSpec): Promise<CycleInfo & { created: boolean }> {
+  const { plan, name } = spec;
+  const input = {
+    testPlanIssueKey: plan,
+    name,
+    ...(spec.environment ? { environment: spec.environment } : {}),
+    ...(spec.build ? { build: spec.build } : {}),
+  };
+  let created = false;
+  let failure: unknown;
+  try {
+    await svc.tm.plans.addCycle(input, svc.o);
+    created = true;
+  } catch (err) {
+    if (!lostRace(err)) throw err;
+    failure = err;
+  }
+  // A dry run's read would find no cycle (and show one more call): the cycle it would have made, id 0.
+  const cycle = svc.dryRun ? { id: 0, name, plan, status: 'Draft' } : await findCycle(svc, plan, name);
+  if (!cycle) {
+    // A 500 or a lost answer, and no cycle: maybe a fault, not a refusal. Thrown as it is, the results are tried
+    // again (or journaled); a PermanentProblem would drop every result of the run.
+    if (failure instanceof AmbiguousError || (failure instanceof ValidationError && failure.uncertain)) throw failure;
+    throw new PermanentProblem(`cycle "${name}" could not be created in test plan ${plan}`);
+  }
+  return { ...cycle, created };
+}
+
+/**
+ * Moves the cycle through its workflow and sets its status. When the service refuses because another process
+ * moved it first, reads it again: fine when it is where this move leads, otherwise the refusal is thrown.
+ */
+export async function moveCycle(svc: Service, cycle: CycleInfo, action: CycleWorkflow): Promise<void> {
+  const input = { testPlanIssueKey: cycle.plan, cycleName: cycle.name, action };
+  const want = CYCLE_STATUS_AFTER[action];
+  try {
+    await svc.tm.cycles.workflow(input, svc.o);
+  } catch (err) {
+    if (!lostRace(err)) throw err;
+    const now = await findCycle(svc, cycle.plan, cycle.name);
+    if (now?.status !== want) throw err;
+  }
+  cycle.status = want;
+}
+
+async function resume(svc: Service, cycle: CycleInfo): Promise<void> {
+  await moveCycle(svc, cycle, 'Resume');
+  cycle.resumed = true;
+}
+
+/**
+ * Runs `fn`, a write to a run of `cycle`; when someone completed the cycle meanwhile (403), resumes it once and runs
+ * `fn` again. Without a cycle (ad hoc runs) it only runs `fn`.
+ */
+export async function withCycleOpen<T>(svc: Service, cycle: CycleInfo | undefined, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof ForbiddenError) || !cycle) throw err;
+    const now = await findCycle(svc, cycle.plan, cycle.name);
+    if (!now || now.status === 'Active') throw err;
+    await resume(svc, cycle);
+    return fn();
+  }
+}
+
+/** The cycles one reporting run reports into, each found or created, and started or resumed, once. */
+export class Cycles {
+  /** A permanent answer (no such plan) is kept: every result of the run would get the same one. */
+  private readonly open = memoByKey<string, CycleInfo>((err) => err instanceof PermanentProblem);
+  private readonly seen: CycleInfo[] = [];
+
+  constructor(
+    private readonly svc: Service,
+    /** Throws NotJiraError when the URL is not Jira's (see jiraCheck): a 404 then means the URL, not the plan. */
+    private readonly checkJira: () => Promise<void>,
+  ) {}
+
+  /** Results with the same key go to the same cycle. */
+  key(t: Target): string {
+    return `${t.plan}\u0000${t.cycleName}`;
+  }
+
+  /** Finds the cycle by name or creates it; starts it when it is a Draft; resumes it when someone completed it. */
+  ensure(t: Target): Promise<CycleInfo> {
+    return this.open(this.key(t), () => this.openNow(t));
+  }
+
+  private async openNow(t: Target): Promise<CycleInfo> {
+    const plan = t.plan as string;
+    const name = t.cycleName as string;
+    let cycle: CycleInfo | undefined;
+    try {
+      cycle = await findCycle(this.svc, plan, name);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      // Every path answers 404 when the URL is not Jira's (a wrong context path such as /jira): say so, and keep
+      // the results for when the URL is right, instead of calling the plan missing.
+      await this.checkJira();
+      throw new PermanentProblem(
+        `test plan ${plan} was not found (HTTP 404): check testPlan (CASEBRIDGE_TEST_PLAN); no result of this run can go to a cycle`,
+      );
+    }
+    cycle ??= await createCycle(this.svc, { plan, name, environment: t.environment, build: t.build });
+    if (cycle.status === 'Draft') await moveCycle(this.svc, cycle, 'Start');
+    else if (cycle.status === 'Completed' || cycle.status === 'Aborted') await resume(this.svc, cycle);
+    this.seen.push(cycle);
+    return cycle;
+  }
+
+  /** The first cycle this run reported into (the summary names it). */
+  first(): CycleInfo | undefined {
+    return this.seen[0];
+  }
+
+  /** Whether this run reports into a cycle that another process created (a shard that came second). */
+  madeElsewhere(): boolean {
+    return this.seen.some((c) => !c.created);
+  }
+
+  /** Whether this run had to resume a cycle (then it completes it again at the end). */
+  resumedAny(): boolean {
+    return this.seen.some((c) => c.resumed);
+  }
+
+  /** Completes the cycles this run reported into (`all`: option `completeCycle`), or only those it resumed. */
+  async complete(all: boolean): Promise<void> {
+    for (const c of this.seen) {
+      if ((all || c.resumed) && c.status === 'Active') await moveCycle(this.svc, c, 'Complete');
+    }
+  }
+}

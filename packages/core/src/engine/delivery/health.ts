@@ -1,0 +1,298 @@
+import {
+  AbortedError,
+  CaptchaError,
+  CasebridgeError,
+  ForbiddenError,
+  InputError,
+  NotFoundError,
+  UnauthorizedError,
+  ValidationError,
+} from '../../client/errors.js';
+import { redact } from '../../client/secrets.js';
+import { type TestManagementClient, TM_GROUPS } from '../../client/tm.js';
+import { NotJiraError, PermanentProblem } from '../kernel/problems.js';
+
+/**
+ * Whether the service is up, decided on what its recent answers were, not on one request: under a degraded service
+ * (30% of requests answering 503) one create in about 1,400 fails all six of its attempts, and calling the service
+ * down on it left 941 of 1,400 results behind while the other creates went on succeeding.
+ *
+ * Down, when a request fails and
+ * - nothing has succeeded in this run yet (no sign that the service works: the probe finds out), or
+ * - the last CONSECUTIVE (5) outcomes all failed, or
+ * - fewer than 10% of the last WINDOW (20) outcomes succeeded, or
+ * - nothing succeeded for QUIET_MS (30 s) and two requests failed meanwhile.
+ * Up again at the first success (a probe's or a request's). An outcome is one client call after the client's own
+ * retries: 0.3^6 per call at 30% 503, so five failed calls in a row are an outage, not bad luck.
+ */
+export const WINDOW = 20;
+export const CONSECUTIVE = 5;
+export const MIN_SUCCESS_RATE = 0.1;
+export const QUIET_MS = 30_000;
+
+export class ServiceWindow {
+  private outcomes: boolean[] = [];
+  private failedInRow = 0;
+  private failuresSinceSuccess = 0;
+  /** When a request last succeeded (undefined: none in this run). */
+  lastSuccessAt?: number;
+  /** Why the service is judged down (undefined: up). */
+  down?: string;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** A call answered (a result, or a certain refusal: the service works). Brings a down service up. */
+  ok(): void {
+    this.push(true);
+    this.failedInRow = 0;
+    this.failuresSinceSuccess = 0;
+    this.lastSuccessAt = this.now();
+    this.down = undefined;
+  }
+
+  /** A call failed for a reason that may pass (network, timeouts, 429/5xx after the client's retries). */
+  failed(reason: string): void {
+    this.push(false);
+    this.failedInRow += 1;
+    this.failuresSinceSuccess += 1;
+    if (this.down) return;
+    const successes = this.outcomes.filter(Boolean).length;
+    const quiet = this.now() - (this.lastSuccessAt ?? Number.NEGATIVE_INFINITY);
+    if (
+      this.lastSuccessAt === undefined ||
+      this.failedInRow >= CONSECUTIVE ||
+      (this.outcomes.length >= WINDOW && successes < WINDOW * MIN_SUCCESS_RATE) ||
+      (quiet >= QUIET_MS && this.failuresSinceSuccess >= 2)
+    ) {
+      this.down = reason;
+    }
+  }
+
+  private push(ok: boolean): void {
+    this.outcomes.push(ok);
+    if (this.outcomes.length > WINDOW) this.outcomes.shift();
+  }
+}
+
+/** A service judged down is asked again after 1 s, 2 s, 4 s, ... at most every PROBE_MAX_MS (one cheap request). */
+const PROBE_FIRST_MS = 1_000;
+const PROBE_MAX_MS = 15_000;
+
+/**
+ * What went wrong in a run: the problem lines of the summary, whether the service answers (ServiceWindow, probed
+ * again while down), and the stops no waiting heals (a CAPTCHA, refused credentials, a URL that is not Jira).
+ */
+export class RunHealth {
+  /** Problem lines for the summary (may repeat: the summary names each once). */
+  readonly problems: string[] = [];
+  readonly window: ServiceWindow;
+  /** Set for good: credentials or the URL are wrong; nothing more is sent in this run. */
+  private stop?: string;
+  private probing = false;
+  private probe?: () => Promise<unknown>;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly out: (text: string) => void,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.window = new ServiceWindow(now);
+    signal.addEventListener('abort', () => this.wake(), { once: true });
+  }
+
+  /** Why nothing is sent now: a stop, or the service judged down (undefined: send). */
+  get down(): string | undefined {
+    return this.stop ?? this.window.down;
+  }
+
+  /** A stop no waiting heals (CAPTCHA, credentials, not Jira), or the run was aborted. */
+  get stopped(): boolean {
+    return this.stop !== undefined || this.signal.aborted;
+  }
+
+  /**
+   * Whether the end of the run stops waiting for a down service: stopped for good, or down and the service has not
+   * answered for `ms` (or never in this run: a wrong port or host is not waited for at every run's end).
+   */
+  gaveUp(ms: number): boolean {
+    if (this.stopped) return true;
+    if (!this.window.down) return false;
+    const last = this.window.lastSuccessAt;
+    return last === undefined || this.now() - last > ms;
+  }
+
+  /** Whether the service answered a request at `since` or later. */
+  answeredSince(since: number): boolean {
+    return (this.window.lastSuccessAt ?? Number.NEGATIVE_INFINITY) >= since;
+  }
+
+  /** The request that asks a down service whether it answers again (one cheap read, e.g. Jira's `myself`). */
+  probeWith(probe: () => Promise<unknown>): void {
+    this.probe = probe;
+  }
+
+  /** A call answered. */
+  ok(): void {
+    const was = this.window.down;
+    this.window.ok();
+    if (was && !this.stop) this.out('casebridge: the service answers again: delivery resumes');
+    this.wake();
+  }
+
+  /** A call failed for a reason that may pass; may judge the service down (then it is probed). */
+  failed(reason: string): void {
+    const was = this.window.down;
+    this.window.failed(reason);
+    if (was || !this.window.down || this.stop) return;
+    this.out(`casebridge: the service is not answering as it should (${reason}); asking again every few seconds`);
+    void this.runProbe();
+  }
+
+  /** Resolves when the service is up again, or sending stopped for good (check `down` after). */
+  whenUp(): Promise<void> {
+    if (!this.window.down || this.stopped) return Promise.resolve();
+    return new Promise((r) => this.waiters.add(r));
+  }
+
+  private wake(): void {
+    if (this.window.down && !this.stopped) return;
+    for (const w of this.waiters) w();
+    this.waiters.clear();
+  }
+
+  private async runProbe(): Promise<void> {
+    if (this.probing || !this.probe) return;
+    this.probing = true;
+    let wait = PROBE_FIRST_MS;
+    try {
+      while (this.window.down && !this.stopped) {
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, wait);
+          t.unref();
+          this.signal.addEventListener('abort', () => r(), { once: true });
+        });
+        if (!this.window.down || this.stopped) break;
+        // Its outcome is recorded by withHealth like any call; a success wakes the waiters.
+        await this.probe().catch(() => undefined);
+        wait = Math.min(wait * 2, PROBE_MAX_MS);
+      }
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  /** Stops sending for good (nothing that waits heals it); said once. */
+  private stopFor(reason: string, line: string): void {
+    if (this.stop) return;
+    this.stop = reason;
+    this.out(line);
+    this.wake();
+  }
+
+  /**
+   * Classifies a failure of one result's delivery, on the error's kind, never its message:
+   * - `permanent`: a certain refusal (bad key, missing plan, a 400, input the contract refuses): a problem line, the
+   *   result is dropped;
+   * - `later`: anything that may work later (network, timeouts, 429/5xx after retries, lost answers, a 500 the
+   *   service may have meant as a transient fault): tried again later in the run, else kept in the journal. A
+   *   CAPTCHA, refused credentials (401, 403) and a URL that is not Jira also stop sending for the rest of the run.
+   */
+  classify(err: unknown, what: string): 'permanent' | 'later' {
+    if (err instanceof AbortedError || this.signal.aborted) return 'later';
+    if (err instanceof CaptchaError) {
+      // The client sends nothing more; the fix (a browser login) goes once into the summary, in full.
+      this.stopFor(
+        err.message.replace(/^HTTP 403: /, '').replace(/ \[[^\]]*\]$/, ''),
+        `casebridge: Jira asks for a CAPTCHA${err.user ? ` for user ${err.user}` : ''}: stopped sending, results are kept on disk (the summary says what to do)`,
+      );
+      return 'later';
+    }
+    if (err instanceof NotJiraError) {
+      this.stopFor(err.message, `casebridge: ${err.message}`);
+      return 'later';
+    }
+    if (err instanceof UnauthorizedError || err instanceof ForbiddenError) {
+      const reason =
+        err instanceof UnauthorizedError
+          ? 'the service refused the credentials (HTTP 401): check token (CASEBRIDGE_TOKEN) or user and password (CASEBRIDGE_USER, CASEBRIDGE_PASSWORD)'
+          : `${what}: ${redact(err.message)}`;
+      this.stopFor(
+        reason,
+        `casebridge: the service is not answering as it should (${reason}); results are kept on disk`,
+      );
+      return 'later';
+    }
+    const message = redact(err instanceof Error ? err.message : String(err));
+    if (
+      err instanceof PermanentProblem ||
+      err instanceof InputError ||
+      err instanceof NotFoundError ||
+      (err instanceof ValidationError && !err.uncertain)
+    ) {
+      this.problems.push(err instanceof PermanentProblem ? message : `${what}: ${message}`);
+      return 'permanent';
+    }
+    if (err instanceof CasebridgeError) return 'later';
+    this.problems.push(`${what}: internal error: ${message}`);
+    return 'later';
+  }
+}
+
+/**
+ * What a failed call says of the service: `failing` (network, timeouts, 429/502/503/504 after the retries, a
+ * malformed answer), `answered` (a certain answer of a working service: 400, 404), or `neither` (nothing was sent,
+ * the call was aborted, credentials were refused: RunHealth.classify stops the run for those; or a 500).
+ */
+function verdict(err: unknown): 'failing' | 'answered' | 'neither' {
+  if (err instanceof AbortedError || err instanceof InputError) return 'neither';
+  if (err instanceof UnauthorizedError || err instanceof ForbiddenError) return 'neither';
+  if (err instanceof NotFoundError) return 'answered';
+  // A 500 came from the service itself (a refusal or a fault of one route): the split and the retries of the item
+  // deal with it; counted as failing, a status every run update refuses would call a working service down.
+  if (err instanceof ValidationError) return err.uncertain ? 'neither' : 'answered';
+  return err instanceof CasebridgeError ? 'failing' : 'neither';
+}
+
+/**
+ * Wraps the test-management client once, as the dry run does (client/dry-run.ts): every call's outcome goes to
+ * `health` (a success, a certain answer, or a failure that may pass), so the run's view of the service comes from
+ * every request, not from the few that a result's delivery happens to see.
+ */
+export function withHealth(tm: TestManagementClient, health: RunHealth): TestManagementClient {
+  const wrapped = Object.create(tm) as TestManagementClient;
+  const real = tm as unknown as Record<string, Record<string, unknown>>;
+  for (const group of [...Object.keys(TM_GROUPS), 'jira']) {
+    const methods = real[group] ?? {};
+    const out: Record<string, unknown> = {};
+    for (const [name, fn] of Object.entries(methods)) {
+      if (typeof fn !== 'function') continue;
+      out[name] = async (...args: unknown[]) => {
+        try {
+          const answer = await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+          health.ok();
+          return answer;
+        } catch (err) {
+          const v = verdict(err);
+          if (v === 'failing') health.failed(redact(err instanceof Error ? err.message : String(err)));
+          else if (v === 'answered') health.ok();
+          throw err;
+        }
+      };
+    }
+    Object.defineProperty(wrapped, group, { value: out, enumerable: true });
+  }
+  health.probeWith(() => wrapped.jira.myself({}));
+  return wrapped;
+}
+
+/**
+ * Whether a failure whose tries are spent was a refusal of this result: an uncertain 500 each time while the
+ * service is up (it answers other requests). Otherwise the result only waits (an outage).
+ */
+export function refusedAlone(err: unknown, health: RunHealth, now = Date.now()): boolean {
+  return err instanceof ValidationError && err.uncertain && health.answeredSince(now - REFUSAL_WINDOW_MS);
+}
+
+/** A result's tries within the run span about 10 s (later.ts): a success within this long shows the service works. */
+const REFUSAL_WINDOW_MS = 15_000;

@@ -1,0 +1,433 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { mayNeedRedaction, redact } from '../../client/secrets.js';
+import type { RefusalMark } from '../kernel/work.js';
+
+/**
+ * The journal: results that could not be delivered wait here, on disk, until a later run or `casebridge replay`
+ * delivers them. One file per entry, written atomically (temporary file, fsync, rename) with mode 0600, so a crash
+ * leaves either the whole entry or nothing. Entries are only ever added or removed (after delivery), never edited.
+ * In-memory attachment bodies are stored beside the entries as content-addressed blobs. Nothing secret is written:
+ * every string passes through the redactor.
+ */
+
+export interface JournalEntry<T = unknown> {
+  /** File name without extension; sorts by creation time. */
+  id: string;
+  createdAt: string;
+  /** What the payload is, e.g. `result`. */
+  kind: string;
+  payload: T;
+  /**
+   * Set when the service refused this entry on its own, repeatedly, while it took the others (optional, see
+   * VERSION): the entry is kept for `casebridge replay` to try again once the cause is fixed, never dropped silently.
+   */
+  refused?: RefusalMark;
+}
+
+/**
+ * Format of entries, write-ahead-log lines and the run options. `refused` (a mark on an entry) is an optional field
+ * added within version 1, not a new version: an older casebridge reading the folder (a CI cache restored by a
+ * pinned older version) ignores it and replays the entry, which is what the mark asks for; a version 2 would have
+ * made it move every entry and log line of a newer run aside as unreadable. READABLE lists what this one reads.
+ */
+const VERSION = 1;
+const READABLE = new Set([1]);
+/** Beside the entries: the reporter options of the run that wrote them, without credentials (for `replay`). */
+// Not `.json`: the entries are the folder's `.json` files (tools and people count them).
+const RUN_OPTIONS = 'run-options';
+/** Options never written to disk: credentials, wherever they sit. */
+const SECRET_OPTIONS = new Set(['token', 'password', 'ticket']);
+
+function withoutSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !SECRET_OPTIONS.has(k))
+        .map(([k, v]) => [k, withoutSecrets(v)]),
+    );
+  }
+  return value;
+}
+
+async function atomicWrite(path: string, data: string | Uint8Array): Promise<void> {
+  const tmp = `${path}.${randomUUID()}.tmp`;
+  const handle = await open(tmp, 'wx', 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(tmp, path);
+}
+
+function redactDeep(value: unknown): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (Array.isArray(value)) return value.map(redactDeep);
+  if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = redactDeep(v);
+    return out;
+  }
+  return value;
+}
+
+export class Journal {
+  private seq = 0;
+
+  constructor(readonly dir: string) {}
+
+  private async ensure(): Promise<void> {
+    await mkdir(join(this.dir, 'blobs'), { recursive: true, mode: 0o700 });
+  }
+
+  /** Stores bytes as a blob; returns its path (content-addressed: the same bytes are stored once). */
+  async putBlob(bytes: Uint8Array): Promise<string> {
+    await this.ensure();
+    const name = createHash('sha256').update(bytes).digest('hex');
+    const path = join(this.dir, 'blobs', name);
+    try {
+      await writeFile(path, bytes, { flag: 'wx', mode: 0o600 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    return path;
+  }
+
+  /** Adds an entry; resolves once it is durably on disk. `refused` marks a result the service refused. */
+  async add<T>(kind: string, payload: T, refused?: RefusalMark): Promise<JournalEntry<T>> {
+    await this.ensure();
+    const now = new Date();
+    this.seq += 1;
+    const id = `${now.toISOString().replace(/[:.]/g, '-')}-${String(this.seq).padStart(6, '0')}-${randomUUID().slice(0, 8)}`;
+    const entry: JournalEntry<T> = {
+      id,
+      createdAt: now.toISOString(),
+      kind,
+      payload: redactDeep(payload) as T,
+      ...(refused ? { refused: redactDeep(refused) as RefusalMark } : {}),
+    };
+    await atomicWrite(join(this.dir, `${id}.json`), JSON.stringify({ version: VERSION, ...entry }));
+    return entry;
+  }
+
+  /**
+   * Records the options the runner gave the reporter (its config's reporter entry), without credentials, so that
+   * `casebridge replay` delivers to the same place without reading the runner's config. The latest run's win.
+   */
+  async saveRunOptions(options: Record<string, unknown>, runner: string): Promise<void> {
+    await this.ensure();
+    const body = { version: VERSION, runner, savedAt: new Date().toISOString(), options: withoutSecrets(options) };
+    await atomicWrite(join(this.dir, RUN_OPTIONS), `${JSON.stringify(redactDeep(body), null, 2)}\n`);
+  }
+
+  /** The options `saveRunOptions` recorded, if any. */
+  async readRunOptions(): Promise<{ runner: string; savedAt: string; options: Record<string, unknown> } | undefined> {
+    try {
+      const parsed = JSON.parse(await readFile(join(this.dir, RUN_OPTIONS), 'utf8'));
+      if (!READABLE.has(parsed?.version) || typeof parsed.options !== 'object' || parsed.options === null)
+        return undefined;
+      return { runner: String(parsed.runner), savedAt: String(parsed.savedAt), options: parsed.options };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Every readable entry, oldest first. Unreadable files are moved aside (`.corrupt`) and reported. */
+  async list<T = unknown>(): Promise<{ entries: JournalEntry<T>[]; corrupt: string[] }> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], corrupt: [] };
+      throw err;
+    }
+    await this.releaseStaleClaims(names);
+    names = await readdir(this.dir);
+    const entries: JournalEntry<T>[] = [];
+    const corrupt: string[] = [];
+    for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
+      const path = join(this.dir, name);
+      try {
+        const parsed = JSON.parse(await readFile(path, 'utf8')) as JournalEntry<T> & { version?: number };
+        if (!READABLE.has(parsed.version ?? 0) || typeof parsed.id !== 'string' || typeof parsed.kind !== 'string') {
+          throw new Error('not a journal entry');
+        }
+        entries.push({
+          id: parsed.id,
+          createdAt: parsed.createdAt,
+          kind: parsed.kind,
+          payload: parsed.payload,
+          ...(parsed.refused ? { refused: parsed.refused } : {}),
+        });
+      } catch {
+        corrupt.push(path);
+        await rename(path, `${path}.corrupt`).catch(() => undefined);
+      }
+    }
+    return { entries, corrupt };
+  }
+
+  /**
+   * Takes an entry for delivery: renamed to `<id>.json.claimed-<pid>`, so a second process replaying the same
+   * folder (shards on one machine) skips it. False when someone else took it first. A claim of a process that is no
+   * longer alive is given back by `list`.
+   */
+  async claim(id: string): Promise<boolean> {
+    try {
+      await rename(join(this.dir, `${id}.json`), join(this.dir, `${id}.json.claimed-${process.pid}`));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
+  /** Removes a delivered entry (claimed or not). */
+  async remove(id: string): Promise<void> {
+    await rm(join(this.dir, `${id}.json`), { force: true });
+    await rm(join(this.dir, `${id}.json.claimed-${process.pid}`), { force: true });
+  }
+
+  /** Gives back the claims of processes that died while delivering. */
+  private async releaseStaleClaims(names: string[]): Promise<void> {
+    for (const name of names) {
+      const m = /^(.*\.json)\.claimed-(\d+)$/.exec(name);
+      if (!m?.[1]) continue;
+      if (Number(m[2]) !== process.pid && alive(Number(m[2]))) continue;
+      if (Number(m[2]) === process.pid) continue;
+      await rename(join(this.dir, name), join(this.dir, m[1])).catch(() => undefined);
+    }
+  }
+
+  /** Stores bytes as a blob, synchronously (for the write-ahead log, which is written from a runner's hook). */
+  putBlobSync(bytes: Uint8Array): string {
+    mkdirSync(join(this.dir, 'blobs'), { recursive: true, mode: 0o700 });
+    const name = createHash('sha256').update(bytes).digest('hex');
+    const path = join(this.dir, 'blobs', name);
+    try {
+      writeFileSync(path, bytes, { flag: 'wx', mode: 0o600 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    return path;
+  }
+
+  /** The write-ahead log of this process (created on its first record). */
+  openWal(): WriteAheadLog {
+    return new WriteAheadLog(this);
+  }
+
+  /**
+   * Turns the write-ahead logs of runs that died (killed, out of memory, a CI job cancelled) into journal entries:
+   * every result they took in and did not mark delivered. A log belongs to a dead run when its process is gone (same
+   * machine) or, from another machine sharing the folder, when it has not been written to for an hour. Two
+   * processes recovering at once: the rename decides which one does it. Returns the number of results recovered.
+   */
+  async recoverWals(): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return 0;
+    }
+    let recovered = 0;
+    const host = safeHost();
+    for (const name of names) {
+      const m = /^wal-(.+)-(\d+)-[0-9a-f]{8}\.jsonl$/.exec(name);
+      if (!m) continue;
+      const path = join(this.dir, name);
+      if (m[1] === host) {
+        if (Number(m[2]) === process.pid || alive(Number(m[2]))) continue;
+      } else {
+        const age = Date.now() - (await stat(path).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+        if (age < 3_600_000) continue;
+      }
+      const mine = `${path}.recovering-${process.pid}`;
+      try {
+        await rename(path, mine);
+      } catch {
+        continue;
+      }
+      const items = new Map<string, unknown>();
+      for (const line of (await readFile(mine, 'utf8')).split('\n')) {
+        if (!line.trim()) continue;
+        try {
+          const r = JSON.parse(line) as { v?: number; item?: { id?: string }; done?: string };
+          if (!READABLE.has(r.v ?? 0)) continue;
+          if (r.item?.id) items.set(r.item.id, r.item);
+          else if (r.done) items.delete(r.done);
+        } catch {
+          // The last line of a killed process may be torn: the lines before it count.
+        }
+      }
+      for (const item of items.values()) {
+        await this.add('result', item);
+        recovered += 1;
+      }
+      await rm(mine, { force: true });
+    }
+    return recovered;
+  }
+
+  /**
+   * Removes blobs nothing refers to any more: no entry (claimed or not) and no write-ahead log of a run still going.
+   * `only` limits it to the given blob paths (a run cleaning up after itself leaves other runs' blobs alone).
+   */
+  async pruneBlobs(only?: ReadonlySet<string>): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return;
+    }
+    const used = new Set<string>();
+    for (const name of names) {
+      if (!/\.json(\.claimed-\d+)?$|^wal-.*\.jsonl/.test(name)) continue;
+      const text = await readFile(join(this.dir, name), 'utf8').catch(() => '');
+      for (const m of text.matchAll(/blobs[\\/]+([0-9a-f]{64})/g)) if (m[1]) used.add(m[1]);
+    }
+    let blobs: string[] = [];
+    try {
+      blobs = await readdir(join(this.dir, 'blobs'));
+    } catch {
+      return;
+    }
+    for (const b of blobs) {
+      const path = join(this.dir, 'blobs', b);
+      if (used.has(b) || (only && !only.has(path))) continue;
+      await rm(path, { force: true });
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function safeHost(): string {
+  return hostname().replace(/[^A-Za-z0-9.]/g, '_') || 'host';
+}
+
+/**
+ * The write-ahead log of a run: each result the engine takes in is appended here at once (one JSON line), and marked
+ * when delivered, so a run killed before its end (SIGKILL, a cancelled CI job) loses nothing: the next run or
+ * `casebridge replay` finds the log of the dead process and journals what it had not delivered. A run that ends
+ * normally journals what is left and removes its log. The lines of one tick go out in one synchronous append at
+ * the end of the tick: a write to the page cache (microseconds), after which a kill of the process cannot lose them.
+ */
+export class WriteAheadLog {
+  /** File descriptor of the log, opened on the first line. */
+  private fd: number | undefined;
+  private readonly path: string;
+  private failed = false;
+  /** Lines of the current tick, written together. */
+  private pending: string[] = [];
+  /** Blobs this log wrote: removed with the log unless a journal entry needs them. */
+  private readonly blobs = new Set<string>();
+
+  constructor(private readonly journal: Journal) {
+    this.path = join(journal.dir, `wal-${safeHost()}-${process.pid}-${randomUUID().slice(0, 8)}.jsonl`);
+  }
+
+  private write(record: unknown): void {
+    if (this.failed) return;
+    try {
+      this.writeLine(JSON.stringify(record));
+    } catch {
+      this.failed = true;
+    }
+  }
+
+  private writeLine(line: string): void {
+    if (this.failed) return;
+    // Lines gather for one tick and go out in one write: a thousand results in a burst cost one write, not a
+    // thousand. A kill loses at most the lines of the current tick, which the runner has not finished reporting.
+    this.pending.push(line);
+    if (this.pending.length === 1) setImmediate(() => this.flush());
+  }
+
+  /** Appends the lines waiting; on any failure the log stops (read-only folder, full disk). */
+  private flush(): void {
+    const lines = this.pending;
+    this.pending = [];
+    if (this.failed || lines.length === 0) return;
+    try {
+      if (this.fd === undefined) {
+        mkdirSync(this.journal.dir, { recursive: true, mode: 0o700 });
+        this.fd = openSync(this.path, 'a', 0o600);
+      }
+      writeSync(this.fd, `${lines.join('\n')}\n`);
+    } catch {
+      // No log: the end-of-run journal still covers every ending but a kill.
+      this.failed = true;
+    }
+  }
+
+  /** Logs a result taken in. In-memory attachment bodies become blobs (JSON has no bytes). */
+  taken(item: {
+    id: string;
+    test: { attempts: Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }> };
+  }): void {
+    if (this.failed) return;
+    try {
+      const toPath = (a: { name?: string; contentType?: string; body?: Uint8Array; path?: string }) => {
+        if (!a.body) return a;
+        const path = this.journal.putBlobSync(a.body);
+        this.blobs.add(path);
+        return { name: a.name, contentType: a.contentType, path };
+      };
+      const steps = (list: unknown[]): unknown[] =>
+        (list as Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }>).map((st) => ({
+          ...st,
+          attachments: st.attachments.map(toPath),
+          steps: steps(st.steps),
+        }));
+      const test = {
+        ...item.test,
+        attempts: item.test.attempts.map((a) => ({
+          ...a,
+          attachments: a.attachments.map(toPath),
+          steps: steps(a.steps),
+        })),
+      };
+      const record = { v: VERSION, item: { ...item, test } };
+      const line = JSON.stringify(record);
+      // Redacted string by string only when something in it could be a secret: most results hold none.
+      if (mayNeedRedaction(line)) this.write({ v: VERSION, item: redactDeep({ ...item, test }) });
+      else this.writeLine(line);
+    } catch {
+      this.failed = true;
+    }
+  }
+
+  /** Logs that a result reached the service (or was dropped for good): recovery skips it. */
+  delivered(id: string): void {
+    this.write({ v: VERSION, done: id });
+  }
+
+  /** The run ended and journalled what was left: the log is not needed any more. */
+  async discard(): Promise<void> {
+    this.pending = [];
+    if (this.fd !== undefined) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // Closed already.
+      }
+      this.fd = undefined;
+    }
+    await rm(this.path, { force: true });
+    if (this.blobs.size > 0) await this.journal.pruneBlobs(this.blobs);
+  }
+}

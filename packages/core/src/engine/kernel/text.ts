@@ -1,0 +1,43 @@
+import { ANSI } from '../../adapter/text.js';
+import { redact } from '../../client/secrets.js';
+
+/** The CI job's URL, for comments and defects (GitHub Actions, GitLab, Jenkins, Azure, CircleCI, Buildkite). */
+export function ciBuildUrl(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.GITHUB_SERVER_URL && env.GITHUB_REPOSITORY && env.GITHUB_RUN_ID) {
+    return `${env.GITHUB_SERVER_URL}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}`;
+  }
+  return env.CI_JOB_URL ?? env.BUILD_URL ?? env.CIRCLE_BUILD_URL ?? env.BUILDKITE_BUILD_URL ?? undefined;
+}
+
+/**
+ * This pipeline run, across its machines: `CASEBRIDGE_PIPELINE_ID`, or the CI's id of the pipeline run and its
+ * attempt (GitHub Actions: run id and attempt; GitLab: pipeline id; Jenkins: BUILD_TAG; Azure: build id;
+ * CircleCI: workflow id; Buildkite: build id and retry count). Machines of one pipeline run share it; a new run
+ * or attempt has another one. Undefined outside CI.
+ */
+export function pipelineId(env: NodeJS.ProcessEnv): string | undefined {
+  const id =
+    env.CASEBRIDGE_PIPELINE_ID ??
+    (env.GITHUB_RUN_ID ? `gh-${env.GITHUB_RUN_ID}-${env.GITHUB_RUN_ATTEMPT ?? '1'}` : undefined) ??
+    (env.CI_PIPELINE_ID ? `gl-${env.CI_PIPELINE_ID}` : undefined) ??
+    env.BUILD_TAG ??
+    (env.BUILD_BUILDID ? `az-${env.BUILD_BUILDID}` : undefined) ??
+    (env.CIRCLE_WORKFLOW_ID ? `cc-${env.CIRCLE_WORKFLOW_ID}` : undefined) ??
+    (env.BUILDKITE_BUILD_ID ? `bk-${env.BUILDKITE_BUILD_ID}-${env.BUILDKITE_RETRY_COUNT ?? '0'}` : undefined);
+  const clean = id?.replace(/\s+/g, '-').slice(0, 100);
+  return clean || undefined;
+}
+
+/** The line of a run comment that names the pipeline run which wrote it. */
+export function pipelineMarker(pipeline: string): string {
+  return `casebridge-pipeline: ${pipeline}`;
+}
+
+/**
+ * Text from a test (error messages, stacks) on its way into a run comment or a defect: ANSI colours stripped, the
+ * configured secrets redacted (a test that prints the token must not publish it in Jira), then cut to `max`.
+ */
+export function truncate(s: string, max: number): string {
+  const clean = redact(s.replace(ANSI, ''));
+  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+}

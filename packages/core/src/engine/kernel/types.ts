@@ -1,0 +1,128 @@
+import type { Annotation, TestResult } from './model.js';
+
+/**
+ * Which runner an adapter serves; named in summaries, defect descriptions and the debug log. The name is open: a new
+ * adapter names its runner (`'cypress'`) without a change here. `junit` is the CLI (JUnit import, replay).
+ */
+export interface RunnerInfo {
+  name: 'playwright' | 'vitest' | 'jest' | 'junit' | (string & {});
+  version?: string;
+}
+
+/**
+ * A test known before it runs (Playwright's `onBegin` suite, a runner's list mode). Handing the planned tests to
+ * `begin` lets the engine map every key and prepare the cycle's runs in a few requests up front instead of a few per
+ * batch of results.
+ */
+export interface PlannedTest {
+  id: string;
+  file: string;
+  titlePath: string[];
+  project?: string;
+  tags: string[];
+  annotations: Annotation[];
+}
+
+/** Where the engine runs: the adapter fills this in; every field but `cwd` and `runner` is optional. */
+export interface EngineContext {
+  /** The project root: the mapping file, the config file and the journal are relative to it. */
+  cwd: string;
+  runner: RunnerInfo;
+  env?: NodeJS.ProcessEnv;
+  /** Where the summary and problems go (default: stderr). One call per block of text. */
+  out?: (text: string) => void;
+  /** Called as each journalled result of an earlier run settles (delivered or not): progress for `casebridge replay`. */
+  onReplay?: (p: { done: number; total: number; key: string; ok: boolean }) => void;
+  /** Folders files may be uploaded from besides the project folder (e.g. the folders of JUnit XML files). */
+  attachmentRoots?: readonly string[];
+  /** Where the options passed to `Engine.create` come from, for messages (default: `reporter options`). */
+  optionsSource?: string;
+  /** Options ranked above the config file and below `CASEBRIDGE_*` (replay: those the run recorded). */
+  baseOptions?: { options: Record<string, unknown>; source: string };
+  /** The shard of this process (`--shard=current/total`), named in the summary. */
+  shard?: { current: number; total: number };
+}
+
+/** What `end()` resolves to. `failed` is true only when `failOnError` is set and something was not delivered. */
+export interface EndResult {
+  /** Only with `failOnError`: casebridge fails the test run. */
+  failed: boolean;
+  /** Why, in one line, when `failed`: the adapter prints it (or hands it to the runner as the error). */
+  reason?: string;
+  summary: RunSummary;
+}
+
+/** The end-of-run summary, as printed and as JSON (`casebridge replay --json`, the step summary). */
+export interface RunSummary {
+  enabled: boolean;
+  mode: 'adhoc' | 'cycle';
+  dryRun: boolean;
+  /** The shard this process ran, when the runner was sharded. */
+  shard?: { current: number; total: number };
+  /** Results by final outcome (each mapped key counts once). */
+  byStatus: Record<string, number>;
+  results: number;
+  delivered: number;
+  /** The Jira base URL the results went to (links are built from it). */
+  url?: string;
+  cycle?: { name: string; id: number; plan: string; url?: string };
+  /**
+   * `notFiled`: failures that got no defect because the cap (`defects.maxPerRun`) was reached, and `notFiledReason`
+   * says so in words; both absent when every failure got its defect.
+   */
+  defects: { created: string[]; linked: string[]; notFiled?: number; notFiledReason?: string };
+  /** The failed tests with a case key, in the order they ended (at most 200; `failuresOmitted` counts the rest). */
+  failures?: FailureLine[];
+  failuresOmitted?: number;
+  attachments: { uploaded: number; skipped: string[]; stored: string[] };
+  unmapped: string[];
+  /** Test cases this run created (autoCreate); their keys are in the mapping file. */
+  createdCases: string[];
+  /** Cases this run created while another machine created the same test's case first: the older one was used. */
+  duplicateCases?: Array<{ key: string; kept: string }>;
+  /** The mapping file (relative to the project root). */
+  mappingFile?: string;
+  /** Problems found at preflight or during delivery, one line each. */
+  problems: string[];
+  /** Results written to the journal for a later run or `casebridge replay`. */
+  journaled: number;
+  journalDir?: string;
+  /** What dry run would have sent, one line per call. */
+  calls?: string[];
+  /** Results of earlier runs taken from the journal and delivered (or tried) in this one. */
+  replayed?: number;
+  /** Why delivery stopped early (the service was down, refused the credentials...). */
+  serviceDown?: string;
+}
+
+/** A failed test in the summary, with links to what a person opens next (absent in a dry run's stand-ins). */
+export interface FailureLine {
+  /** `file > describe > title`. */
+  test: string;
+  file: string;
+  line?: number;
+  key: string;
+  /** The first line of the first error. */
+  message?: string;
+  runId?: number;
+  defect?: string;
+  /** The defect was filed by this run (not an existing one linked). */
+  defectCreated?: boolean;
+  caseUrl?: string;
+  runUrl?: string;
+  defectUrl?: string;
+}
+
+export type { TestResult };
+
+/** A test cycle as the engine knows it. */
+export interface CycleInfo {
+  id: number;
+  name: string;
+  plan: string;
+  status: string;
+  /** This process created it (false: another process did first; absent: it was there already). */
+  created?: boolean;
+  /** This run resumed it (someone completed or aborted it): it completes it again at the end. */
+  resumed?: boolean;
+}

@@ -1,0 +1,188 @@
+import type { ResultAttachment, ResultStep, TestResult } from './model.js';
+import { lastAttempt, outcomeOf } from './model.js';
+
+/** A refusal: the service's answer (short, redacted), when it last said so, and how many runs it said so. */
+export interface RefusalMark {
+  answer: string;
+  at: string;
+  times: number;
+}
+
+/** Which files of a result are uploaded (the `attachments` section of the config). */
+export interface AttachmentChoice {
+  screenshots: 'on-failure' | 'all' | 'off';
+  traces: boolean;
+  videos: boolean;
+  others: boolean;
+}
+
+/**
+ * A unit of delivery: one test result for one case key. It is what waits in memory, in the journal, and in a
+ * replay; `progress` records what already reached the service so that a retry or a replay never does it twice.
+ */
+export interface WorkItem {
+  /** Random id of this result for this key (journal entries and logs name it). */
+  id: string;
+  key: string;
+  test: TestResult;
+  target: Target;
+  progress: Progress;
+  /**
+   * The service refused this result on its own, repeatedly, while it took the others (see splitBatch): named in
+   * the summary, kept in the journal with this mark (the entry's `refused`), tried again by the next replay.
+   */
+  refused?: RefusalMark;
+}
+
+/** Where a result goes: decided when it enters the engine, kept in the journal (a replay reports to the same cycle). */
+export interface Target {
+  mode: 'adhoc' | 'cycle';
+  projectKey: string;
+  plan?: string;
+  cycleName?: string;
+  environment?: string;
+  build?: string;
+}
+
+export interface Progress {
+  /** The run the result went to (ad hoc: created for it; cycle: the case's run in the cycle). */
+  runId?: number;
+  /** Steps were written. */
+  steps?: boolean;
+  /** File names uploaded to the run. */
+  uploaded?: string[];
+  /** Links to files stored in the content repository, by attachment name. */
+  stored?: Record<string, string>;
+  /** The defect created or linked for this failure. */
+  defect?: string;
+  defectCreated?: boolean;
+  /** The run's result, comment and bugs were written: the item is delivered (or dropped, see below). */
+  done?: boolean;
+  /** A permanent problem (a bad key, a missing plan) stopped it: named in the summary, never journalled or counted. */
+  dropped?: boolean;
+}
+
+/** The five run statuses every synapseRT has (administrators may add more; no call of the service lists them). */
+export const RUN_STATUSES = ['Passed', 'Failed', 'Blocked', 'Not Tested', 'NA'] as const;
+
+/**
+ * What `statusMap` maps: the final outcome, with `timedOut` split off `failed` (a failure whose last attempt ran out
+ * of time).
+ */
+export type StatusMapKey = 'passed' | 'failed' | 'timedOut' | 'flaky' | 'skipped' | 'interrupted';
+
+/** The run status of each kind of result; `null`: leave the run as it is. `timedOut` absent: as `failed`. */
+export type StatusMap = Record<Exclude<StatusMapKey, 'timedOut'>, string | null> & { timedOut?: string | null };
+
+/** The keys of `statusMap`, for `CASEBRIDGE_STATUS_MAP`. */
+export const STATUS_MAP_KEYS: readonly StatusMapKey[] = [
+  'passed',
+  'failed',
+  'timedOut',
+  'flaky',
+  'skipped',
+  'interrupted',
+];
+
+/** Today's statuses (the option's defaults): a skipped test leaves the run as it is. */
+export const DEFAULT_STATUS_MAP: StatusMap = {
+  passed: 'Passed',
+  failed: 'Failed',
+  flaky: 'Passed',
+  skipped: null,
+  interrupted: 'Blocked',
+};
+
+/** Which entry of `statusMap` a result takes. A test expected to fail that timed out passed: it is `passed`. */
+export function statusMapKeyOf(t: TestResult): StatusMapKey {
+  const outcome = outcomeOf(t);
+  return outcome === 'failed' && lastAttempt(t)?.status === 'timedOut' ? 'timedOut' : outcome;
+}
+
+/** The run status a result writes (see `statusMap`); undefined: the run is left as it is. */
+export function runStatusOf(t: TestResult, map: StatusMap = DEFAULT_STATUS_MAP): string | undefined {
+  const key = statusMapKeyOf(t);
+  const status = key === 'timedOut' ? (map.timedOut === undefined ? map.failed : map.timedOut) : map[key];
+  return status ?? undefined;
+}
+
+/** The user's steps of the last attempt, depth first (nested steps are part of their parent's text). */
+export function topSteps(t: TestResult): ResultStep[] {
+  return lastAttempt(t)?.steps ?? [];
+}
+
+export function kindOf(a: ResultAttachment): 'screenshot' | 'trace' | 'video' | 'other' {
+  if (a.contentType.startsWith('video/') || a.name === 'video') return 'video';
+  if (a.name === 'trace' || a.name.endsWith('.trace') || /trace/i.test(a.path ?? '')) return 'trace';
+  if (a.contentType.startsWith('image/')) return 'screenshot';
+  return 'other';
+}
+
+/** The attachments of the last attempt (and of its steps) that the config asks for, with the step they belong to. */
+export function selectedAttachments(
+  t: TestResult,
+  c: AttachmentChoice,
+): Array<{ attachment: ResultAttachment; step?: number }> {
+  const outcome = outcomeOf(t);
+  const failed = outcome === 'failed' || outcome === 'interrupted';
+  const wanted = (a: ResultAttachment) => {
+    if (!a.path && !a.body) return false;
+    switch (kindOf(a)) {
+      case 'screenshot':
+        return c.screenshots === 'all' || (c.screenshots === 'on-failure' && failed);
+      case 'trace':
+        return c.traces;
+      case 'video':
+        return c.videos;
+      case 'other':
+        return c.others;
+    }
+  };
+  const last = lastAttempt(t);
+  if (!last) return [];
+  const out: Array<{ attachment: ResultAttachment; step?: number }> = [];
+  for (const a of last.attachments) if (wanted(a)) out.push({ attachment: a });
+  last.steps.forEach((s, i) => {
+    const walk = (step: ResultStep) => {
+      for (const a of step.attachments) if (wanted(a)) out.push({ attachment: a, step: i + 1 });
+      step.steps.forEach(walk);
+    };
+    walk(s);
+  });
+  return out;
+}
+
+/** Whether a result needs calls of its own (comment, steps, files, defects) or only a status in a bulk update. */
+export function needsDetails(item: WorkItem, config: { attachments: AttachmentChoice }): boolean {
+  const outcome = outcomeOf(item.test);
+  if (outcome === 'failed' || outcome === 'flaky' || outcome === 'interrupted') return true;
+  if (topSteps(item.test).length > 0) return true;
+  return selectedAttachments(item.test, config.attachments).length > 0;
+}
+
+/**
+ * What a status-only result still needs once its write-ahead-log line is written: identity, tags, annotations and
+ * each attempt's status, duration and errors (a test expected to fail passes with errors). Output excerpts and
+ * files that are not uploaded are left out; they can be 8 kB per test, kept until the bulk at the end of the run.
+ */
+export function statusOnly(t: TestResult): TestResult {
+  return {
+    ...t,
+    attempts: t.attempts.map((a) => ({
+      retry: a.retry,
+      status: a.status,
+      durationMs: a.durationMs,
+      startedAt: a.startedAt,
+      errors: a.errors,
+      steps: a.steps,
+      attachments: [],
+    })),
+  };
+}
+
+/** Appends `value` to the list of `key`, in place: copying the list per value makes grouping n values quadratic. */
+export function appendTo<K, V>(groups: Map<K, V[]>, key: K, value: V): void {
+  const list = groups.get(key);
+  if (list) list.push(value);
+  else groups.set(key, [value]);
+}

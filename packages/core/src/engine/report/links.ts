@@ -1,0 +1,75 @@
+import { redact } from '../../client/secrets.js';
+import { displayName, lastAttempt, outcomeOf } from '../kernel/model.js';
+import type { FailureLine } from '../kernel/types.js';
+import type { WorkItem } from '../kernel/work.js';
+
+/**
+ * Where a person reads the results in Jira. Issues are at Jira's own `/browse/<KEY>`. synapseRT shows a test cycle
+ * as a view of its test plan's issue page, so a cycle's link is the plan's page with the cycle's id
+ * (`/browse/<PLAN>?cycle=<id>`), and a run's is that page at the run (`&run=<id>#run-<id>`: a long cycle is shown a
+ * page at a time, and `run` picks the page that holds it): the emulator's web UI
+ * serves the same paths, so the links printed in a local rehearsal open there.
+ */
+export function issueUrl(base: string, key: string): string {
+  return `${trimSlash(base)}/browse/${encodeURIComponent(key)}`;
+}
+
+export function cycleUrl(base: string, plan: string, cycleId: number): string {
+  return `${issueUrl(base, plan)}?cycle=${cycleId}`;
+}
+
+export function runUrl(base: string, plan: string | undefined, cycleId: number | undefined, runId: number): string {
+  // An ad hoc run has no plan: the case's page lists it in its execution history.
+  if (!plan || cycleId === undefined) return '';
+  return `${cycleUrl(base, plan, cycleId)}&run=${runId}#run-${runId}`;
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+/** How many failures the summary names; the rest are counted. */
+export const MAX_FAILURES = 200;
+
+/**
+ * The failed results of a run, with what a person opens next: the case, the run and the defect. Worst first is the
+ * order they failed in (the order of the run's results).
+ */
+export function failuresOf(
+  items: readonly WorkItem[],
+  base: string | undefined,
+  cycle: { id: number; plan: string; name: string } | undefined,
+): { failures: FailureLine[]; omitted: number } {
+  const failed = items.filter((i) => outcomeOf(i.test) === 'failed');
+  const failures = failed.slice(0, MAX_FAILURES).map((i): FailureLine => {
+    const t = i.test;
+    const error = lastAttempt(t)?.errors[0];
+    const message = error?.message.split('\n').find((l) => l.trim() !== '');
+    const location = error?.location && error.location.file === t.file ? error.location : undefined;
+    // The test's own error may print a credential the run uses: redacted like every other output.
+    const line: FailureLine = { test: redact(displayName(t)), file: t.file, key: i.key };
+    const at = location?.line ?? t.line;
+    if (at !== undefined) line.line = at;
+    if (message) line.message = redact(message.trim()).slice(0, 300);
+    if (i.progress.runId !== undefined) line.runId = i.progress.runId;
+    if (i.progress.defect) {
+      line.defect = i.progress.defect;
+      line.defectCreated = i.progress.defectCreated === true;
+    }
+    if (base) {
+      line.caseUrl = issueUrl(base, i.key);
+      // A result of an earlier run (replayed from the journal) may belong to another cycle: no run link then.
+      const inCycle =
+        i.target.mode === 'cycle' && i.target.plan === cycle?.plan && i.target.cycleName === cycle?.name
+          ? cycle
+          : undefined;
+      if (i.progress.runId !== undefined) {
+        const url = runUrl(base, inCycle?.plan, inCycle?.id, i.progress.runId);
+        if (url) line.runUrl = url;
+      }
+      if (line.defect) line.defectUrl = issueUrl(base, line.defect);
+    }
+    return line;
+  });
+  return { failures, omitted: failed.length - failures.length };
+}

@@ -1,0 +1,139 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { redact } from '../../client/secrets.js';
+import type { CaseRegistry } from '../cases/registry.js';
+import type { DeliveryStats } from '../delivery/delivery.js';
+import type { EngineContext, RunSummary } from '../kernel/types.js';
+import type { WorkItem } from '../kernel/work.js';
+import { cycleUrl, failuresOf } from './links.js';
+import { ciAnnotations, ciWarning, formatSummary, markdownSummary, REPLAY } from './summary.js';
+
+/** What the summary of a run is made of: the engine's counts and what its session's parts report. */
+export interface SummaryParts {
+  enabled: boolean;
+  mode?: 'adhoc' | 'cycle';
+  shard?: RunSummary['shard'];
+  /** The run's problem lines: the service's refusals are added to it, once each. */
+  problems: string[];
+  delivery?: DeliveryStats;
+  /** The test plan of the run (cycle mode). */
+  plan?: string;
+  byStatus: Record<string, number>;
+  results: number;
+  items: readonly WorkItem[];
+  unmapped: readonly string[];
+  cases?: CaseRegistry;
+  mappingFile?: string;
+  journaled: number;
+  journalDir?: string;
+  /** A dry run: the calls it would have made. */
+  calls?: readonly string[];
+  replayed: number;
+  down?: string;
+  /** The Jira base URL (links in the summary). */
+  url?: string;
+}
+
+/** The summary of a run, as `end` returns it and prints it. */
+export function assembleSummary(p: SummaryParts): RunSummary {
+  const d = p.delivery;
+  // Keys the service refused in a bulk of status-only results: name each once, as a result with details would.
+  for (const key of d?.badKeys ?? []) {
+    if (p.problems.some((line) => line.startsWith(`${key}:`))) continue;
+    p.problems.push(
+      `${key}: not a test case${p.plan ? ` that can be added to test plan ${p.plan}` : ''}: check the key in the test's title or the mapping file`,
+    );
+  }
+  for (const line of [...(d?.repoProblems ?? []), ...(d?.defectProblems ?? [])]) {
+    if (!p.problems.includes(line)) p.problems.push(line);
+  }
+  const base = p.url && p.calls === undefined ? p.url : undefined;
+  const cycle = d?.cycle && base ? { ...d.cycle, url: cycleUrl(base, d.cycle.plan, d.cycle.id) } : d?.cycle;
+  const { failures, omitted } = failuresOf(p.items, base, cycle);
+  return {
+    enabled: p.enabled,
+    mode: p.mode ?? 'adhoc',
+    dryRun: p.calls !== undefined,
+    ...(p.shard ? { shard: p.shard } : {}),
+    byStatus: { ...p.byStatus },
+    results: p.results,
+    delivered: p.items.filter((i) => i.progress.done && !i.progress.dropped).length,
+    ...(base ? { url: base } : {}),
+    ...(cycle ? { cycle } : {}),
+    defects: d?.defects ?? { created: [], linked: [] },
+    ...(failures.length ? { failures } : {}),
+    ...(omitted ? { failuresOmitted: omitted } : {}),
+    attachments: d?.attachments ?? { uploaded: 0, skipped: [], stored: [] },
+    unmapped: [...p.unmapped],
+    createdCases: [...(p.cases?.created ?? [])],
+    ...(p.cases?.duplicates.length ? { duplicateCases: [...p.cases.duplicates] } : {}),
+    ...(p.mappingFile ? { mappingFile: p.mappingFile } : {}),
+    problems: [...new Set(p.problems)],
+    journaled: p.journaled,
+    ...(p.journalDir ? { journalDir: p.journalDir } : {}),
+    ...(p.calls ? { calls: [...p.calls] } : {}),
+    ...(p.replayed ? { replayed: p.replayed } : {}),
+    ...(p.down ? { serviceDown: p.down } : {}),
+  };
+}
+
+/**
+ * Prints the summary: to the console, as a CI annotation when results stay behind, as markdown to
+ * $GITHUB_STEP_SUMMARY, and (a dry run with `dryRun: "<file>"`) the calls as JSON to that file.
+ */
+export function printSummary(
+  summary: RunSummary,
+  o: { out: (text: string) => void; env: NodeJS.ProcessEnv; cwd: string; dryRunFile?: string; annotations?: boolean },
+): void {
+  o.out(formatSummary(summary));
+  if (o.annotations) for (const line of ciAnnotations(summary, o.env)) o.out(line);
+  const warning = ciWarning(summary, o.env);
+  if (warning) o.out(warning);
+  const stepSummary = o.env.GITHUB_STEP_SUMMARY;
+  if (stepSummary) {
+    try {
+      appendFileSync(stepSummary, `${markdownSummary(summary)}\n`);
+    } catch {
+      // The step summary is a convenience; the console summary above has the same content.
+    }
+  }
+  if (o.dryRunFile && summary.calls) {
+    try {
+      writeFileSync(resolve(o.cwd, o.dryRunFile), `${JSON.stringify({ calls: summary.calls }, null, 2)}\n`);
+    } catch (err) {
+      o.out(`casebridge: could not write the dry-run file: ${redact(String(err))}`);
+    }
+  }
+}
+
+/** The line an invalid configuration prints: its problems, where casebridge looked, and what happens now. */
+export function invalidConfigLine(
+  ctx: EngineContext,
+  failOnError: boolean,
+  problems: readonly string[],
+  searched: string,
+): string {
+  // `junit` is the CLI (replay, JUnit import): no tests run there.
+  const then =
+    ctx.runner.name === 'junit'
+      ? 'nothing is sent'
+      : failOnError
+        ? 'the tests still run; failOnError fails the run at its end'
+        : 'the tests still run';
+  return `casebridge: reporting is off for this run: the configuration has problems (${then}):\n${problems
+    .map((p) => `  - ${p}`)
+    .join('\n')}\n  (looked in: ${searched})`;
+}
+
+/** Why `failOnError` fails the run, in one line. */
+export function failReason(journaled: number, summary: RunSummary): string {
+  return journaled > 0
+    ? `casebridge: ${journaled} result(s) were not delivered (kept in the journal; \`${REPLAY}\` delivers them), and failOnError fails the run`
+    : `casebridge: ${summary.problems.length} problem(s) while reporting (listed above), and failOnError fails the run`;
+}
+
+/** The progress line the end of the run prints while it waits. */
+export function progressLine(items: readonly WorkItem[], created: number): string {
+  const done = items.filter((i) => i.progress.done).length;
+  return `${done} of ${items.length} result(s) delivered${created ? `, ${created} test case(s) created` : ''}`;
+}
