@@ -1,7 +1,7 @@
 import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
+import { PermanentProblem } from '../kernel/errors.js';
 import { serialByKey } from '../kernel/keyed.js';
 import { displayName } from '../kernel/model.js';
-import { PermanentProblem } from '../kernel/problems.js';
 import type { Service } from '../kernel/service.js';
 import type { WorkItem } from '../kernel/work.js';
 

@@ -1,6 +1,6 @@
 import { AmbiguousError, ForbiddenError, NotFoundError, ValidationError } from '../../client/errors.js';
+import { PermanentProblem } from '../kernel/errors.js';
 import { memoByKey } from '../kernel/keyed.js';
-import { PermanentProblem } from '../kernel/problems.js';
 import type { Service } from '../kernel/service.js';
 import type { CycleInfo } from '../kernel/types.js';
 import type { Target } from '../kernel/work.js';

@@ -10,7 +10,7 @@ import {
 } from '../../client/errors.js';
 import { redact } from '../../client/secrets.js';
 import { type TestManagementClient, TM_GROUPS } from '../../client/tm.js';
-import { NotJiraError, PermanentProblem } from '../kernel/problems.js';
+import { NotJiraError, PermanentProblem } from '../kernel/errors.js';
 
 /**
  * Whether the service is up, decided on what its recent answers were, not on one request: under a degraded service

@@ -1,11 +1,6 @@
 import { NotFoundError, ResponseShapeError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
-
-/** The URL does not answer as Jira: nothing of this run can be delivered there, but the results are kept. */
-export class NotJiraError extends Error {}
-
-/** A problem that will not go away by sending again: named in the summary, the item is not journaled. */
-export class PermanentProblem extends Error {}
+import { NotJiraError } from './errors.js';
 
 /**
  * A check, made once, that throws NotJiraError when the base URL does not answer as Jira (`/rest/api/2/myself` is
