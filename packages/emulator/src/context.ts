@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { OperationDef } from '@casebridge/core/contract';
 import type { BlobStore } from './blobs.js';
 import type { JiraBehaviour } from './profile.js';
-import type { SearchIndex } from './searchIndex.js';
+import type { SearchIndex } from './search-index.js';
 import type { Store, User } from './store.js';
 
 /**

@@ -287,7 +287,7 @@ export function createIssue(
     summary: string;
     description?: string | null;
     labels?: string[];
-    /** Other create-screen fields, normalised (see handlers/jiraFields.ts). */
+    /** Other create-screen fields, normalised (see handlers/jira-fields.ts). */
     fields?: Record<string, unknown>;
   },
 ): Issue {

@@ -117,7 +117,7 @@ function tokenize(jql: string): Token[] {
 /**
  * Parses the JQL subset: `project`, `issuetype` (or `type`), `status`, `resolution`, `labels`, `key` with `=`, `!=`,
  * `in (...)` and `not in (...)`; `key` (`issuekey`, `id`), `created` and `updated` also with `>`, `>=`, `<`, `<=`;
- * `summary`, `description` and `text` (either) with `~` and `!~` (see textSearch.ts); values bare or quoted;
+ * `summary`, `description` and `text` (either) with `~` and `!~` (see text-search.ts); values bare or quoted;
  * clauses joined by AND; `ORDER BY created|updated|key|id|summary [ASC|DESC], ...`. Anything else is a 400 naming
  * what was expected and where.
  */

@@ -13,7 +13,7 @@ import {
   runStatusSchema,
   seededStatus,
   workflowSchema,
-} from './seedJira.js';
+} from './seed-jira.js';
 import type { Store } from './store.js';
 
 /**
@@ -110,9 +110,9 @@ export const seedSchema = z.strictObject({
   /** Jira priorities, highest first (ids 1, 2, ...); the default one is Medium, or the first. */
   priorities: z.array(z.string().min(1)).min(1).default(['Highest', 'High', 'Medium', 'Low', 'Lowest']),
   customFields: z.array(customFieldSchema).default([]),
-  /** Run statuses: a `builtIn` entry renames or disables a built-in; the others are custom ones (seedJira.ts). */
+  /** Run statuses: a `builtIn` entry renames or disables a built-in; the others are custom ones (seed-jira.ts). */
   runStatuses: z.array(runStatusSchema).default([]),
-  /** Jira workflows by project and issue type (seedJira.ts); others follow the default workflow. */
+  /** Jira workflows by project and issue type (seed-jira.ts); others follow the default workflow. */
   workflows: z.array(workflowSchema).default([]),
   /** Resolutions of the instance, in its language (default Jira's six, English). */
   resolutions: resolutionsSchema,
@@ -221,7 +221,7 @@ export function loadSeedFile(path: string): Seed {
   return parsed.data;
 }
 
-/** The system fields a create screen may list (see handlers/jiraFields.ts). */
+/** The system fields a create screen may list (see handlers/jira-fields.ts). */
 const SCREEN_FIELDS = [
   'labels',
   'components',

@@ -6,9 +6,17 @@
  * before it answers, so an acknowledged write survives a kill -9.
  */
 
-import type { CreateScreen, CustomField, NamedRef, Setting, Transition, Workflow } from './jiraRows.js';
+import type { CreateScreen, CustomField, NamedRef, Setting, Transition, Workflow } from './jira-rows.js';
 
-export type { CreateScreen, CustomField, NamedRef, Setting, Transition, Workflow, WorkflowStatus } from './jiraRows.js';
+export type {
+  CreateScreen,
+  CustomField,
+  NamedRef,
+  Setting,
+  Transition,
+  Workflow,
+  WorkflowStatus,
+} from './jira-rows.js';
 
 export type RunStatusName = string;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../src/context.js';
 import { jqlDate, parseJql } from '../src/jql.js';
-import { stem, terms, textMatcher } from '../src/textSearch.js';
+import { stem, terms, textMatcher } from '../src/text-search.js';
 
 /**
  * The JQL parser on its own (the search operation's evaluation of a query is tested through the service in

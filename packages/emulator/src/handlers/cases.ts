@@ -11,7 +11,7 @@ import {
   requireOfType,
 } from '../domain.js';
 import type { CaseStep, Issue, Project, Store } from '../store.js';
-import { ensureSuitePath, linkCaseToSuite, parseSuitePath, suitePathOf } from '../suitePath.js';
+import { ensureSuitePath, linkCaseToSuite, parseSuitePath, suitePathOf } from '../suite-path.js';
 
 /**
  * Handlers of the test case and test step operations (group `cases`, and the case defects query).

@@ -15,7 +15,7 @@ import { presentRun, runExtras } from '../present.js';
 import type { Cycle, CycleStatus, Issue, Run, Store } from '../store.js';
 
 /**
- * Handlers of the test-cycle operations (createTestRuns is in createTestRuns.ts, the automation jobs of a cycle in
+ * Handlers of the test-cycle operations (createTestRuns is in create-test-runs.ts, the automation jobs of a cycle in
  * automation.ts).
  *
  * Choices where the spec says "not shown" (listed in the package README):

@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '@casebridge/core/contract';
 import type { BlobStore } from '../blobs.js';
 import type { Store } from '../store.js';
-import { attachmentDownload } from './attachmentDownload.js';
-import { nodeDownload } from './nodeDownload.js';
+import { attachmentDownload } from './attachment-download.js';
+import { nodeDownload } from './node-download.js';
 
 export interface DownloadArgs {
   store: Store;

@@ -1,7 +1,7 @@
 import type { Handler } from '../context.js';
 import { automationHandlers } from './automation.js';
 import { casesHandlers } from './cases.js';
-import { createTestRunsHandlers } from './createTestRuns.js';
+import { createTestRunsHandlers } from './create-test-runs.js';
 import { cyclesHandlers } from './cycles.js';
 import { jiraHandlers } from './jira.js';
 import { plansHandlers } from './plans.js';

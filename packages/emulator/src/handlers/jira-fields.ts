@@ -1,12 +1,12 @@
 import type { Ctx } from '../context.js';
 import type { CreateScreen, CustomField, Issue, NamedRef, Project, Store } from '../store.js';
-import { lower, presentUser } from './jiraModel.js';
+import { lower, presentUser } from './jira-model.js';
 
 /**
  * Jira's create screens: which fields an issue type's create accepts and requires, how each kind of value is
  * checked and normalised, and how the stored values are presented. Shared by Jira's issue create and synapseRT's
  * `createRunBug` / `createRunStepBug` (the add-on hands its `fields` to Jira's issue service), and described by the
- * createmeta resources (jiraMeta.ts).
+ * createmeta resources (jira-meta.ts).
  */
 
 /** On every create screen and never listed in `createScreens` (project, issue type and summary are required). */
@@ -207,7 +207,7 @@ export function checkScreenFields(
 }
 
 /**
- * The same check against any screen (a transition's, see jiraWorkflow.ts): `skip` are fields the caller deals with
+ * The same check against any screen (a transition's, see jira-workflow.ts): `skip` are fields the caller deals with
  * itself (on a create screen the four always there).
  */
 export function checkFieldsOn(

@@ -1,7 +1,7 @@
 import { type Ctx, type Handler, notFound } from '../context.js';
-import { jiraAtLeast, jiraVersion } from '../seedJira.js';
+import { jiraAtLeast, jiraVersion } from '../seed-jira.js';
 import type { Project } from '../store.js';
-import { allowedValues, defaultPriority, fieldDef, presentPriority, screenOf } from './jiraFields.js';
+import { allowedValues, defaultPriority, fieldDef, presentPriority, screenOf } from './jira-fields.js';
 import {
   issueTypeOf,
   lower,
@@ -9,12 +9,12 @@ import {
   presentProjectRef,
   projectByIdOrKey,
   projectIssueTypes,
-} from './jiraModel.js';
+} from './jira-model.js';
 
 /**
  * Jira's create-screen metadata: the DC 8.4+ resources `issue/createmeta/{project}/issuetypes[/{issueTypeId}]`
  * (paged `{maxResults, startAt, total, isLast, values}`) and the older `issue/createmeta?projectKeys=...` (removed in
- * Jira 9.0, JRASERVER-74965). Both answer from the projects' create screens (jiraFields.ts); which of them exists
+ * Jira 9.0, JRASERVER-74965). Both answer from the projects' create screens (jira-fields.ts); which of them exists
  * follows the seed's `jiraVersion`, as on a real server: before 8.4 the old one only, from 9.0 the paged ones only.
  */
 

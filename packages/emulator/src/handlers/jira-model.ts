@@ -1,5 +1,5 @@
 import { type Ctx, notFound, ServiceError } from '../context.js';
-import { resolutions } from '../seedJira.js';
+import { resolutions } from '../seed-jira.js';
 import type { Issue, Project, Store, User } from '../store.js';
 import {
   type CategoryKey,

@@ -4,8 +4,8 @@ import { type Ctx, type Handler, Reply, ServiceError } from '../context.js';
 import { type JqlClause, type JqlQuery, jqlDate, parseJql } from '../jql.js';
 import { type JiraBehaviour, lagOf, PROFILES } from '../profile.js';
 import type { Issue, Store } from '../store.js';
-import { textMatcher } from '../textSearch.js';
-import { presentScreenFields } from './jiraFields.js';
+import { textMatcher } from '../text-search.js';
+import { presentScreenFields } from './jira-fields.js';
 import {
   issueTypeOf,
   knownStatuses,
@@ -14,11 +14,11 @@ import {
   presentIssue,
   projectByIdOrKey,
   selectFields,
-} from './jiraModel.js';
+} from './jira-model.js';
 
 /**
  * Jira's issue search (`GET` and `POST /rest/api/2/search`): the JQL of ../jql.ts evaluated against what the
- * node's search index holds (../searchIndex.ts), a page size clamped to the server's cap, and OpenSearch's result
+ * node's search index holds (../search-index.ts), a page size clamped to the server's cap, and OpenSearch's result
  * window. The settings come from the Jira behaviour (../profile.ts).
  */
 

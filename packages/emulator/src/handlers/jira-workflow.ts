@@ -1,18 +1,18 @@
 import { type Ctx, type Handler, Reply, ServiceError } from '../context.js';
-import { resolutions } from '../seedJira.js';
+import { resolutions } from '../seed-jira.js';
 import type { CreateScreen, Issue, Project, Transition } from '../store.js';
 import { issueEditable, offeredTransitions, statusCategory } from '../workflows.js';
-import { allowedValues, cannotBeSetMessage, checkFieldsOn, fieldDef } from './jiraFields.js';
-import { lower, presentStatus, requireJiraIssue, summaryProblem } from './jiraModel.js';
+import { allowedValues, cannotBeSetMessage, checkFieldsOn, fieldDef } from './jira-fields.js';
+import { lower, presentStatus, requireJiraIssue, summaryProblem } from './jira-model.js';
 
 /**
  * Jira's workflow operations on an issue: the transitions offered (with their screens' fields under
  * `expand=transitions.fields`), moving an issue through one (its screen's fields checked as Jira does: required,
  * allowed values, not on the screen), and the issue edit, which a status with `jira.issue.editable=false` refuses.
- * Workflows and statuses are in ../workflows.ts, their seed form in ../seedJira.ts.
+ * Workflows and statuses are in ../workflows.ts, their seed form in ../seed-jira.ts.
  */
 
-/** Fields only a transition screen has: they are not create-screen fields, so jiraFields.ts does not know them. */
+/** Fields only a transition screen has: they are not create-screen fields, so jira-fields.ts does not know them. */
 const OWN_FIELDS = ['resolution', 'comment'];
 
 /**

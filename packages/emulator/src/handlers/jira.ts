@@ -2,8 +2,8 @@ import { captchaHeaders, captchaRequired, loginFailed, loginSucceeded, openSessi
 import { routeCookie } from '../cluster.js';
 import { type Handler, notFound, Reply, ServiceError } from '../context.js';
 import { createIssue } from '../domain.js';
-import { checkScreenFields, presentScreenFields } from './jiraFields.js';
-import { jiraMetaHandlers } from './jiraMeta.js';
+import { checkScreenFields, presentScreenFields } from './jira-fields.js';
+import { jiraMetaHandlers } from './jira-meta.js';
 import {
   groupsOf,
   issueTypeOf,
@@ -18,14 +18,14 @@ import {
   requireJiraIssue,
   selectFields,
   summaryProblem,
-} from './jiraModel.js';
-import { jiraSearchHandlers } from './jiraSearch.js';
-import { jiraWorkflowHandlers } from './jiraWorkflow.js';
+} from './jira-model.js';
+import { jiraSearchHandlers } from './jira-search.js';
+import { jiraWorkflowHandlers } from './jira-workflow.js';
 
 /**
  * The Jira platform subset (REST API 2 and the cookie session) that the test-management add-on lives in. Every
  * authenticated user may use it, the unlicensed one included: only the add-on refuses him. Its vocabulary and
- * presenters are in jiraModel.ts; the JQL parser in ../jql.ts.
+ * presenters are in jira-model.ts; the JQL parser in ../jql.ts.
  */
 
 export const jiraHandlers: Record<string, Handler> = {

@@ -3,7 +3,7 @@ import { authenticate } from '../auth.js';
 import { ServiceError } from '../context.js';
 import { sendError } from '../pipeline/reply.js';
 import type { DownloadArgs } from './downloads.js';
-import { canAccess } from './repoNodes.js';
+import { canAccess } from './repo-nodes.js';
 
 /**
  * Serves a content-repository node's content at the `downloadUrl` the node operations hand out:

@@ -77,7 +77,7 @@ export function appRoot(prefix: string): string {
   return prefix.replace(/\/rest$/, '');
 }
 
-/** The URL a node's content is downloaded from (served by nodeDownload.ts). */
+/** The URL a node's content is downloaded from (served by node-download.ts). */
 export function downloadUrl(origin: string, prefix: string, nodeId: string): string {
   return `${origin}${appRoot(prefix)}/eduservlet/download?nodeId=${encodeURIComponent(nodeId)}`;
 }

@@ -15,12 +15,12 @@ import {
   USER_HOME,
   userHome,
   userInbox,
-} from './repoNodes.js';
+} from './repo-nodes.js';
 
 /**
  * The content repository (edu-sharing): session validation, node creation, content upload and ticket issuance.
  * Only the owner of a node and administrators may add children to it, write its content or download it; the guest
- * may do neither. The node model (home folder, inbox, presentation) is in repoNodes.ts.
+ * may do neither. The node model (home folder, inbox, presentation) is in repo-nodes.ts.
  */
 
 /** Default per-user storage quota: 10 GiB. */

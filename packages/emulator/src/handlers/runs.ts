@@ -19,7 +19,7 @@ import {
 } from '../domain.js';
 import { attachmentUrl, lozenge, neighbours, presentRunDetails } from '../present.js';
 import type { Cycle, Issue, Run, RunStep } from '../store.js';
-import { checkScreenFields } from './jiraFields.js';
+import { checkScreenFields } from './jira-fields.js';
 
 /**
  * Handlers of the test run operations (group `runs`, plus the run-level `defects` and `attachments` operations).

@@ -1,7 +1,7 @@
 import { type Handler, invalid, notFound } from '../context.js';
 import { issueRef } from '../domain.js';
 import type { Cycle, Issue, Store, TestSuite } from '../store.js';
-import { ensureSuitePath, parseSuitePath, suiteNames, suitePathOf } from '../suitePath.js';
+import { ensureSuitePath, parseSuitePath, suiteNames, suitePathOf } from '../suite-path.js';
 
 /**
  * Handlers of the test suite operations (group `suites`) and of the build / environment defect queries.

@@ -2,7 +2,7 @@ import { isMultipart, type OperationDef, operations, SERVICE_PREFIXES, type Serv
 import type * as z from 'zod';
 import { PUBLIC_OPERATIONS } from '../auth.js';
 import { templateNames } from '../router.js';
-import { type Json, type JsonObject, jsonSchema, objectParts } from './jsonSchema.js';
+import { type Json, type JsonObject, jsonSchema, objectParts } from './json-schema.js';
 import { errorSchemas, responses } from './responses.js';
 
 /**

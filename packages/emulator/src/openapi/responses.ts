@@ -1,7 +1,7 @@
 import type { OperationDef } from '@casebridge/core/contract';
 import { PUBLIC_OPERATIONS } from '../auth.js';
 import { templateNames } from '../router.js';
-import { type Converted, type JsonObject, jsonSchema } from './jsonSchema.js';
+import { type Converted, type JsonObject, jsonSchema } from './json-schema.js';
 
 /**
  * The responses of the OpenAPI document: what each operation answers on success (both wire variants where they

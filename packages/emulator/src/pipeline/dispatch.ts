@@ -1,6 +1,6 @@
 import { type Ctx, ServiceError } from '../context.js';
 import { handlers } from '../handlers/index.js';
-import { extraHandlers } from '../handlers/jiraSearch.js';
+import { extraHandlers } from '../handlers/jira-search.js';
 import { ANSWERED, type Answered, type Env, type ServiceExchange } from './exchange.js';
 import { sendError } from './reply.js';
 

@@ -7,7 +7,7 @@ import type { FaultController } from '../faults.js';
 import type { JiraBehaviour } from '../profile.js';
 import type { RateLimiter } from '../ratelimit.js';
 import type { Router } from '../router.js';
-import type { SearchIndex } from '../searchIndex.js';
+import type { SearchIndex } from '../search-index.js';
 import type { RequestLogEntry, RunningEmulator } from '../server.js';
 import type { Store } from '../store.js';
 

@@ -10,7 +10,7 @@ import { dispatch, unitOfWork } from './dispatch.js';
 import { ANSWERED, type Env, type Exchange } from './exchange.js';
 import { afterFaults, faults } from './faults.js';
 import { newContext, parse } from './parse.js';
-import { rateLimit } from './rateLimit.js';
+import { rateLimit } from './rate-limit.js';
 import { reply } from './reply.js';
 import { address, route } from './route.js';
 

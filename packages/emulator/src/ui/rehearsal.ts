@@ -8,7 +8,7 @@ import { table } from './widgets.js';
 
 /**
  * The emulator's own tools as pages: the request log (`/rehearsal/requests`) and reset (`/rehearsal/reset`); the
- * fault rules are in faultsPage.ts. They do what the admin endpoints do, through the same emulator methods.
+ * fault rules are in faults-page.ts. They do what the admin endpoints do, through the same emulator methods.
  */
 
 const LIMITS = [50, 200, 1000, 10_000];
