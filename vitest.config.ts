@@ -9,6 +9,7 @@ export default defineConfig({
       { find: /^@casebridge\/core\/contract$/, replacement: src('./packages/core/src/contract/index.ts') },
       { find: /^@casebridge\/core\/runtime$/, replacement: src('./packages/core/src/runtime/index.ts') },
       { find: /^@casebridge\/core\/adapter$/, replacement: src('./packages/core/src/adapter/index.ts') },
+      { find: /^@casebridge\/core\/internal$/, replacement: src('./packages/core/src/internal.ts') },
       { find: /^@casebridge\/core$/, replacement: src('./packages/core/src/index.ts') },
       { find: /^@casebridge\/emulator$/, replacement: src('./packages/emulator/src/index.ts') },
     ],

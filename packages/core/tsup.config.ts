@@ -6,6 +6,7 @@ export default defineConfig({
     contract: 'src/contract/index.ts',
     runtime: 'src/runtime/index.ts',
     adapter: 'src/adapter/index.ts',
+    internal: 'src/internal.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -1,0 +1,30 @@
+/**
+ * @casebridge/core/internal: the engine's parts that the casebridge CLI works with directly (the case registry,
+ * the journal, cycles, mapping files, the clients a config makes). Not a public API: it follows the CLI of the same
+ * version and may change in any release. Reporters and users import `@casebridge/core` (the engine, config, model,
+ * clients), `@casebridge/core/adapter` (adapters) and `@casebridge/core/runtime` (code inside tests).
+ */
+
+export * from './engine/cases/mapping.js';
+export { readMappingFile, writeMapping } from './engine/cases/mapping-file.js';
+export {
+  CaseRegistry,
+  type CaseRegistryOptions,
+  caseIdentity,
+  caseSummary,
+  suitePathOf,
+} from './engine/cases/registry.js';
+export { clientsFor, cycleNameFor } from './engine/clients.js';
+export * from './engine/defects/fingerprint.js';
+export {
+  CYCLE_STATUS_AFTER,
+  type CycleSpec,
+  type CycleWorkflow,
+  createCycle,
+  findCycle,
+  moveCycle,
+} from './engine/delivery/cycles.js';
+export { Journal, type JournalEntry } from './engine/journal/store.js';
+export type { Service } from './engine/kernel/service.js';
+export type { CycleInfo } from './engine/kernel/types.js';
+export { RUN_STATUSES } from './engine/kernel/work.js';
