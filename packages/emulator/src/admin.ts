@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ZodError, z } from 'zod';
 import type { BlobStore } from './blobs.js';
 import { faultRuleSchema } from './faults.js';
-import type { RunningEmulator } from './server.js';
+import type { RunningEmulator } from './kernel/emulator.js';
 
 /**
  * Admin endpoints under `/__emulator/` (no authentication on the loopback, where the emulator is a local tool; an

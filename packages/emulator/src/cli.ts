@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { type FaultRuleInput, faultRuleSchema } from './faults.js';
+import type { EmulatorOptions } from './kernel/emulator.js';
 import { DEFAULT_PROFILE, type JiraBehaviourInput } from './profile.js';
-import { DEFAULT_PORT, type EmulatorOptions, startEmulator } from './server.js';
+import { DEFAULT_PORT, startEmulator } from './server.js';
 import { isLoopbackHost } from './ui/state.js';
 
 const HELP = `casebridge-emulator: a local stand-in for the synapseRT test-management API and the edu-sharing

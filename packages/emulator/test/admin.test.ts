@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestLogEntry } from '../src/server.js';
+import type { RequestLogEntry } from '../src/index.js';
 import { basic, call, TM, useEmulator } from './helpers.js';
 
 /** The admin endpoints under `/__emulator/` (no authentication): health, state, request log, reset. */

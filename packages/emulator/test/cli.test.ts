@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../src/server.js';
+import type { RunningEmulator } from '../src/index.js';
 import { allKeys, call, REPO, TM } from './helpers.js';
 import { type CliProcess, ensureBuilt, runCli, startCli, stopCli } from './spawn.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FaultController } from '../src/faults.js';
+import type { RunningEmulator } from '../src/index.js';
 import { RateLimiter } from '../src/ratelimit.js';
-import { type RunningEmulator, startEmulator } from '../src/server.js';
+import { startEmulator } from '../src/server.js';
 import { basic, call, REPO, TM, TM_ALIAS, useEmulator } from './helpers.js';
 
 /**

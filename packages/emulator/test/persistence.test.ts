@@ -5,7 +5,8 @@ import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlobStore } from '../src/blobs.js';
-import { type RunningEmulator, startEmulator } from '../src/server.js';
+import type { RunningEmulator } from '../src/index.js';
+import { startEmulator } from '../src/server.js';
 import { call, TM } from './helpers.js';
 import { ensureBuilt, startCli, stopCli } from './spawn.js';
 

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { authenticate } from '../auth.js';
 import { ServiceError } from '../context.js';
-import { sendBlob, sendError } from '../pipeline/reply.js';
+import { sendBlob, sendError } from '../kernel/send.js';
 import { safeDecode } from '../router.js';
-import type { DownloadArgs } from './downloads.js';
+import type { DownloadArgs } from './download-args.js';
 
 /**
  * Serves an attachment's bytes at the `filePath` URL the run operations hand out:

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { authenticate } from '../auth.js';
 import { ServiceError } from '../context.js';
-import { sendError } from '../pipeline/reply.js';
-import type { DownloadArgs } from './downloads.js';
+import { sendError } from '../kernel/send.js';
+import type { DownloadArgs } from './download-args.js';
 import { canAccess } from './repo-nodes.js';
 
 /**

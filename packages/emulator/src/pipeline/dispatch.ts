@@ -1,8 +1,8 @@
 import { type Ctx, ServiceError } from '../context.js';
 import { handlers } from '../handlers/index.js';
 import { extraHandlers } from '../handlers/jira-search.js';
-import { ANSWERED, type Answered, type Env, type ServiceExchange } from './exchange.js';
-import { sendError } from './reply.js';
+import { ANSWERED, type Answered, type Env, type ServiceExchange } from '../kernel/exchange.js';
+import { sendError } from '../kernel/send.js';
 
 /** The dispatch step: the operation's handler runs; what it returns is the answer. */
 export async function dispatch(ctx: Ctx): Promise<unknown> {

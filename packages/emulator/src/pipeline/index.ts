@@ -2,19 +2,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { handleAdmin } from '../admin.js';
 import { serveDocs } from '../docs.js';
 import { serveDownload } from '../handlers/downloads.js';
-import type { RequestLogEntry } from '../server.js';
+import { balance } from '../kernel/balance.js';
+import type { RequestLogEntry } from '../kernel/emulator.js';
+import { ANSWERED, type Env, type Exchange } from '../kernel/exchange.js';
 import { refuseAdminApi, serveUi } from '../ui/index.js';
 import { auth, licence } from './access.js';
-import { balance } from './balance.js';
 import { dispatch, unitOfWork } from './dispatch.js';
-import { ANSWERED, type Env, type Exchange } from './exchange.js';
 import { afterFaults, faults } from './faults.js';
 import { newContext, parse } from './parse.js';
 import { rateLimit } from './rate-limit.js';
 import { reply } from './reply.js';
 import { address, route } from './route.js';
-
-export type { Env } from './exchange.js';
 
 /**
  * How the emulator answers a request: a pipeline of small steps, in this order. The admin endpoints and the API

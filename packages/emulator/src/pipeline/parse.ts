@@ -3,9 +3,9 @@ import { isMultipart, type OperationDef, operations } from '@casebridge/core/con
 import type { z } from 'zod';
 import { GUEST } from '../auth.js';
 import { type Ctx, ServiceError } from '../context.js';
+import type { Env, ServiceExchange } from '../kernel/exchange.js';
 import type { Match } from '../router.js';
 import type { Caller } from './access.js';
-import type { Env, ServiceExchange } from './exchange.js';
 import { readMultipart } from './multipart.js';
 
 /** The handler's context before the request is parsed into it. */

@@ -1,5 +1,5 @@
+import { ANSWERED, type Answered, type Env, type ServiceExchange } from '../kernel/exchange.js';
 import type { Caller } from './access.js';
-import { ANSWERED, type Answered, type Env, type ServiceExchange } from './exchange.js';
 
 /**
  * The rate-limit step: above the configured rate the Jira-hosted services answer 429 (the repository has none).

@@ -1,6 +1,6 @@
 import { ZodError } from 'zod';
 import type { FaultRule, FaultRuleInput } from '../faults.js';
-import type { Exchange } from '../pipeline/exchange.js';
+import type { Exchange } from '../kernel/exchange.js';
 import { crossSite, readForm, refuseCrossSite } from './access.js';
 import { href, html, type SafeHtml } from './html.js';
 import { page, redirect, sendHtml } from './layout.js';

@@ -1,4 +1,4 @@
-import type { Env, Exchange } from '../pipeline/exchange.js';
+import type { Env, Exchange } from '../kernel/exchange.js';
 import { safeDecode } from '../router.js';
 import type { Cycle, Issue } from '../store.js';
 import { refuseNonAdmin, resolveViewer, serveLogin, serveLogout, toLogin } from './access.js';

@@ -1,4 +1,4 @@
-import type { Exchange } from '../pipeline/exchange.js';
+import type { Exchange } from '../kernel/exchange.js';
 import { type JiraBehaviourInput, PROFILES } from '../profile.js';
 import { crossSite, readForm, refuseCrossSite } from './access.js';
 import { href, html, type SafeHtml } from './html.js';

@@ -1,5 +1,5 @@
-import type { Exchange } from '../pipeline/exchange.js';
-import type { RequestLogEntry } from '../server.js';
+import type { RequestLogEntry } from '../kernel/emulator.js';
+import type { Exchange } from '../kernel/exchange.js';
 import { crossSite, readForm, refuseCrossSite } from './access.js';
 import { href, html, type SafeHtml, when } from './html.js';
 import { page, redirect, sendHtml } from './layout.js';

@@ -1,4 +1,4 @@
-import type { Env } from '../pipeline/exchange.js';
+import type { Env } from '../kernel/exchange.js';
 import type { Change } from '../store.js';
 import { CycleEvents } from './events.js';
 

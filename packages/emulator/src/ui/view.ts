@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { SERVICE_PREFIXES } from '@casebridge/core/contract';
-import type { Env } from '../pipeline/exchange.js';
+import type { Env } from '../kernel/exchange.js';
 import { attachmentUrl } from '../present.js';
 import type { Attachment, Store } from '../store.js';
 import type { Viewer } from './layout.js';

@@ -8,8 +8,8 @@ import type { JiraBehaviour } from '../profile.js';
 import type { RateLimiter } from '../ratelimit.js';
 import type { Router } from '../router.js';
 import type { SearchIndex } from '../search-index.js';
-import type { RequestLogEntry, RunningEmulator } from '../server.js';
 import type { Store } from '../store.js';
+import type { RequestLogEntry, RunningEmulator } from './emulator.js';
 
 /** What every request of one emulator shares: its state and settings, fixed when it starts. */
 export interface Env {
