@@ -3,9 +3,26 @@
  * results on stdout, messages on stderr, so `id=$(casebridge cycle start)` captures only the id.
  */
 
+/** Where a command line writes: the process's streams in the bin, strings in a test. */
+export interface Output {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+/** What `main` is given: two streams, the environment and the working directory. */
+export interface Streams {
+  stdout: Output;
+  stderr: Output;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** What a command writes through: whole lines on stdout and stderr, and a progress bar redrawn in place. */
 export interface Io {
   out: (line: string) => void;
   err: (line: string) => void;
+  /** Text on stderr as is (no newline added): a progress bar that redraws itself with `\r`. */
+  progress: (text: string) => void;
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** Whether stdout is a terminal. */
@@ -14,14 +31,16 @@ export interface Io {
   errTty: boolean;
 }
 
-export function processIo(): Io {
+export function ioOf(s: Streams): Io {
   return {
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
-    cwd: process.cwd(),
-    env: process.env,
-    tty: Boolean(process.stdout.isTTY),
-    errTty: Boolean(process.stderr.isTTY) && !process.env.CI,
+    out: (line) => s.stdout.write(`${line}\n`),
+    err: (line) => s.stderr.write(`${line}\n`),
+    progress: (text) => s.stderr.write(text),
+    cwd: s.cwd,
+    env: s.env,
+    tty: Boolean(s.stdout.isTTY),
+    // A CI log is not redrawn in place, even when the runner gives the job a terminal.
+    errTty: Boolean(s.stderr.isTTY) && !s.env.CI,
   };
 }
 

@@ -35,6 +35,7 @@ async function init(dir: string, args: string[] = [], env: NodeJS.ProcessEnv = {
   const code = await initCommand(args, {
     out: (l) => out.push(l),
     err: (l) => err.push(l),
+    progress: () => {},
     cwd: dir,
     env,
     tty: false,

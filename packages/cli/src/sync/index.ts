@@ -269,7 +269,7 @@ function progressBar(io: Io, total: number): () => void {
     const width = 20;
     const filled = Math.round((done / total) * width);
     const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} test case(s)`;
-    if (tty) process.stderr.write(`\r${bar}${done === total ? '\n' : ''}`);
+    if (tty) io.progress(`\r${bar}${done === total ? '\n' : ''}`);
     else io.err(`casebridge sync: ${bar}`);
   };
 }
