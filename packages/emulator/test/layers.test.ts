@@ -1,0 +1,125 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The code map of the README ("Code map"), checked: each file's layer, the layers it may import, and no cycle with
+// type imports counted (a type-only cycle still ties the files together for a reader, and for the build of types).
+
+const SRC = join(dirname(fileURLToPath(import.meta.url)), '../src');
+
+type Layer = 'model' | 'kernel' | 'openapi' | 'handlers' | 'steps' | 'ui' | 'own' | 'request' | 'server' | 'top';
+
+const BELOW_STEPS: Layer[] = ['model', 'kernel', 'handlers', 'steps'];
+const BELOW_REQUEST: Layer[] = [...BELOW_STEPS, 'openapi', 'ui', 'own'];
+const MAY_IMPORT: Record<Layer, Layer[]> = {
+  model: ['model'],
+  kernel: ['model', 'kernel'],
+  openapi: ['model', 'openapi'],
+  handlers: ['model', 'kernel', 'handlers'],
+  steps: BELOW_STEPS,
+  ui: ['model', 'kernel', 'ui'],
+  own: ['model', 'kernel', 'openapi'],
+  request: [...BELOW_REQUEST, 'request'],
+  server: [...BELOW_REQUEST, 'request'],
+  top: [...BELOW_REQUEST, 'request', 'server'],
+};
+
+/** The layer of a file, by its path under src/ (posix). */
+function layerOf(file: string): Layer {
+  if (file === 'pipeline/index.ts') return 'request';
+  const folder = file.includes('/') ? file.slice(0, file.indexOf('/')) : '';
+  const byFolder: Record<string, Layer> = {
+    kernel: 'kernel',
+    openapi: 'openapi',
+    handlers: 'handlers',
+    pipeline: 'steps',
+    ui: 'ui',
+  };
+  if (folder) {
+    const layer = byFolder[folder];
+    if (!layer) throw new Error(`src/${folder}/ has no layer: add it to the code map (README) and to this test`);
+    return layer;
+  }
+  if (file === 'admin.ts' || file === 'docs.ts') return 'own';
+  if (file === 'server.ts') return 'server';
+  if (file === 'index.ts' || file === 'cli.ts') return 'top';
+  return 'model';
+}
+
+/** The relative imports and re-exports of each file, type-only ones included, as paths under src/. */
+function importGraph(): Map<string, string[]> {
+  const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.split('\\').join('/'));
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(join(SRC, file), 'utf8');
+    const targets = [...text.matchAll(/\bfrom\s+'(\.{1,2}\/[^']+)'/g)].map((m) =>
+      posix.normalize(posix.join(posix.dirname(file), m[1]!)).replace(/\.js$/, '.ts'),
+    );
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** Imports that go to a layer the importer may not import. */
+function forbiddenImports(graph: Map<string, string[]>): string[] {
+  const bad: string[] = [];
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      const from = layerOf(file);
+      const to = layerOf(target);
+      if (!MAY_IMPORT[from].includes(to)) bad.push(`${file} (${from}) imports ${target} (${to})`);
+    }
+  }
+  return bad;
+}
+
+/** One import cycle, as the files around it, or undefined when there is none. */
+function findCycle(graph: Map<string, string[]>): string[] | undefined {
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (file: string): string[] | undefined => {
+    if (state.get(file) === 'done') return undefined;
+    if (state.get(file) === 'open') return [...path.slice(path.indexOf(file)), file];
+    state.set(file, 'open');
+    path.push(file);
+    for (const target of graph.get(file) ?? []) {
+      const cycle = visit(target);
+      if (cycle) return cycle;
+    }
+    path.pop();
+    state.set(file, 'done');
+    return undefined;
+  };
+  for (const file of graph.keys()) {
+    const cycle = visit(file);
+    if (cycle) return cycle;
+  }
+  return undefined;
+}
+
+describe('code map', () => {
+  const graph = importGraph();
+
+  it('reads the imports of every source file', () => {
+    expect(graph.size).toBeGreaterThan(50);
+    for (const targets of graph.values()) for (const t of targets) expect(graph.has(t), t).toBe(true);
+  });
+
+  it('every import goes to the same layer or one below', () => {
+    expect(forbiddenImports(graph)).toEqual([]);
+  });
+
+  it('has no import cycle, type imports counted', () => {
+    expect(findCycle(graph)).toBeUndefined();
+  });
+
+  it('refuses an import upwards and a cycle', () => {
+    const bad = new Map(graph);
+    bad.set('store.ts', [...(graph.get('store.ts') ?? []), 'kernel/exchange.ts']);
+    expect(forbiddenImports(bad)).toEqual(['store.ts (model) imports kernel/exchange.ts (kernel)']);
+    expect(findCycle(bad)).toEqual(expect.arrayContaining(['store.ts', 'kernel/exchange.ts']));
+  });
+});
