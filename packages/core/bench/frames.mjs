@@ -1,0 +1,162 @@
+// How deep one passing result's delivery goes: the frames on the stack when the built engine opens the request
+// that sends its status (the cycle's bulkStatusUpdate), against the real emulator in process on port 0.
+//
+// Two paths are measured, each the chain of functions from its origin to the socket (`http.request`), stitched
+// across awaits and `.then`s (Error.stackTraceLimit = Infinity, async hooks; see causalStack), each function counted
+// once, named through the build's source maps; the runtime's own timer and microtask frames are left out:
+// - `timer`: two tests planned, one reports; its status waits in the batch and the batch's timer sends it (the
+//   30 s wait is shortened to 5 ms here, nothing else changes);
+// - `add`: one test planned; it reports, and being the last planned test it sends the batch from `engine.add`.
+//
+// The client's share (transport, p-queue, connection: 10 frames) is the same before and after.
+// Before (91fc1b4: Bulk calling back into Engine, withCycleOpen and orIfMissing wrapped by hand):
+//   batch timer -> socket: 26 frames (16 in src/engine); engine.add -> socket: 28 frames (18 in src/engine)
+// After: see the commit that changes the engine.
+//
+// Run: npm run build -w packages/core && node packages/core/bench/frames.mjs [path/to/core/dist] [--stacks]
+
+import { AsyncLocalStorage, createHook, executionAsyncId } from 'node:async_hooks';
+import { mkdtempSync } from 'node:fs';
+import http from 'node:http';
+import { syncBuiltinESMExports } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { startEmulator } from '@casebridge/emulator';
+
+Error.stackTraceLimit = Number.POSITIVE_INFINITY;
+// Frames name the source files (src/client/..., src/engine/...), through the build's source maps.
+process.setSourceMapsEnabled(true);
+const args = process.argv.slice(2);
+const showStacks = args.includes('--stacks');
+const dist = resolve(args.find((a) => !a.startsWith('--')) ?? new URL('../dist', import.meta.url).pathname);
+
+/** Where a request came from: the timer callback or `engine.add` that started its chain. */
+const origin = new AsyncLocalStorage();
+const captured = [];
+
+/**
+ * V8's async stack trace stops at the first promise that is not awaited by an async function (a `.then`, a queue):
+ * the causal chain is stitched instead. Each async resource (a promise, a timer) records the context that made it
+ * and the stack at that moment; at the socket the chain is walked back to its origin, and the frames met on the way
+ * are counted once each (a frame seen at several hops is one frame the result went through).
+ */
+const made = new Map();
+let recording = false;
+createHook({
+  init(id, type) {
+    if (recording) made.set(id, { ctx: executionAsyncId(), type, stack: new Error('made').stack });
+  },
+}).enable();
+
+/** The stack at the socket and at every resource back to the origin, joined (newest first). */
+function causalStack() {
+  const parts = [new Error('socket').stack];
+  for (let id = executionAsyncId(), hops = 0; made.has(id) && hops < 10_000; hops++) {
+    const r = made.get(id);
+    parts.push(r.stack);
+    id = r.ctx;
+  }
+  return parts.join('\n');
+}
+
+// The socket: every request of the direct connection starts here (the core imports `request` from node:http).
+const realRequest = http.request;
+http.request = function request(...a) {
+  const url = a[0] instanceof URL ? a[0].href : String(a[0]);
+  captured.push({ url, origin: origin.getStore(), stack: causalStack() });
+  return realRequest.apply(this, a);
+};
+syncBuiltinESMExports();
+
+// The batch's timer: its 30 s wait is shortened (the client's own 30 s headers timeout is left as it is); every
+// timer callback runs as the origin `timer`.
+const realSetTimeout = globalThis.setTimeout;
+globalThis.setTimeout = function setTimeout(fn, ms, ...rest) {
+  const client =
+    ms === 30_000 && /exchange|Transport|ClientRequest|Socket|emit|node:_http|node:net/.test(new Error().stack);
+  const wait = ms === 30_000 && !client ? 5 : ms;
+  return realSetTimeout((...x) => origin.run(`timer:${ms}`, () => fn(...x)), wait, ...rest);
+};
+
+const { Engine } = await import(pathToFileURL(join(dist, 'index.js')).href);
+const emu = await startEmulator({ port: 0, profile: 'ideal' });
+
+const planned = (key) => ({ id: key, file: 't.spec.ts', titlePath: [`${key} passes`], tags: [], annotations: [] });
+const passing = (key) => ({
+  ...planned(key),
+  attempts: [{ retry: 0, status: 'passed', durationMs: 5, errors: [], steps: [], attachments: [] }],
+});
+
+/** Runs one result through an engine; returns the frames of the bulk status update's request. */
+async function measure(name, plan) {
+  captured.length = 0;
+  const cwd = mkdtempSync(join(tmpdir(), 'cb-frames-'));
+  const lines = [];
+  const engine = Engine.create(
+    {
+      url: emu.url,
+      token: 'casebridge-dev-token',
+      projectKey: 'DEMO',
+      mode: 'cycle',
+      testPlan: 'DEMO-1',
+      cycle: `frames ${name}`,
+    },
+    { cwd, runner: { name: 'playwright', version: 'bench' }, env: {}, out: (t) => lines.push(t) },
+  );
+  engine.begin({ tests: plan.map(planned) });
+  // The cycle is prepared before the result arrives (as while a suite runs): only the status goes in the batch.
+  await new Promise((r) => realSetTimeout(r, 300));
+  recording = true;
+  origin.run('add', () => engine.add(passing(plan[0])));
+  for (let i = 0; i < 300 && !captured.some((c) => c.url.includes('bulkStatusUpdate')); i++) {
+    await new Promise((r) => realSetTimeout(r, 20));
+  }
+  const hit = captured.find((c) => c.url.includes('bulkStatusUpdate'));
+  recording = false;
+  made.clear();
+  const end = await engine.end();
+  if (!hit || end.summary.delivered !== 1)
+    throw new Error(`${name}: not delivered (${!!hit}, ${end.summary.delivered}):\n${lines.join('\n')}`);
+  return hit;
+}
+
+/**
+ * The distinct functions between the origin and the socket: from the timer callback (or `engine.add`) to the call
+ * that opens the request, without this script's own frames, the runtime's scheduling, built-ins and the async hook.
+ * A function met at several hops (resumed after an await) is one frame; an anonymous one counts by its place.
+ */
+function frames(stack, origin) {
+  const seen = new Map();
+  for (const raw of stack.split('\n')) {
+    const l = raw.trim();
+    if (!l.startsWith('at ')) continue;
+    if (origin === 'timer' && /^at setTimeout /.test(l)) break;
+    if (/node:internal|processTicksAndRejections|listOnTimeout|processTimers|AsyncHook|emitInit|<anonymous>/.test(l))
+      continue;
+    if (l.includes('bench/frames.mjs') || l.includes('async_hooks')) continue;
+    const frame = l.replace(/^at (async )?/, '');
+    const named = / \(/.test(frame) ? frame.slice(0, frame.indexOf(' (')) : frame;
+    const file = /(src\/[^:)]+|node_modules\/[^/]+)/.exec(frame)?.[1] ?? '?';
+    if (!seen.has(named)) seen.set(named, file);
+    if (origin === 'add' && /Engine\.add$/.test(named)) break;
+  }
+  return [...seen].map(([name, file]) => ({ name, file }));
+}
+
+try {
+  const timer = await measure('timer', ['DEMO-2', 'DEMO-3']);
+  const add = await measure('add', ['DEMO-4']);
+  if (!timer.origin?.startsWith('timer:30000'))
+    throw new Error(`timer: sent from ${timer.origin}, not the batch timer`);
+  if (add.origin !== 'add') throw new Error(`add: sent from ${add.origin}, not engine.add`);
+  const t = frames(timer.stack, 'timer');
+  const a = frames(add.stack, 'add');
+  const engine = (f) => f.filter((x) => x.file.startsWith('src/engine')).length;
+  console.log(`batch timer -> socket: ${t.length} frames (${engine(t)} in src/engine, the rest in the client)`);
+  console.log(`engine.add  -> socket: ${a.length} frames (${engine(a)} in src/engine, the rest in the client)`);
+  const list = (f) => f.map((x) => `  ${x.name}  ${x.file}`).join('\n');
+  if (showStacks) console.log(`\ntimer (socket first):\n${list(t)}\n\nadd (socket first):\n${list(a)}`);
+} finally {
+  await emu.close();
+}
