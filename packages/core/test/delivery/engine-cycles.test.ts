@@ -1,0 +1,76 @@
+import type { RunningEmulator } from '@casebridge/emulator';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/index.js';
+import { base, ctx, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
+
+/**
+ * Cycles the engine completes, against the real emulator over real HTTP: completeCycle at the end, and a cycle
+ * completed by someone else mid-run. Each test asserts the emulator's final state.
+ */
+
+const world = useEngineWorld();
+const { runsOfCycle, bugKeysOfRun, ops, admin } = world;
+let emu: RunningEmulator;
+beforeAll(() => {
+  emu = world.emulator();
+});
+
+describe('cycles', () => {
+  it('completeCycle completes the cycle at the end', async () => {
+    const end = await report(
+      base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI done', completeCycle: true }),
+      [result('DEMO-2 a', 'passed'), result('DEMO-3 b', 'failed')],
+    );
+    expect(end.summary.problems).toEqual([]);
+    expect(emu.store.cycles.find((c) => c.name === 'CI done')?.status).toBe('Completed');
+    expect(
+      runsOfCycle('CI done')
+        .map((r) => [r.key, r.status])
+        .sort(),
+    ).toEqual([
+      ['DEMO-2', 'Passed'],
+      ['DEMO-3', 'Failed'],
+    ]);
+  });
+
+  for (const planned of [true, false]) {
+    it(`a cycle completed by someone else mid-run is resumed, gets the result and is completed again (${
+      planned ? 'planned' : 'unplanned'
+    } tests)`, async () => {
+      const name = `CI interrupted ${planned}`;
+      const first = result('DEMO-2 first', 'failed');
+      const second = result('DEMO-3 second', 'failed');
+      const lines: string[] = [];
+      const engine = Engine.create(
+        base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: name }),
+        ctx(project(), lines),
+      );
+      engine.begin(planned ? { tests: [first, second] } : {});
+      engine.add(first);
+      const firstRun = () => runsOfCycle(name).find((r) => r.key === 'DEMO-2')?.run;
+      await until('the first result', () => {
+        const run = firstRun();
+        return run?.status === 'Failed' && bugKeysOfRun(run.id).length === 1;
+      });
+      const tm = admin();
+      await tm.cycles.workflow({ testPlanIssueKey: 'DEMO-1', cycleName: name, action: 'Complete' });
+      await tm.close();
+      expect(emu.store.cycles.find((c) => c.name === name)?.status).toBe('Completed');
+
+      engine.add(second);
+      const end = await engine.end();
+      expect(end.summary.problems).toEqual([]);
+      expect(end.summary.journaled, lines.join('\n')).toBe(0);
+      expect(emu.store.cycles.find((c) => c.name === name)?.status).toBe('Completed');
+      const runs = runsOfCycle(name);
+      expect(runs.map((r) => [r.key, r.status]).sort()).toEqual([
+        ['DEMO-2', 'Failed'],
+        ['DEMO-3', 'Failed'],
+      ]);
+      const secondRun = runs.find((r) => r.key === 'DEMO-3')?.run;
+      expect(secondRun?.comment).toContain('expected 200, got 500 for DEMO-3 second');
+      expect(bugKeysOfRun(secondRun?.id as number)).toHaveLength(1);
+      expect(ops('cycles.workflow').map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    });
+  }
+});
