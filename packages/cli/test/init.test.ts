@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, describe, expect, it } from 'vitest';
-import { INIT_USAGE, initCommand, unifiedDiff } from '../src/init/index.js';
+import { helpOf } from '../src/command-line.js';
+import { init as initDefinition } from '../src/commands/init.js';
+import { unifiedDiff } from '../src/init/index.js';
+import { runCli, text } from './support/captured.js';
 
 /**
  * `casebridge init` on small projects written to temporary folders: the config edits (as text, formatting kept),
@@ -30,18 +33,10 @@ function project(files: Record<string, string>, parent = tmpdir()): string {
 }
 
 async function init(dir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await initCommand(args, {
-    out: (l) => out.push(l),
-    err: (l) => err.push(l),
-    progress: () => {},
-    cwd: dir,
-    env,
-    tty: false,
-    errTty: false,
-  });
-  return { code, out: out.join('\n'), err: err.join('\n'), all: [...out, ...err].join('\n') };
+  const r = await runCli(['init', ...args], { cwd: dir, env });
+  const out = text(r.stdout);
+  const err = text(r.stderr);
+  return { code: r.code, out, err, all: [out, err].filter((t) => t !== '').join('\n') };
 }
 
 const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8');
@@ -528,7 +523,7 @@ describe('the project', () => {
     expect(snapshot(dir)).toEqual(before);
     const help = await init(dir, ['--help']);
     expect(help.code).toBe(0);
-    expect(help.out).toBe(INIT_USAGE);
+    expect(help.out).toBe(helpOf(initDefinition));
   });
 
   it('--dry-run changes no file and prints every change as a diff', async () => {

@@ -2,7 +2,10 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { JUNIT_HELP, type JunitJsonSummary, junitCommand } from '../src/junit/index.js';
+import { commandList } from '../src/command-line.js';
+import { junit as junitDefinition } from '../src/commands/junit.js';
+import type { JunitJsonSummary } from '../src/junit/index.js';
+import { runCli, text } from './support/captured.js';
 
 /**
  * The command's argument handling and exit codes, in dry-run mode (nothing is sent, no server is needed). The
@@ -21,10 +24,8 @@ const env = {
 };
 
 async function junit(args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await junitCommand(args, { out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir, env });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+  const r = await runCli(['junit', ...args], { cwd: dir, env });
+  return { code: r.code, stdout: text(r.stdout), stderr: text(r.stderr) };
 }
 
 it('a folder means every *.xml below it; --json prints the summary and the files read with their dialects', async () => {
@@ -87,8 +88,8 @@ it('a file cut short: the test cases before the problem are reported, the positi
   expect(r.stdout).toMatch(/casebridge \(dry run: nothing was sent\): 2 test result\(s\)/);
 });
 
-it('JUNIT_HELP fits the top-level help: two lines, the command in the first column', () => {
-  const lines = JUNIT_HELP.split('\n');
+it("junit's rows fit the top-level help: two lines, the command in the first column", () => {
+  const lines = commandList([junitDefinition]).split('\n');
   expect(lines).toHaveLength(2);
   expect(lines[0]).toMatch(/^ {2}junit <files\|globs\.\.\.> {5}\S/);
   expect(lines[1]?.startsWith(' '.repeat(29))).toBe(true);

@@ -1,6 +1,5 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { type Check, doctor } from '../doctor.js';
 import { type Io, paint } from '../output.js';
 import type { Runner } from '../sync/list.js';
@@ -37,91 +36,29 @@ export { unifiedDiff } from './diff.js';
  * Every edit is re-read after it is made and must still balance and name the reporter, else it is not written.
  */
 
-/** The command's lines for the top-level help's command list (same column layout as the other commands). */
-export const INIT_HELP = `  init [dir] [options]       set a project up: add the reporter to its Playwright, Vitest and Jest configs, write
-                             casebridge.config.json, print what to install and the command to run`;
-
-/** The text of `casebridge init --help`. */
-export const INIT_USAGE = `Usage: casebridge init [dir] [--url URL] [--project KEY] [--plan KEY] [--runner playwright|vitest|jest]
-                       [--dry-run] [--yes]
-
-Sets up the project in dir (default: the current folder) to report its test results:
-  1. finds its runners: playwright.config.*, vitest.config.* (or vite.config.* with a test block), jest.config.*
-     or a "jest" key in package.json, and @playwright/test, vitest or jest in package.json; each one found is set up;
-  2. adds casebridge's reporter to each runner's config and keeps the reporters it has (Playwright: the reporter
-     option, Vitest: test.reporters, Jest: reporters). A config it cannot edit safely (a computed reporter, a config
-     made by a function) is left as it is and the lines to add are printed. A runner without a config file gets one
-     (Jest: a "jest" key in package.json), unless a subfolder has one: then init names the folder to run it in;
-  3. writes url, projectKey and testPlan (with mode "cycle") to casebridge.config.json, merged into the one there
-     (a casebridge.config.mjs/.js/.ts is not edited: the options to set are printed); never a token, user or
-     password: the reporters read those from CASEBRIDGE_TOKEN (or CASEBRIDGE_USER and CASEBRIDGE_PASSWORD), which
-     belong in the CI's secrets;
-  4. adds .casebridge/ (where undelivered results wait) to .gitignore;
-  5. prints the install command for a reporter package that is not installed (npm, yarn or pnpm, by the lockfile);
-     it installs nothing itself;
-  6. runs the doctor when CASEBRIDGE_TOKEN or CASEBRIDGE_USER is set;
-  7. prints the command that runs the tests.
-Every change is printed as a diff on stdout. Running it again changes nothing.
-
-Options:
-  --url URL        the Jira base URL, e.g. https://jira.example.com (default: CASEBRIDGE_URL)
-  --project KEY    the Jira project of the test cases, e.g. PROJ (default: CASEBRIDGE_PROJECT)
-  --plan KEY       the test plan, e.g. PROJ-1: each run goes into a cycle of it; without a plan the results are
-                   reported as ad hoc runs (default: CASEBRIDGE_TEST_PLAN)
-  --runner R       set up only this runner (playwright, vitest or jest), also when it was not detected
-  --dry-run        change nothing; print the changes it would make
-  -y, --yes        accepted for scripts and CI; init never asks anything, with or without it
-  -h, --help       this text
-
-Values given as options replace those in casebridge.config.json; values from CASEBRIDGE_* only fill the ones it
-lacks. Other options in the file are kept.
-
-Examples:
-  npx @casebridge/cli init --url https://jira.example.com --project PROJ --plan PROJ-1
-  npx @casebridge/cli init e2e --runner playwright --dry-run
-
-Exit codes: 0 set up; 1 something could not be done (a config it could not edit: the lines to add are printed; no
-runner found; a doctor check failed); 2 wrong usage or input (an option's value, a folder that does not exist).
-`;
-
 /** The .gitignore lines that already keep the journal folder out of git. */
 const GITIGNORED = new Set(
   ['.casebridge', '/.casebridge', '**/.casebridge'].flatMap((p) => [p, `${p}/`, `${p}/*`, `${p}/**`]),
 );
+
+/** The options of `casebridge init`, parsed by its table in commands/init.ts. */
+export interface InitOptions {
+  url?: string;
+  project?: string;
+  plan?: string;
+  runner?: string;
+  'dry-run': boolean;
+}
 
 /**
  * `casebridge init`: resolves to the exit code (0 set up, 1 something could not be done, 2 wrong usage); never
  * rejects on bad input. Results (diffs, the lines to add by hand, the doctor's checks, the next commands) go to
  * `io.out`, what it did and why to `io.err`.
  */
-export async function initCommand(args: string[], io: Io): Promise<number> {
-  let opts: { url?: string; project?: string; plan?: string; runner?: string; 'dry-run'?: boolean; help?: boolean };
-  let positionals: string[];
-  try {
-    ({ values: opts, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        url: { type: 'string' },
-        project: { type: 'string' },
-        plan: { type: 'string' },
-        runner: { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        yes: { type: 'boolean', short: 'y' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    io.err(`casebridge init: ${(err as Error).message}; try npx @casebridge/cli init --help`);
-    return 2;
-  }
-  if (opts.help) {
-    io.out(INIT_USAGE);
-    return 0;
-  }
+export async function initCommand(opts: InitOptions, positionals: string[], io: Io): Promise<number> {
   const say = (line: string) => io.err(`casebridge init: ${line}`);
   const usage = (line: string) => {
+    // The same hint as for a parse error (see commands/init.ts).
     say(`${line}; try npx @casebridge/cli init --help`);
     return 2;
   };

@@ -1,47 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Engine, type RunSummary } from '@casebridge/core';
 import { glob, isDynamicPattern } from 'tinyglobby';
 import { JunitError, type JunitFileStats, readJunit } from './parse.js';
 
 export { JunitError, type JunitFileStats, readJunit } from './parse.js';
-
-/** The command's lines for the top-level help's command list (same column layout as the other commands). */
-export const JUNIT_HELP = `  junit <files|globs...>     report JUnit XML written by pytest, go test (gotestsum), Maven Surefire, Jest, Vitest,
-                             Playwright or Cypress, with the reporters' options; streams large files`;
-
-/** The text of `casebridge junit --help` (also for the top-level `casebridge help junit`). */
-export const JUNIT_USAGE = `Usage: casebridge junit [--json] [--dry-run] <files, folders or globs...>
-
-Reads JUnit XML as written by pytest (--junitxml), go-junit-report and gotestsum, Maven Surefire/Failsafe,
-jest-junit, Vitest and Playwright (--reporter=junit) and Cypress (mocha-junit-reporter); large files are streamed.
-Each <testcase> is one test: its case keys come from its name ("PROJ-12 logs in", "[PROJ-12]"), from properties
-(<property name="testCase" value="PROJ-12"/>, name "tags"), or from the mapping file (casebridge.keys.json, names
-"<file> > <title path>"). Failures file defects; flaky and rerun attempts count as retries; files named by
-[[ATTACHMENT|path]] lines or <property name="attachment" value="path"/> are uploaded (paths relative to the XML's
-folder, then to the working directory). A folder means every *.xml below it (other XML files there are skipped);
-globs are relative to the working directory (quote them so the shell leaves them alone).
-
-Options and credentials are the reporters': CASEBRIDGE_* variables (URL, TOKEN, PROJECT, MODE, TEST_PLAN, CYCLE,
-...) and casebridge.config.json in the working directory.
-
-Options:
-  --json        print the summary as JSON on stdout (the run summary plus the files read); text goes to stderr
-  --dry-run     send nothing; count the calls that would be made (CASEBRIDGE_DEBUG=1 lists them)
-  -h, --help    this text
-
-Examples:
-  CASEBRIDGE_URL=https://jira.example.com CASEBRIDGE_TOKEN=... CASEBRIDGE_PROJECT=PROJ casebridge junit report.xml
-  CASEBRIDGE_MODE=cycle CASEBRIDGE_TEST_PLAN=PROJ-1 casebridge junit 'build/test-results/**/TEST-*.xml'
-  pytest --junitxml=out/pytest.xml; casebridge junit --dry-run out/
-  gotestsum --junitfile go.xml ./...; casebridge junit --json go.xml > casebridge-summary.json
-
-Exit codes: 0 every result was delivered (or, with --dry-run, read); 1 something was not delivered, the service
-reported a problem or the configuration has one (the summary says what; undelivered results wait in the journal
-for \`casebridge replay\`); 2 wrong usage or unusable input (no file matched, a missing file, malformed XML, a file
-that is not JUnit XML).
-`;
 
 export interface JunitIo {
   out: (line: string) => void;
@@ -102,30 +65,14 @@ async function expand(
 }
 
 /**
- * `casebridge junit`: streams each file's test cases into the engine as they are read, then waits for delivery.
+ * `casebridge junit` (its options parsed by the table in commands/junit.ts): streams each file's test cases into the engine as they are read, then waits for delivery.
  * Resolves to the exit code; never rejects on bad input (it becomes a line on `io.err` and exit code 2).
  */
-export async function junitCommand(args: string[], io: JunitIo): Promise<number> {
-  let values: { json?: boolean; 'dry-run'?: boolean; help?: boolean };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        json: { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    io.err(`casebridge junit: ${(err as Error).message}; try casebridge junit --help`);
-    return 2;
-  }
-  if (values.help) {
-    io.out(JUNIT_USAGE);
-    return 0;
-  }
+export async function junitCommand(
+  options: { json: boolean; 'dry-run': boolean },
+  positionals: string[],
+  io: JunitIo,
+): Promise<number> {
   if (positionals.length === 0) {
     io.err(
       'casebridge junit: expected one or more JUnit XML files, folders or globs, e.g. casebridge junit report.xml',
@@ -139,8 +86,8 @@ export async function junitCommand(args: string[], io: JunitIo): Promise<number>
     // Some arguments matched and some did not: report what exists, still exit 2 at the end.
   }
 
-  const json = values.json === true;
-  const inline = values['dry-run'] ? { dryRun: true } : {};
+  const json = options.json;
+  const inline = options['dry-run'] ? { dryRun: true } : {};
   // With --json, stdout carries only the JSON document: the engine's summary and problems go to stderr.
   const say = json ? io.err : io.out;
   // Files an XML names are resolved beside it: its folder may be uploaded from, like the project folder.

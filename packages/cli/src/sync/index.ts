@@ -1,6 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   CaseRegistry,
   caseSummary,
@@ -66,19 +65,17 @@ function asResult(t: ListedTest, steps: string[] = []): TestResult {
   };
 }
 
-export async function syncCommand(args: string[], io: Io): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      runner: { type: 'string' },
-      'write-keys': { type: 'boolean', default: false },
-      'dry-run': { type: 'boolean', default: false },
-      update: { type: 'boolean', default: false },
-      yes: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-    },
-  });
+/** The options of `casebridge sync`, parsed by its table in commands/sync.ts. */
+export interface SyncOptions {
+  runner?: string;
+  'write-keys': boolean;
+  'dry-run': boolean;
+  update: boolean;
+  yes: boolean;
+  json: boolean;
+}
+
+export async function syncCommand(values: SyncOptions, positionals: string[], io: Io): Promise<number> {
   const dir = resolve(io.cwd, positionals[0] ?? '.');
   const runner = (values.runner as Runner | undefined) ?? detectRunner(dir);
   if (!runner || !RUNNERS.includes(runner)) {

@@ -1,0 +1,15 @@
+import type { CommandDefinition } from '../command-line.js';
+import { cycle } from './cycle.js';
+import { demo } from './demo.js';
+import { doctor } from './doctor.js';
+import { emulator } from './emulator.js';
+import { init } from './init.js';
+import { junit } from './junit.js';
+import { replay } from './replay.js';
+import { sync } from './sync.js';
+
+/**
+ * Every `casebridge` command, in the order of `casebridge --help`. A new command is a file in this folder that
+ * exports its `defineCommand(...)`, and one line here; its help, its parsing and its place in the list follow.
+ */
+export const COMMANDS: readonly CommandDefinition[] = [init, demo, replay, junit, doctor, cycle, sync, emulator];
