@@ -20,6 +20,7 @@ import { readRunnerOptions } from './runner-options.js';
  */
 
 /** The run statuses every synapseRT instance has; a cycle's runs may show custom ones too. */
+// TODO(lead): import RUN_STATUSES from the core: this is a copy of the core's (engine/work.ts before issue 24's move).
 export const RUN_STATUSES = ['Passed', 'Failed', 'Blocked', 'Not Tested', 'NA'] as const;
 
 export type KeysFormat = 'grep' | 'json' | 'lines';

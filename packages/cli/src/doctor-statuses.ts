@@ -1,5 +1,5 @@
 import type { CasebridgeConfig, TestManagementClient } from '@casebridge/core';
-import type { Check } from './doctor.js';
+import type { Check } from './check.js';
 
 const ADVICE =
   "The service cannot list its statuses, and a name nobody has used yet looks the same: check the spelling against the instance's run statuses (synapseRT administration, Test Run Status); a name the service does not have is refused when results are written";

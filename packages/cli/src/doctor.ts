@@ -18,6 +18,7 @@ import {
   TimeoutError,
   UnauthorizedError,
 } from '@casebridge/core';
+import type { Check } from './check.js';
 import { statusMapCheck } from './doctor-statuses.js';
 import type { CliOptions } from './options.js';
 
@@ -26,14 +27,8 @@ import type { CliOptions } from './options.js';
  * configuration sources as the reporters (options file, CASEBRIDGE_* variables). Exit code 0 only when all pass.
  */
 
-export interface Check {
-  name: string;
-  ok: boolean;
-  /** Only informative: shown with `!`, never fails the doctor. */
-  warning?: boolean;
-  detail: string;
-  fix?: string;
-}
+// In its own file so that doctor-statuses.ts can name it without importing this one (an import cycle).
+export type { Check } from './check.js';
 
 /** TLS failures by the codes Node and undici give them. */
 const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|DEPTH_ZERO|HOSTNAME/i;
