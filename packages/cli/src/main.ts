@@ -39,7 +39,7 @@ export function overview(commands: readonly CommandDefinition[] = COMMANDS): str
 
 /**
  * Runs one `casebridge` command line and resolves to its exit code (0 done, 1 failed, 2 wrong usage); never rejects
- * and never exits the process, so tests call it in process with captured streams. Only src/cli.ts touches `process`.
+ * and never exits the process, so tests call it in process with captured streams. src/cli.ts, the bin, calls it.
  */
 export async function main(argv: string[], streams: Streams): Promise<number> {
   const io = ioOf(streams);
