@@ -1,16 +1,28 @@
 import { redact } from './secrets.js';
 
 /**
- * The errors a client call can raise. Every one carries the operation id, method and path (never a query string,
- * header or body that could hold a secret), the status when there was an answer, and a short, redacted excerpt of
- * the answer's body. Callers branch on `kind` (or `instanceof`); the engine uses `retryable` and `ambiguous`.
+ * The one family of errors in casebridge: the client's (below), the engine's (`engine/kernel/errors.ts`), the CLI's
+ * and the emulator's all extend `CasebridgeError`. Every one carries
+ * - `kind`: what happened, stable; callers and the engine's health decide on it (and on `retryable`), never on the
+ *   message;
+ * - `errorCode`: the same as a stable string for logs and other programs, `CASEBRIDGE_` and the kind in capitals
+ *   (`CASEBRIDGE_NOT_FOUND`). Not `code`: a `NetworkError`'s `code` is the system's (`ECONNRESET`), as on Node's own
+ *   errors, and a JUnit read error's `code` its reason;
+ * - `retryable`, an optional `exitCode` (where the CLI exits with one) and, for a client call, the operation id,
+ *   method and path (never a query string, header or body that could hold a secret), the status when there was an
+ *   answer, and a short, redacted excerpt of the answer's body. The message is redacted too.
+ *
+ * `instanceof` holds across copies of the core in one process (its ESM and CommonJS builds, two versions in one
+ * `node_modules`): see `CasebridgeError[Symbol.hasInstance]`.
  */
 
 export type ErrorKind =
+  // The client's.
   | 'input'
   | 'config'
   | 'unauthorized'
   | 'forbidden'
+  | 'captcha'
   | 'not-found'
   | 'validation'
   | 'rate-limited'
@@ -19,7 +31,29 @@ export type ErrorKind =
   | 'network'
   | 'ambiguous'
   | 'aborted'
-  | 'response-shape';
+  | 'response-shape'
+  // The engine's: a problem no retry heals (PermanentProblem), a base URL that is not Jira's (NotJiraError).
+  | 'permanent'
+  | 'not-jira'
+  // The CLI's: wrong arguments, a cycle command, a JUnit file, a sync list, an optional package not installed.
+  | 'usage'
+  | 'cycle'
+  | 'junit'
+  | 'list'
+  | 'missing-package'
+  // The emulator's: an error answer of the fake service, a refused admin request, a refused Jira field.
+  | 'service'
+  | 'admin'
+  | 'refused';
+
+/** `CASEBRIDGE_` and the kind in capitals, `-` as `_`: `not-found` is `CASEBRIDGE_NOT_FOUND`. */
+export const errorCodeOf = (kind: ErrorKind): string => `CASEBRIDGE_${kind.toUpperCase().replaceAll('-', '_')}`;
+
+/**
+ * On every instance of the family, not enumerable. `Symbol.for` gives every copy of the core in the process the same
+ * symbol, so a copy knows another copy's errors by it.
+ */
+export const ERROR_BRAND: unique symbol = Symbol.for('casebridge.error');
 
 export interface RequestInfo {
   /** Contract operation id, e.g. `runs.update`. */
@@ -44,8 +78,34 @@ export function excerpt(body: string | undefined): string | undefined {
   return flat.length > EXCERPT || head !== body ? `${flat.slice(0, EXCERPT)}…` : flat;
 }
 
+export interface CasebridgeErrorOptions {
+  /** The process exits with this code when the CLI stops on the error (a usage error exits 2). */
+  exitCode?: number;
+  /** What caused it, as `Error.cause` (not in `toJSON`: it may hold what was not redacted). */
+  cause?: unknown;
+}
+
+/** See `CasebridgeError[Symbol.hasInstance]`. */
+function isFamilyInstance(cls: { name: string }, value: unknown): boolean {
+  if (Function.prototype[Symbol.hasInstance].call(cls, value)) return true;
+  if (typeof value !== 'object' || value === null || (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] !== true) {
+    return false;
+  }
+  if (cls === CasebridgeError) return true;
+  for (let p: object | null = Object.getPrototypeOf(value); p !== null; p = Object.getPrototypeOf(p)) {
+    if (Object.hasOwn(p, 'constructor') && (p as { constructor: { name?: unknown } }).constructor.name === cls.name) {
+      return true;
+    }
+  }
+  return false;
+}
+
 export class CasebridgeError extends Error {
   readonly kind: ErrorKind;
+  /** Stable: `CASEBRIDGE_` and the kind (see errorCodeOf). */
+  readonly errorCode: string;
+  /** Where the CLI exits on this error, the code it exits with. */
+  readonly exitCode?: number;
   readonly operation?: string;
   readonly method?: string;
   readonly path?: string;
@@ -55,13 +115,22 @@ export class CasebridgeError extends Error {
   /** Sending the same request again may succeed (the engine keeps the result on disk and tries later). */
   readonly retryable: boolean;
 
-  constructor(kind: ErrorKind, message: string, info: RequestInfo = {}, retryable = false) {
+  constructor(
+    kind: ErrorKind,
+    message: string,
+    info: RequestInfo = {},
+    retryable = false,
+    options: CasebridgeErrorOptions = {},
+  ) {
     const where = info.operation
       ? ` [${info.operation} ${info.method ?? ''} ${info.path ?? ''}]`.replace(/ +]/, ']')
       : '';
-    super(redact(`${message}${where}`));
+    super(redact(`${message}${where}`), options.cause === undefined ? undefined : { cause: options.cause });
+    Object.defineProperty(this, ERROR_BRAND, { value: true });
     this.name = new.target.name;
     this.kind = kind;
+    this.errorCode = errorCodeOf(kind);
+    if (options.exitCode !== undefined) this.exitCode = options.exitCode;
     this.operation = info.operation;
     this.method = info.method;
     this.path = info.path === undefined ? undefined : redact(info.path);
@@ -71,11 +140,25 @@ export class CasebridgeError extends Error {
     this.retryable = retryable;
   }
 
+  /**
+   * `value instanceof X` for X the base or any class of the family: true when `value` is one by its prototype (the
+   * usual test), or when it carries the brand (ERROR_BRAND) and, for a subclass, a class of X's name is on its
+   * prototype chain. So an error raised by another copy of the core (the CommonJS build beside the ESM one, another
+   * version) is still an instance of this copy's `ValidationError`; a plain `Error`, or an object that only forges
+   * `name`, is not. Subclasses inherit this: a subclass's name must be unique in the family (the build keeps names).
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: the class right of `instanceof`, a subclass as often as the base.
+    return isFamilyInstance(this, value);
+  }
+
   /** A plain object for logs and journals: no stack, no cause, nothing unredacted. */
   toJSON(): Record<string, unknown> {
     return {
       name: this.name,
       kind: this.kind,
+      errorCode: this.errorCode,
+      ...(this.exitCode === undefined ? {} : { exitCode: this.exitCode }),
       message: this.message,
       operation: this.operation,
       method: this.method,
@@ -113,15 +196,16 @@ export class UnauthorizedError extends CasebridgeError {
 
 /** 403: the user may not do this, or (test management) has no valid synapseRT licence. */
 export class ForbiddenError extends CasebridgeError {
-  constructor(message: string, info: RequestInfo) {
-    super('forbidden', message, info);
+  constructor(message: string, info: RequestInfo, kind: 'forbidden' | 'captcha' = 'forbidden') {
+    super(kind, message, info);
   }
 }
 
 /**
  * 403 with `X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE`: after failed logins Jira wants the user to log in
  * once in a browser (and solve a CAPTCHA); until then it refuses every login of the user, right password or not, and
- * each further try counts as one more failed login. The client sends nothing more once it has seen one.
+ * each further try counts as one more failed login. The client sends nothing more once it has seen one. Its kind is
+ * `captcha`: a stop of its own (the fix is a browser login, not other credentials).
  */
 export class CaptchaError extends ForbiddenError {
   constructor(
@@ -132,7 +216,7 @@ export class CaptchaError extends ForbiddenError {
     /** Where to log in: the header's `login-url`, or the base URL's `/login.jsp`. */
     readonly loginUrl: string,
   ) {
-    super(message, info);
+    super(message, info, 'captcha');
   }
 }
 
