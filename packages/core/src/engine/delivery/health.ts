@@ -1,16 +1,6 @@
-import {
-  AbortedError,
-  CaptchaError,
-  CasebridgeError,
-  ForbiddenError,
-  InputError,
-  NotFoundError,
-  UnauthorizedError,
-  ValidationError,
-} from '../../client/errors.js';
+import { CaptchaError, CasebridgeError, type ErrorKind } from '../../client/errors.js';
 import { redact } from '../../client/secrets.js';
 import { type TestManagementClient, TM_GROUPS } from '../../client/tm.js';
-import { NotJiraError, PermanentProblem } from '../kernel/errors.js';
 
 /**
  * Whether the service is up, decided on what its recent answers were, not on one request: under a degraded service
@@ -191,67 +181,103 @@ export class RunHealth {
   }
 
   /**
-   * Classifies a failure of one result's delivery, on the error's kind, never its message:
+   * Classifies a failure of one result's delivery on the error's kind and `retryable` (VERDICTS), never its message:
    * - `permanent`: a certain refusal (bad key, missing plan, a 400, input the contract refuses): a problem line, the
    *   result is dropped;
    * - `later`: anything that may work later (network, timeouts, 429/5xx after retries, lost answers, a 500 the
    *   service may have meant as a transient fault): tried again later in the run, else kept in the journal. A
    *   CAPTCHA, refused credentials (401, 403) and a URL that is not Jira also stop sending for the rest of the run.
+   * An error outside the family, or of a kind the engine never raises (the CLI's, the emulator's), is an internal
+   * error: a problem line, and the result waits.
    */
   classify(err: unknown, what: string): 'permanent' | 'later' {
-    if (err instanceof AbortedError || this.signal.aborted) return 'later';
-    if (err instanceof CaptchaError) {
-      // The client sends nothing more; the fix (a browser login) goes once into the summary, in full.
-      this.stopFor(
-        err.message.replace(/^HTTP 403: /, '').replace(/ \[[^\]]*\]$/, ''),
-        `casebridge: Jira asks for a CAPTCHA${err.user ? ` for user ${err.user}` : ''}: stopped sending, results are kept on disk (the summary says what to do)`,
-      );
+    if (this.signal.aborted) return 'later';
+    const verdict = err instanceof CasebridgeError ? VERDICTS[err.kind] : undefined;
+    if (!(err instanceof CasebridgeError) || !verdict || verdict.result === 'internal') {
+      this.problems.push(`${what}: internal error: ${redact(err instanceof Error ? err.message : String(err))}`);
       return 'later';
     }
-    if (err instanceof NotJiraError) {
-      this.stopFor(err.message, `casebridge: ${err.message}`);
+    if (verdict.result === 'stop') {
+      const [reason, line] = STOPS[err.kind]?.(err, what) ?? [err.message, `casebridge: ${err.message}`];
+      this.stopFor(reason, line);
       return 'later';
     }
-    if (err instanceof UnauthorizedError || err instanceof ForbiddenError) {
-      const reason =
-        err instanceof UnauthorizedError
-          ? 'the service refused the credentials (HTTP 401): check token (CASEBRIDGE_TOKEN) or user and password (CASEBRIDGE_USER, CASEBRIDGE_PASSWORD)'
-          : `${what}: ${redact(err.message)}`;
-      this.stopFor(
-        reason,
-        `casebridge: the service is not answering as it should (${reason}); results are kept on disk`,
-      );
-      return 'later';
-    }
-    const message = redact(err instanceof Error ? err.message : String(err));
-    if (
-      err instanceof PermanentProblem ||
-      err instanceof InputError ||
-      err instanceof NotFoundError ||
-      (err instanceof ValidationError && !err.uncertain)
-    ) {
-      this.problems.push(err instanceof PermanentProblem ? message : `${what}: ${message}`);
-      return 'permanent';
-    }
-    if (err instanceof CasebridgeError) return 'later';
-    this.problems.push(`${what}: internal error: ${message}`);
-    return 'later';
+    // An error that may work when sent again is never dropped: a 500 may be a fault of the service, not a refusal.
+    if (verdict.result === 'later' || err.retryable) return 'later';
+    const message = redact(err.message);
+    this.problems.push(verdict.named ? message : `${what}: ${message}`);
+    return 'permanent';
   }
 }
 
+type ResultVerdict = 'permanent' | 'later' | 'stop' | 'internal';
+type ServiceVerdict = 'failing' | 'answered' | 'neither';
+
 /**
- * What a failed call says of the service: `failing` (network, timeouts, 429/502/503/504 after the retries, a
- * malformed answer), `answered` (a certain answer of a working service: 400, 404), or `neither` (nothing was sent,
- * the call was aborted, credentials were refused: RunHealth.classify stops the run for those; or a 500).
+ * What a failure of each kind means, for the result whose delivery failed (`result`, read by RunHealth.classify) and
+ * for the service (`service`, read by withHealth). A new kind must be placed here: the table covers every ErrorKind.
+ * - result `permanent`: a problem line (`what: message`, or the message alone when it `named` the item already) and
+ *   the result is dropped, unless the error is `retryable` (then `later`); `later`: the result waits; `stop`: the
+ *   result waits and sending stops for the run (STOPS says why); `internal`: the engine never raises it.
+ * - service `failing`: a failure that may pass (network, timeouts, 429/502/503/504 after the retries, a malformed
+ *   answer), counted by the ServiceWindow; `answered`: a certain answer of a working service (400, 404), unless the
+ *   error is `retryable`: a 500 came from the service itself (a refusal or a fault of one route), and the split and
+ *   the item's retries deal with it; counted as failing, a status every run update refuses would call a working
+ *   service down. `neither`: nothing was sent, the call was aborted, or the credentials were refused (classify stops
+ *   the run for those).
  */
-function verdict(err: unknown): 'failing' | 'answered' | 'neither' {
-  if (err instanceof AbortedError || err instanceof InputError) return 'neither';
-  if (err instanceof UnauthorizedError || err instanceof ForbiddenError) return 'neither';
-  if (err instanceof NotFoundError) return 'answered';
-  // A 500 came from the service itself (a refusal or a fault of one route): the split and the retries of the item
-  // deal with it; counted as failing, a status every run update refuses would call a working service down.
-  if (err instanceof ValidationError) return err.uncertain ? 'neither' : 'answered';
-  return err instanceof CasebridgeError ? 'failing' : 'neither';
+const VERDICTS: Record<ErrorKind, { result: ResultVerdict; service: ServiceVerdict; named?: true }> = {
+  aborted: { result: 'later', service: 'neither' },
+  input: { result: 'permanent', service: 'neither' },
+  config: { result: 'later', service: 'failing' },
+  unauthorized: { result: 'stop', service: 'neither' },
+  forbidden: { result: 'stop', service: 'neither' },
+  captcha: { result: 'stop', service: 'neither' },
+  'not-found': { result: 'permanent', service: 'answered' },
+  validation: { result: 'permanent', service: 'answered' },
+  'rate-limited': { result: 'later', service: 'failing' },
+  http: { result: 'later', service: 'failing' },
+  timeout: { result: 'later', service: 'failing' },
+  network: { result: 'later', service: 'failing' },
+  ambiguous: { result: 'later', service: 'failing' },
+  'response-shape': { result: 'later', service: 'failing' },
+  permanent: { result: 'permanent', service: 'neither', named: true },
+  'not-jira': { result: 'stop', service: 'neither' },
+  usage: { result: 'internal', service: 'neither' },
+  cycle: { result: 'internal', service: 'neither' },
+  junit: { result: 'internal', service: 'neither' },
+  list: { result: 'internal', service: 'neither' },
+  'missing-package': { result: 'internal', service: 'neither' },
+  service: { result: 'internal', service: 'neither' },
+  admin: { result: 'internal', service: 'neither' },
+  refused: { result: 'internal', service: 'neither' },
+};
+
+/** Why sending stops, for each kind whose verdict is `stop`: the reason (for the summary) and the line said once. */
+const STOPS: Partial<Record<ErrorKind, (err: CasebridgeError, what: string) => [reason: string, line: string]>> = {
+  // The client sends nothing more; the fix (a browser login) goes once into the summary, in full.
+  captcha: (err) => [
+    err.message.replace(/^HTTP 403: /, '').replace(/ \[[^\]]*\]$/, ''),
+    `casebridge: Jira asks for a CAPTCHA${err instanceof CaptchaError && err.user ? ` for user ${err.user}` : ''}: stopped sending, results are kept on disk (the summary says what to do)`,
+  ],
+  'not-jira': (err) => [err.message, `casebridge: ${err.message}`],
+  unauthorized: () =>
+    notAnswering(
+      'the service refused the credentials (HTTP 401): check token (CASEBRIDGE_TOKEN) or user and password (CASEBRIDGE_USER, CASEBRIDGE_PASSWORD)',
+    ),
+  forbidden: (err, what) => notAnswering(`${what}: ${redact(err.message)}`),
+};
+
+const notAnswering = (reason: string): [reason: string, line: string] => [
+  reason,
+  `casebridge: the service is not answering as it should (${reason}); results are kept on disk`,
+];
+
+/** What a failed call says of the service (see VERDICTS); an error outside the family says nothing. */
+function verdict(err: unknown): ServiceVerdict {
+  if (!(err instanceof CasebridgeError)) return 'neither';
+  const v = VERDICTS[err.kind].service;
+  return v === 'answered' && err.retryable ? 'neither' : v;
 }
 
 /**
@@ -291,7 +317,12 @@ export function withHealth(tm: TestManagementClient, health: RunHealth): TestMan
  * service is up (it answers other requests). Otherwise the result only waits (an outage).
  */
 export function refusedAlone(err: unknown, health: RunHealth, now = Date.now()): boolean {
-  return err instanceof ValidationError && err.uncertain && health.answeredSince(now - REFUSAL_WINDOW_MS);
+  return (
+    err instanceof CasebridgeError &&
+    err.kind === 'validation' &&
+    err.retryable &&
+    health.answeredSince(now - REFUSAL_WINDOW_MS)
+  );
 }
 
 /** A result's tries within the run span about 10 s (later.ts): a success within this long shows the service works. */
