@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -17,8 +18,10 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * The walls between folders, like Playwright's DEPS.list. Biome holds them (biome.json: `noImportCycles` with type
- * imports counted, `noRestrictedImports` per folder in `overrides`); this file proves that a bad import is refused,
+ * The walls between folders, like Playwright's DEPS.list. Biome holds them: the root biome.json fails any import
+ * cycle (type imports counted) and walls the adapters and the CLI; packages/core/biome.json and
+ * packages/emulator/biome.json (nested, `"extends": "//"`) wall each folder with `noRestrictedImports` in
+ * `overrides`. This file proves that a bad import is refused,
  * and checks what Biome cannot say: that every engine room has a wall, and the core's layer order over resolved
  * paths (a glob sees the specifier, not the file it lands on).
  */
@@ -45,7 +48,7 @@ const DEPS: Record<string, string[]> = {
   contract: [],
   'adapter/text': [],
   client: ['contract'],
-  // The entries adapters and test files load reach the engine for plain types only (biome.json names the files).
+  // The entries adapters and test files load reach the engine for plain types only (packages/core/biome.json names them).
   adapter: ['adapter/text', 'engine/kernel'],
   runtime: ['engine/kernel', 'engine/config'],
   entries: [], // index.ts and internal.ts: filled below with everything
@@ -92,15 +95,15 @@ describe('the core keeps its layer order', () => {
       rooms.filter((r) => !(`engine/${r}` in DEPS)),
       'engine rooms the DEPS table lacks',
     ).toEqual([]);
-    // biome.json is JSON without comments, so JSON.parse reads it.
-    const overrides = (JSON.parse(readFileSync(join(ROOT, 'biome.json'), 'utf8')).overrides ?? []) as {
+    // packages/core/biome.json holds the core's walls (globs relative to packages/core); JSON without comments.
+    const overrides = (JSON.parse(readFileSync(join(ROOT, 'packages/core/biome.json'), 'utf8')).overrides ?? []) as {
       includes: string[];
     }[];
     const walled = new Set(overrides.flatMap((o) => o.includes));
-    const unwalled = rooms.filter((r) => !walled.has(`packages/core/src/engine/${r}/**`));
-    expect(unwalled, 'engine rooms without a noRestrictedImports override in biome.json').toEqual([]);
+    const unwalled = rooms.filter((r) => !walled.has(`src/engine/${r}/**`));
+    expect(unwalled, 'engine rooms without a noRestrictedImports override in packages/core/biome.json').toEqual([]);
     for (const folder of ['client', 'contract', 'adapter', 'runtime']) {
-      expect(walled.has(`packages/core/src/${folder}/**`), `biome.json walls packages/core/src/${folder}/`).toBe(true);
+      expect(walled.has(`src/${folder}/**`), `packages/core/biome.json walls src/${folder}/`).toBe(true);
     }
   });
 
@@ -128,7 +131,7 @@ describe('the core keeps its layer order', () => {
 
 /**
  * A bad import is refused: probe files in a scratch copy of the repository's layout outside the repository, with the
- * repository's biome.json (a root config, so Biome looks no higher). The real tree is never written to, so this test
+ * repository's Biome configs (the root one is a root, so Biome looks no higher). The real tree is never written to, so this test
  * races with nothing and leaves nothing behind.
  */
 describe('Biome refuses what crosses a wall', () => {
@@ -201,11 +204,60 @@ describe('Biome refuses what crosses a wall', () => {
       ['@playwright/test/reporter', null],
     ],
     'packages/jest/src/wall-probe.ts': [['undici/lib/fetch.js', 'noRestrictedImports']],
+    // The emulator: built from the contract only, and its code map (packages/emulator/README.md) layer by layer.
     'packages/emulator/src/wall-probe.ts': [
       ['@casebridge/core', 'noRestrictedImports'],
       ['@casebridge/core/internal', 'noRestrictedImports'],
       ['../../core/src/engine/engine.js', 'noRestrictedImports'],
+      ['./kernel/send.js', 'noRestrictedImports'],
+      ['./server.js', 'noRestrictedImports'],
       ['@casebridge/core/contract', null],
+      ['./store.js', null],
+    ],
+    'packages/emulator/src/kernel/wall-probe.ts': [
+      ['../pipeline/reply.js', 'noRestrictedImports'],
+      ['../handlers/cases.js', 'noRestrictedImports'],
+      ['../admin.js', 'noRestrictedImports'],
+      ['@casebridge/core', 'noRestrictedImports'],
+      ['../store.js', null],
+      ['./exchange.js', null],
+    ],
+    'packages/emulator/src/handlers/wall-probe.ts': [
+      ['../ui/view.js', 'noRestrictedImports'],
+      ['../openapi/document.js', 'noRestrictedImports'],
+      ['../kernel/send.js', null],
+      ['./cases.js', null],
+    ],
+    'packages/emulator/src/openapi/wall-probe.ts': [
+      ['../kernel/exchange.js', 'noRestrictedImports'],
+      ['../router.js', null],
+    ],
+    'packages/emulator/src/pipeline/wall-probe.ts': [
+      ['./index.js', 'noRestrictedImports'],
+      ['../ui/index.js', 'noRestrictedImports'],
+      ['../admin.js', 'noRestrictedImports'],
+      ['../handlers/index.js', null],
+      ['./reply.js', null],
+    ],
+    'packages/emulator/src/pipeline/index.ts': [
+      ['../server.js', 'noRestrictedImports'],
+      ['../admin.js', null],
+      ['../ui/index.js', null],
+    ],
+    'packages/emulator/src/ui/wall-probe.ts': [
+      ['../pipeline/index.js', 'noRestrictedImports'],
+      ['../handlers/cases.js', 'noRestrictedImports'],
+      ['../docs.js', 'noRestrictedImports'],
+      ['../kernel/send.js', null],
+    ],
+    'packages/emulator/src/admin.ts': [
+      ['./ui/index.js', 'noRestrictedImports'],
+      ['./docs.js', 'noRestrictedImports'],
+      ['./openapi/document.js', null],
+    ],
+    'packages/emulator/src/server.ts': [
+      ['./index.js', 'noRestrictedImports'],
+      ['./ui/index.js', null],
     ],
     'packages/cli/src/commands/wall-probe.ts': [
       ['@casebridge/core/dist/internal.js', 'noRestrictedImports'],
@@ -225,7 +277,12 @@ describe('Biome refuses what crosses a wall', () => {
 
   beforeAll(() => {
     scratch = mkdtempSync(join(tmpdir(), 'cb-walls-'));
-    copyFileSync(join(ROOT, 'biome.json'), join(scratch, 'biome.json'));
+    // The root config and the packages' nested ones (`"extends": "//"`), at the same places.
+    const configs = ['biome.json', ...readdirSync(join(ROOT, 'packages')).map((p) => `packages/${p}/biome.json`)];
+    for (const config of configs.filter((c) => existsSync(join(ROOT, c)))) {
+      mkdirSync(dirname(join(scratch, config)), { recursive: true });
+      copyFileSync(join(ROOT, config), join(scratch, config));
+    }
     for (const [file, imports] of Object.entries(PROBES)) {
       mkdirSync(join(scratch, dirname(file)), { recursive: true });
       // Type-only re-exports: nothing is unused, and a wall must hold for types too.
