@@ -38,7 +38,7 @@ const ROOM_LAYERS = [
   ['engine/defects'],
   ['engine/delivery'],
   ['engine/report'],
-  ['engine'], // the top files: engine.ts, session.ts, drain.ts, later.ts, clients.ts
+  ['engine'], // the files at the top of engine/ (engine.ts, session.ts, ...)
 ];
 /** Below every room: the contract, the typed clients, and adapter/text.ts, which the engine shares with the adapter entry. */
 const GROUND = ['contract', 'client', 'adapter/text'];
