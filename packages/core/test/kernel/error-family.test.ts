@@ -79,8 +79,8 @@ describe('one error family', () => {
     expect(forged instanceof CasebridgeError).toBe(false);
     expect(new Error('x') instanceof CasebridgeError).toBe(false);
     expect({ name: 'CasebridgeError', kind: 'http' } instanceof CasebridgeError).toBe(false);
-    expect(null instanceof CasebridgeError).toBe(false);
-    expect('ValidationError' instanceof ValidationError).toBe(false);
+    expect((null as unknown) instanceof CasebridgeError).toBe(false);
+    expect(('ValidationError' as unknown) instanceof ValidationError).toBe(false);
     const health = new RunHealth(new AbortController().signal, () => undefined);
     expect(health.classify(forged, 'x'), 'an internal error, whatever it calls itself').toBe('later');
     expect(health.problems).toEqual(['x: internal error: HTTP 400']);
