@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HttpError, NetworkError, NotFoundError, ValidationError } from '../../src/client/errors.js';
+import {
+  CasebridgeError,
+  HttpError,
+  InputError,
+  NetworkError,
+  NotFoundError,
+  ValidationError,
+} from '../../src/client/errors.js';
 import { settleBulk } from '../../src/engine/delivery/bulk-status.js';
 import { CONSECUTIVE, QUIET_MS, RunHealth, ServiceWindow, WINDOW } from '../../src/engine/delivery/health.js';
+import { NotJiraError, PermanentProblem } from '../../src/engine/kernel/errors.js';
 import { splitBatch } from '../../src/engine/kernel/split.js';
 import type { WorkItem } from '../../src/engine/kernel/work.js';
 import { Later, RETRY_AFTER_MS } from '../../src/engine/later.js';
@@ -107,6 +115,19 @@ describe('the service window', () => {
     expect(h.classify(new Error('fetch failed: ECONNREFUSED socket'), 'x')).toBe('later');
     expect(h.problems).toEqual(['x: HTTP 400', 'x: HTTP 404', 'x: internal error: fetch failed: ECONNREFUSED socket']);
     expect(h.down, 'single failures decide nothing').toBeUndefined();
+  });
+
+  it('RunHealth.classify on the kind: the engine’s own problems, a URL that is not Jira, a kind it never raises', () => {
+    const lines: string[] = [];
+    const h = new RunHealth(new AbortController().signal, (l) => lines.push(l));
+    expect(h.classify(new PermanentProblem('DEMO-9: no such test case (t)'), 'x')).toBe('permanent');
+    expect(h.classify(new InputError('no key', 'key', {}), 'x')).toBe('permanent');
+    expect(h.classify(new CasebridgeError('cycle', 'a CLI error'), 'x'), 'not the engine’s: internal').toBe('later');
+    expect(h.problems).toEqual(['DEMO-9: no such test case (t)', 'x: no key', 'x: internal error: a CLI error']);
+    expect(h.classify(new NotJiraError('http://x does not answer as Jira'), 'x')).toBe('later');
+    expect(h.down).toBe('http://x does not answer as Jira');
+    expect(lines).toEqual(['casebridge: http://x does not answer as Jira']);
+    expect(h.stopped).toBe(true);
   });
 });
 
