@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { RunSummary } from '@casebridge/core';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { junitCommand } from '../packages/cli/src/junit/index.js';
+import { main } from '../packages/cli/src/main.js';
 import { ROOT } from './support/runner.js';
 import { adhocState, cycleState, defects } from './support/state.js';
 
@@ -42,6 +42,11 @@ function project(): string {
   return dir;
 }
 
+/** A stream for `main` that keeps what it is given as lines (each write is one line and its newline). */
+function lines(into: string[]): { write: (text: string) => void } {
+  return { write: (text) => void into.push(text.replace(/\n$/, '')) };
+}
+
 async function junit(cwd: string, args: string[], extra: Record<string, string> = {}, url = emu.url) {
   const out: string[] = [];
   const err: string[] = [];
@@ -52,7 +57,7 @@ async function junit(cwd: string, args: string[], extra: Record<string, string> 
     CASEBRIDGE_FLUSH_TIMEOUT_MS: '20000',
     ...extra,
   };
-  const code = await junitCommand(args, { out: (l) => out.push(l), err: (l) => err.push(l), cwd, env });
+  const code = await main(['junit', ...args], { stdout: lines(out), stderr: lines(err), cwd, env });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
@@ -157,9 +162,9 @@ describe('casebridge junit, configuration', () => {
     const config = { url: emu.url, token: 'casebridge-dev-token', projectKey: 'DEMO', attachments: { others: true } };
     writeFileSync(join(dir, 'casebridge.config.json'), JSON.stringify(config));
     const out: string[] = [];
-    const code = await junitCommand(['playwright/playwright.xml'], {
-      out: (l) => out.push(l),
-      err: (l) => out.push(l),
+    const code = await main(['junit', 'playwright/playwright.xml'], {
+      stdout: lines(out),
+      stderr: lines(out),
       cwd: dir,
       env: {},
     });
