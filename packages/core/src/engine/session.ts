@@ -10,10 +10,13 @@ import { readMappingFile, writeMapping } from './cases/mapping-file.js';
 import { CaseRegistry, caseSummary } from './cases/registry.js';
 import { clientsFor, cycleNameFor } from './clients.js';
 import type { CasebridgeConfig } from './config/schema.js';
+import { composeService } from './delivery/compose.js';
 import { Delivery } from './delivery/delivery.js';
 import { type RunHealth, withHealth } from './delivery/health.js';
+import { DeliveryPipeline } from './delivery/pipeline.js';
 import { Journaling } from './journal/journaling.js';
 import { Journal } from './journal/store.js';
+import type { Problems } from './kernel/problems.js';
 import { pipelineId } from './kernel/text.js';
 import type { EngineContext } from './kernel/types.js';
 import type { Target } from './kernel/work.js';
@@ -30,6 +33,8 @@ export interface Session {
   /** A dry run: the calls the wrapped clients were asked for. */
   readonly dry?: DryRunClients;
   readonly delivery: Delivery;
+  /** Every result's way to the service: batching, cycle preparation, the deliveries under way, tries again. */
+  readonly pipeline: DeliveryPipeline;
   /** The write-ahead log and the journal (a dry run reads and writes neither). */
   readonly journaling: Journaling;
   /** Test cases for unmapped tests (`autoCreate`). */
@@ -45,12 +50,10 @@ export interface SessionHooks {
   out: (text: string) => void;
   /** Aborted when the end of the run gives up waiting. */
   signal: AbortSignal;
-  /** A request succeeded: the end of the run keeps waiting while this happens. */
-  progress: () => void;
-  /** The run's problem lines (the mapping file's problems go there). */
-  problems: string[];
+  /** The run's problems (the mapping file's go there). */
+  problems: Problems;
   /** Every call's outcome goes there (see withHealth): whether the service answers is decided on them. */
-  health?: RunHealth;
+  health: RunHealth;
 }
 
 /** Makes the session of a run: clients, delivery, journal, case registry, target, key pattern and mapping. */
@@ -65,7 +68,8 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
           if (debug) hooks.out(`casebridge: ${line}`);
         })
       : undefined;
-  const tm = dry?.tm ?? (hooks.health ? withHealth(real.tm, hooks.health) : real.tm);
+  const { health } = hooks;
+  const tm = dry?.tm ?? withHealth(real.tm, health);
   const repo = dry ? dry.repo : real.repo;
   const roots = [
     ctx.cwd,
@@ -74,23 +78,31 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
     ...c.attachments.roots.map((r) => resolve(ctx.cwd, r)),
     ...(ctx.attachmentRoots ?? []),
   ];
-  const delivery = new Delivery(
-    c,
+  // The service's rules (a cycle someone completed is resumed, the older variant's missing routes) wrap the client
+  // once, here, as undici composes interceptors: delivery's call sites call the service directly.
+  const svc = composeService({
     tm,
-    repo,
-    dry !== undefined,
-    ctx.runner,
-    hooks.signal,
-    roots.map(realPath),
-    hooks.progress,
-    pipelineId(env),
-    hooks.health ? (since) => hooks.health?.answeredSince(since) === true : undefined,
-  );
+    dryRun: dry !== undefined,
+    o: { signal: hooks.signal },
+    answeredSince: (since: number) => health.answeredSince(since),
+  });
+  const pipelineRun = pipelineId(env);
+  const delivery = new Delivery({
+    config: c,
+    svc,
+    ...(repo ? { repo } : {}),
+    runner: ctx.runner,
+    roots: roots.map(realPath),
+    // A request succeeded: the end of the run keeps waiting while this happens.
+    onProgress: () => pipeline.progress(),
+    ...(pipelineRun ? { pipeline: pipelineRun } : {}),
+  });
   const journal = new Journal(resolve(ctx.cwd, c.journalDir));
   const journaling = new Journaling(
     journal,
     dry ? undefined : journal.openWal(),
-    hooks.problems,
+    // Journaling still writes its lines to RunHealth's list (Problems follows it).
+    health.problems,
     hooks.out,
     ctx.onReplay,
   );
@@ -115,19 +127,30 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
         second: async () => {
           // Shards of one run hold different tests: each creates its own cases at once.
           if (target.mode !== 'cycle' || ctx.shard) return false;
-          await delivery.ensureCycle(target);
-          return delivery.cycleMadeElsewhere();
+          await delivery.cycles.ensure(target);
+          return delivery.cycles.madeElsewhere();
         },
         signal: hooks.signal,
-        onProgress: hooks.progress,
+        onProgress: () => pipeline.progress(),
       })
     : undefined;
+  const pipeline: DeliveryPipeline = new DeliveryPipeline({
+    config: c,
+    target,
+    delivery,
+    journaling,
+    ...(cases ? { cases } : {}),
+    health,
+    problems: hooks.problems,
+    signal: hooks.signal,
+  });
   return {
     config: c,
     tm,
     ...(repo ? { repo } : {}),
     ...(dry ? { dry } : {}),
     delivery,
+    pipeline,
     journaling,
     ...(cases ? { cases } : {}),
     target,
@@ -137,14 +160,14 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
 }
 
 /** Keys of cases found or created in this run go into the mapping file, in one write (not in a dry run). */
-export function saveMapping(s: Session, cwd: string, problems: string[]): void {
+export function saveMapping(s: Session, cwd: string, problems: Problems): void {
   if (!s.cases || s.dry) return;
   const added = s.cases.takeResolved();
   if (Object.keys(added).length === 0) return;
   try {
     writeMapping(resolve(cwd, s.config.mappingFile), added);
   } catch (err) {
-    problems.push(`could not write ${s.config.mappingFile}: ${redact(String(err))}`);
+    problems.add('mapping', `could not write ${s.config.mappingFile}: ${redact(String(err))}`);
   }
 }
 
@@ -156,8 +179,8 @@ function realPath(p: string): string {
   }
 }
 
-function loadMapping(c: CasebridgeConfig, cwd: string, keyRe: RegExp, problems: string[]): MappingFile {
+function loadMapping(c: CasebridgeConfig, cwd: string, keyRe: RegExp, problems: Problems): MappingFile {
   const read = readMappingFile(resolve(cwd, c.mappingFile), keyRe);
-  problems.push(...read.problems.map((p) => `${c.mappingFile}: ${p}`));
+  for (const p of read.problems) problems.add('mapping', `${c.mappingFile}: ${p}`);
   return read.mapping;
 }

@@ -7,11 +7,9 @@ import type { ContentRepositoryClient } from '../../client/repo.js';
 import { redact } from '../../client/secrets.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import type { ResultAttachment } from '../kernel/model.js';
-import { orIfMissing } from '../kernel/problems.js';
-import type { Service } from '../kernel/service.js';
 import type { CycleInfo } from '../kernel/types.js';
 import { selectedAttachments, type WorkItem } from '../kernel/work.js';
-import { withCycleOpen } from './cycles.js';
+import type { DeliveryService } from './compose.js';
 
 /** Where a result's files go, and what of them reached it already (kept in the item's progress). */
 interface Destination {
@@ -38,7 +36,6 @@ export interface AttachmentStats {
  * variant has no attachment operations (404 on the route): then files are named in the comment.
  */
 export class Attachments {
-  private uploadsUnsupported = false;
   /** Why the content repository is not used any more in this run (it refused a file). */
   private repoUnavailable?: string;
   /** Problems with the content repository, for the summary (it is optional: results still arrive). */
@@ -47,7 +44,7 @@ export class Attachments {
 
   constructor(
     private readonly config: CasebridgeConfig['attachments'],
-    private readonly svc: Service,
+    private readonly svc: DeliveryService,
     private readonly repo: ContentRepositoryClient | undefined,
     /** Folders files may be uploaded from (real paths); empty: any. */
     private readonly roots: readonly string[],
@@ -112,7 +109,7 @@ export class Attachments {
         `${fileName} not uploaded: ${mb(size)} is over attachments.maxBytes (${mb(this.config.maxBytes)})`,
       );
     }
-    if (this.uploadsUnsupported || !(await this.upload(to, file, fileName, step))) {
+    if (this.svc.lacks('attachments') || !(await this.upload(to, file, fileName, step))) {
       return `${fileName} not uploaded: the service has no attachment upload`;
     }
     to.uploaded.push(fileName);
@@ -130,18 +127,10 @@ export class Attachments {
    * never replays.
    */
   private async existingNames(runId: number): Promise<Set<string> | undefined> {
-    if (this.uploadsUnsupported) return undefined;
-    return orIfMissing(
-      async () =>
-        new Set((await this.svc.tm.attachments.getAttachmentDetails({ runId }, this.svc.o)).map((f) => f.fileName)),
-      () => this.noUploads(),
-    );
-  }
-
-  /** The service has no attachment operations: from now on, files are named in the comment. */
-  private noUploads(): undefined {
-    this.uploadsUnsupported = true;
-    return undefined;
+    if (this.svc.lacks('attachments')) return undefined;
+    // Undefined when the service has no attachment operations (see DeliveryService.lacks).
+    const list = await this.svc.tm.attachments.getAttachmentDetails({ runId }, this.svc.o);
+    return this.svc.lacks('attachments') ? undefined : new Set(list.map((f) => f.fileName));
   }
 
   /**
@@ -166,11 +155,8 @@ export class Attachments {
    * uploading to the run is not found: the older service variant; a missing run fails the update next).
    */
   private async upload(to: Destination, file: FileInput, fileName: string, step: number | undefined): Promise<boolean> {
-    const sent = await orIfMissing(
-      () => this.uploadOnce(to, file, fileName, step).then(() => true),
-      () => this.noUploads(),
-    );
-    return sent === true;
+    await this.uploadOnce(to, file, fileName, step);
+    return !this.svc.lacks('attachments');
   }
 
   /** After a lost answer, sends again only when the file is not there; a step the run does not have: to the run. */
@@ -182,25 +168,32 @@ export class Attachments {
   ): Promise<void> {
     const { runId } = to;
     try {
-      await withCycleOpen(this.svc, to.cycle, () => this.sendTo(runId, file, step));
+      await this.sendTo(to.cycle, runId, file, step);
     } catch (err) {
       // A lost answer, or a 500 after which the client did not send it again: the file may be there already.
       const mayBeThere = err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied);
       if (mayBeThere) {
         const list = await this.svc.tm.attachments.getAttachmentDetails({ runId }, this.svc.o);
-        if (list.some((f) => f.fileName === fileName)) return;
+        if (this.svc.lacks('attachments') || list.some((f) => f.fileName === fileName)) return;
       }
       if (step !== undefined && err instanceof CasebridgeError && (err.status === 404 || err.status === 500)) {
-        await this.sendTo(runId, file, undefined);
-      } else if (mayBeThere) await this.sendTo(runId, file, step);
+        await this.sendTo(to.cycle, runId, file, undefined);
+      } else if (mayBeThere) await this.sendTo(to.cycle, runId, file, step);
       else throw err;
     }
   }
 
-  private sendTo(runId: number, file: FileInput, step: number | undefined): Promise<unknown> {
+  /** To the run (an optional route, see DeliveryService.lacks), or to one of its steps. */
+  private sendTo(
+    cycle: CycleInfo | undefined,
+    runId: number,
+    file: FileInput,
+    step: number | undefined,
+  ): Promise<unknown> {
+    const tm = this.svc.inCycle(cycle);
     return step === undefined
-      ? this.svc.tm.attachments.addToRun({ runId, file }, this.svc.o)
-      : this.svc.tm.attachments.addToRunStep({ runId, stepno: step, file }, this.svc.o);
+      ? tm.attachments.addToRun({ runId, file }, this.svc.o)
+      : tm.attachments.addToRunStep({ runId, stepno: step, file }, this.svc.o);
   }
 }
 

@@ -1,5 +1,3 @@
-import type { WorkItem } from '../kernel/work.js';
-
 /**
  * Status-only results wait at most this long, or until this many have gathered, or until every planned test has
  * reported, before a bulk update. Waiting costs nothing in safety: each result is in the write-ahead log already.
@@ -7,9 +5,9 @@ import type { WorkItem } from '../kernel/work.js';
  * results show up while it runs. Each wait that runs out doubles the next one (30 s, 60 s, 120 s, ... up to
  * BULK_WAIT_MAX_MS): a run of 90 s makes one timed update, a run of an hour about ten.
  */
-const BULK_WAIT_MS = 30_000;
-const BULK_WAIT_MAX_MS = 300_000;
-const BULK_MAX = 10_000;
+export const BULK_WAIT_MS = 30_000;
+export const BULK_WAIT_MAX_MS = 300_000;
+export const BULK_MAX = 10_000;
 /**
  * Runners that name no tests up front (Jest, Vitest): the cycle's runs for the keys seen so far are prepared this
  * long after the first one, then after twice as long, and so on (2 s, 4 s, 8 s...). The end of the run then only
@@ -22,100 +20,7 @@ export const SOON_MS = 20;
  * ... and this long while test cases are still being created, so that a first run sends a few bulks, not hundreds
  * (each reads the cycle's growing run list). The last one goes as soon as the creates are done.
  */
-const SOON_WHILE_CREATING_MS = 2_000;
-
-export interface BulkOptions {
-  /** The run is winding down (it ended, or every planned test reported): what waits goes soon. */
-  windingDown: () => boolean;
-  /** Test cases are still being created: a bulk soon waits longer for them. */
-  creating: () => boolean;
-  /** The service is not answering now: nothing is sent, the results stay in the buffer. */
-  stopped: () => boolean;
-  /** A flush found the service not answering: the buffer is held (the engine arms it again when it answers). */
-  held?: () => void;
-  /** Sends the results that waited (never empty). */
-  send: (items: WorkItem[]) => void;
-}
-
-/**
- * The status-only results waiting for a bulk update, and the timers that send them: at the latest after a wait that
- * doubles each time it runs out, soon when the run winds down, at once when BULK_MAX have gathered.
- */
-export class Bulk {
-  private buffer: WorkItem[] = [];
-  private timer?: NodeJS.Timeout;
-  private wait = BULK_WAIT_MS;
-  private soonTimer?: NodeJS.Timeout;
-  /** The journal is being read: its results wait here until all are claimed (one bulk, not many small ones). */
-  holding = false;
-
-  constructor(private readonly o: BulkOptions) {}
-
-  /** Results waiting. */
-  get size(): number {
-    return this.buffer.length;
-  }
-
-  /** A bulk is about to go (see SOON_MS). */
-  get due(): boolean {
-    return this.soonTimer !== undefined;
-  }
-
-  /** A result waits for the next bulk; `schedule` then decides when that goes. */
-  push(item: WorkItem): void {
-    this.buffer.push(item);
-  }
-
-  /** At once when the buffer is full, otherwise armed (unless the journal is being read). */
-  schedule(): void {
-    if (this.buffer.length >= BULK_MAX) this.flush();
-    else if (!this.holding) this.arm();
-  }
-
-  /** Results wait in the buffer: soon when the run is winding down, otherwise at the latest after `wait`. */
-  arm(): void {
-    if (this.buffer.length === 0) return;
-    if (this.o.windingDown()) this.soon();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.wait = Math.min(this.wait * 2, BULK_WAIT_MAX_MS);
-        this.flush();
-      }, this.wait);
-      this.timer.unref();
-    }
-  }
-
-  /**
-   * A bulk soon: results that arrive together (the tail of a run, cases created one after the other) go together.
-   * While cases are still being created, at most one bulk every SOON_WHILE_CREATING_MS.
-   */
-  private soon(): void {
-    if (this.soonTimer) return;
-    const wait = this.o.creating() ? SOON_WHILE_CREATING_MS : SOON_MS;
-    this.soonTimer = setTimeout(() => {
-      this.soonTimer = undefined;
-      this.flush();
-    }, wait);
-  }
-
-  /**
-   * Sends what waits now. While the service is not answering it stays in the buffer (sent when it answers again,
-   * else journaled at the end): emptying the buffer then would leave those results out of every later bulk.
-   */
-  flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.soonTimer) clearTimeout(this.soonTimer);
-    this.soonTimer = undefined;
-    if (this.buffer.length > 0 && this.o.stopped()) {
-      this.o.held?.();
-      return;
-    }
-    const batch = this.buffer;
-    this.buffer = [];
-    if (batch.length > 0) this.o.send(batch);
-  }
-}
+export const SOON_WHILE_CREATING_MS = 2_000;
 
 export interface PreparationOptions {
   /** Whether runs are prepared at all: the run reports into a cycle and the service answers. */
@@ -200,7 +105,7 @@ export class CyclePreparation {
 }
 
 /**
- * Runs `fn` when fewer than `max` deliveries are under way.
+ * The deliveries under way at once: at most `max`; `take` a slot before one, `give` it back after.
  *
  * Not the same limit as the transport's request queue (p-queue, same `concurrency`), and not replaceable by it: this
  * one counts deliveries (a result's steps, files, defect and run update; a bulk of one cycle), each a chain of
@@ -208,19 +113,28 @@ export class CyclePreparation {
  * requests would all be queued before any second one (another order of requests), a service that stops answering
  * would still get the queued requests of every result instead of the few under way (another count), and a result's
  * details would be kept in memory until its turn. Sharing one limiter would deadlock: `max` deliveries holding every
- * slot, their requests waiting for one.
+ * slot, their requests waiting for one. Slots, not a wrapper around the delivery: the delivery's own function is the
+ * next frame on its stack.
  */
-export function deliveryLimit(max: number): <T>(fn: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  return async (fn) => {
-    if (running >= max) await new Promise<void>((r) => waiting.push(r));
-    running += 1;
-    try {
-      return await fn();
-    } finally {
-      running -= 1;
-      waiting.shift()?.();
+export class DeliverySlots {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly max: number) {}
+
+  /** A slot now (undefined: taken, go on without waiting), or a promise that resolves once one is given back. */
+  take(): Promise<void> | undefined {
+    if (this.running < this.max) {
+      this.running += 1;
+      return undefined;
     }
-  };
+    return new Promise<void>((r) => this.waiting.push(r)).then(() => {
+      this.running += 1;
+    });
+  }
+
+  give(): void {
+    this.running -= 1;
+    this.waiting.shift()?.();
+  }
 }

@@ -1,12 +1,14 @@
-import { orIfMissing } from '../kernel/problems.js';
-import type { Service } from '../kernel/service.js';
 import { answerOf, splitBatch } from '../kernel/split.js';
 import type { CycleInfo } from '../kernel/types.js';
 import { appendTo, type WorkItem } from '../kernel/work.js';
-import { withCycleOpen } from './cycles.js';
+import type { DeliveryService } from './compose.js';
 
 /** What became of a bulk of status-only results (see Delivery.bulk). */
 export interface BulkOutcome {
+  /** Results whose run got its status, or that had nothing to write (no status, a worse one held elsewhere). */
+  delivered: WorkItem[];
+  /** Results whose key the plan refused as a test case: named in the summary, never journaled. */
+  dropped: WorkItem[];
   /** Results the service refused on their own, repeatedly, with its answer (short, redacted). */
   refused: Array<{ item: WorkItem; answer: string }>;
   /** Results not delivered because the service failed for all alike: to be tried again, else journaled. */
@@ -29,12 +31,11 @@ type Fields = { result?: string; comment?: string; bugs?: string[] };
  * splitBatch), one run update per run where the service has no bulk update (the older variant: 404 on the route).
  */
 export class BulkStatuses {
-  private unsupported = false;
   /** Statuses already named in the summary as failing for every run. */
   private readonly named = new Set<string>();
 
   constructor(
-    private readonly svc: Service,
+    private readonly svc: DeliveryService,
     /** The status this process wrote to each run (shared with Delivery: the worse status stays). */
     private readonly runStatus: Map<number, string>,
     /** The status to write to a run, or undefined when it holds that or worse already. */
@@ -78,19 +79,12 @@ export class BulkStatuses {
     return out;
   }
 
-  /** One bulk update, or one update per run where the service has none. */
+  /** One bulk update, or one update per run where the service has none (see DeliveryService.lacks). */
   private async sendOne(cycle: CycleInfo, status: string, runIds: number[]): Promise<void> {
-    if (!this.unsupported) {
+    if (!this.svc.lacks('bulkStatus')) {
       const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, status, runIds };
-      const update = async () => {
-        await withCycleOpen(this.svc, cycle, () => this.svc.tm.runs.bulkStatusUpdate(input, this.svc.o));
-        return true;
-      };
-      const sent = await orIfMissing(update, () => {
-        this.unsupported = true;
-        return false;
-      });
-      if (sent) {
+      await this.svc.inCycle(cycle).runs.bulkStatusUpdate(input, this.svc.o);
+      if (!this.svc.lacks('bulkStatus')) {
         this.onProgress();
         return;
       }
@@ -100,10 +94,10 @@ export class BulkStatuses {
 }
 
 /**
- * Marks the items of a bulk: done when their run got its status or there was nothing to write (no status, a worse
- * one held by another machine of the pipeline), dropped when the plan refused their key; the others come back as
- * refused (with the service's answer) or unsent. An item whose run is unknown (an add to the cycle whose answer was
- * lost and that did not happen) is unsent, never counted as delivered.
+ * What became of each item of a bulk: delivered when its run got its status or there was nothing to write (no
+ * status, a worse one held by another machine of the pipeline), dropped when the plan refused its key, refused
+ * (with the service's answer) or unsent. An item whose run is unknown (an add to the cycle whose answer was lost and
+ * that did not happen) is unsent, never counted as delivered. Only the run id is recorded on the item.
  */
 export function settleBulk(
   items: WorkItem[],
@@ -113,20 +107,18 @@ export function settleBulk(
   badKeys: ReadonlySet<string>,
   statusOf: (item: WorkItem) => string | undefined,
 ): BulkOutcome {
-  const out: BulkOutcome = { refused: [], unsent: [], problems: sent.problems };
+  const out: BulkOutcome = { delivered: [], dropped: [], refused: [], unsent: [], problems: sent.problems };
   for (const item of items) {
     const runId = runs.get(item.key);
     if (runId === undefined) {
-      if (badKeys.has(item.key)) {
-        item.progress.done = true;
-        item.progress.dropped = true;
-      } else if (statusOf(item) === undefined) item.progress.done = true;
+      if (badKeys.has(item.key)) out.dropped.push(item);
+      else if (statusOf(item) === undefined) out.delivered.push(item);
       else out.unsent.push(item);
       continue;
     }
     if (!wanted.has(runId) || sent.sent.has(runId)) {
       item.progress.runId = runId;
-      item.progress.done = true;
+      out.delivered.push(item);
       continue;
     }
     // Not delivered: no run id recorded, so a later try (or a replay) asks for the case's run again (it may be gone).

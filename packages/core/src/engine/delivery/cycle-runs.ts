@@ -1,10 +1,10 @@
 import { AmbiguousError } from '../../client/errors.js';
 import { KeyBatcher, memoByKey } from '../kernel/keyed.js';
-import type { Service } from '../kernel/service.js';
 import { splitBatch, splittable } from '../kernel/split.js';
 import type { CycleInfo } from '../kernel/types.js';
 import type { Target } from '../kernel/work.js';
-import { type Cycles, withCycleOpen } from './cycles.js';
+import type { DeliveryService } from './compose.js';
+import type { Cycles } from './cycles.js';
 
 /** What a run in a cycle held when its list was last read. */
 export interface RunNow {
@@ -31,7 +31,7 @@ export class CycleRuns {
   private readonly members = memoByKey<string, Set<string>>();
 
   constructor(
-    private readonly svc: Service,
+    private readonly svc: DeliveryService,
     private readonly cycles: Cycles,
     /** Keys the service refused as test cases: never asked for again, named in the summary. */
     private readonly badKeys: Set<string>,
@@ -160,7 +160,7 @@ export class CycleRuns {
   private async addToCycle(cycle: CycleInfo, keys: string[]): Promise<void> {
     const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, addTestCaseKeys: keys };
     try {
-      await withCycleOpen(this.svc, cycle, () => this.svc.tm.cycles.addMembersToTestCycle(input, this.svc.o));
+      await this.svc.inCycle(cycle).cycles.addMembersToTestCycle(input, this.svc.o);
     } catch (err) {
       // The answer was lost: the runs list read next shows what happened; a missing run is added on the next batch.
       if (!(err instanceof AmbiguousError)) throw err;

@@ -1,4 +1,4 @@
-import { AmbiguousError, ForbiddenError, NotFoundError, ValidationError } from '../../client/errors.js';
+import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
 import { PermanentProblem } from '../kernel/errors.js';
 import { memoByKey } from '../kernel/keyed.js';
 import type { Service } from '../kernel/service.js';
@@ -90,25 +90,10 @@ export async function moveCycle(svc: Service, cycle: CycleInfo, action: CycleWor
   cycle.status = want;
 }
 
-async function resume(svc: Service, cycle: CycleInfo): Promise<void> {
+/** Resumes a cycle someone completed or aborted; the run completes it again at its end (see Cycles.complete). */
+export async function resumeCycle(svc: Service, cycle: CycleInfo): Promise<void> {
   await moveCycle(svc, cycle, 'Resume');
   cycle.resumed = true;
-}
-
-/**
- * Runs `fn`, a write to a run of `cycle`; when someone completed the cycle meanwhile (403), resumes it once and runs
- * `fn` again. Without a cycle (ad hoc runs) it only runs `fn`.
- */
-export async function withCycleOpen<T>(svc: Service, cycle: CycleInfo | undefined, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (!(err instanceof ForbiddenError) || !cycle) throw err;
-    const now = await findCycle(svc, cycle.plan, cycle.name);
-    if (!now || now.status === 'Active') throw err;
-    await resume(svc, cycle);
-    return fn();
-  }
 }
 
 /** The cycles one reporting run reports into, each found or created, and started or resumed, once. */
@@ -150,7 +135,7 @@ export class Cycles {
     }
     cycle ??= await createCycle(this.svc, { plan, name, environment: t.environment, build: t.build });
     if (cycle.status === 'Draft') await moveCycle(this.svc, cycle, 'Start');
-    else if (cycle.status === 'Completed' || cycle.status === 'Aborted') await resume(this.svc, cycle);
+    else if (cycle.status === 'Completed' || cycle.status === 'Aborted') await resumeCycle(this.svc, cycle);
     this.seen.push(cycle);
     return cycle;
   }

@@ -1,5 +1,4 @@
 import type { ContentRepositoryClient } from '../../client/repo.js';
-import type { TestManagementClient } from '../../client/tm.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import { DefectCap } from '../defects/cap.js';
 import { type DefectOutcome, findOrFileDefect } from '../defects/defects.js';
@@ -8,7 +7,6 @@ import { PermanentProblem } from '../kernel/errors.js';
 import { serialByKey } from '../kernel/keyed.js';
 import { displayName, outcomeOf } from '../kernel/model.js';
 import { jiraCheck } from '../kernel/problems.js';
-import type { Service } from '../kernel/service.js';
 import { type StatusRank, statusRanker, worseOf } from '../kernel/status-rank.js';
 import { pipelineMarker } from '../kernel/text.js';
 import type { CycleInfo, RunnerInfo } from '../kernel/types.js';
@@ -17,8 +15,9 @@ import { AdhocRuns } from './adhoc.js';
 import { type AttachmentStats, Attachments } from './attachments.js';
 import { type BulkOutcome, BulkStatuses, settleBulk } from './bulk-status.js';
 import { commentFor } from './comment.js';
+import type { DeliveryService } from './compose.js';
 import { CycleRuns } from './cycle-runs.js';
-import { Cycles, withCycleOpen } from './cycles.js';
+import { Cycles } from './cycles.js';
 import { RunSteps } from './steps.js';
 
 export type { BulkOutcome };
@@ -27,7 +26,7 @@ export type { BulkOutcome };
 export interface DeliveryStats {
   /** The first cycle this run reported into. */
   cycle?: { name: string; id: number; plan: string };
-  /** This run had to resume a cycle someone completed: `completeCycles` completes it again. */
+  /** This run had to resume a cycle someone completed: `cycles.complete` completes it again. */
   resumedCycle: boolean;
   /** Keys the service refused as test cases. */
   badKeys: string[];
@@ -40,24 +39,45 @@ export interface DeliveryStats {
   attachments: AttachmentStats;
 }
 
+/** What a Delivery is made with (by the session). */
+export interface DeliveryOptions {
+  config: CasebridgeConfig;
+  /** The service, decorated once (composeService): cycle reopen and optional routes are applied there. */
+  svc: DeliveryService;
+  repo?: ContentRepositoryClient;
+  runner: RunnerInfo;
+  /** Folders files may be uploaded from (real paths); empty: any. */
+  roots?: readonly string[];
+  /** Called when a request succeeded: the end of the run keeps waiting while delivery progresses. */
+  onProgress?: () => void;
+  /** This pipeline run (see pipelineId): a Passed of it never overwrites a Failed of it from another machine. */
+  pipeline?: string;
+}
+
 /**
- * Talks to the service for the engine: makes sure each case has a run (in the cycle, see Cycles and CycleRuns, or ad
- * hoc, see AdhocRuns), sends status-only results in bulk and the others with their steps, files, defect and comment,
- * and keeps the status writes of each run in order. Look-ups are fetched once and cached; concurrent callers share
- * one request.
+ * Talks to the service for the pipeline: makes sure each case has a run (in the cycle, see Cycles and CycleRuns, or
+ * ad hoc, see AdhocRuns), sends status-only results in bulk and the others with their steps, files, defect and
+ * comment, and keeps the status writes of each run in order. Look-ups are fetched once and cached; concurrent
+ * callers share one request.
  *
- * `progress.done` has two owners: Delivery sets it when it delivered an item, the engine when it gives one up
- * (with `dropped`: a permanent problem, see RunHealth.classify).
+ * It answers with outcomes and never marks an item done: `deliver` resolves when the result is delivered, `bulk`
+ * says which items were delivered, dropped, refused or left unsent; the pipeline (pipeline.ts) owns `done`.
  */
 export class Delivery {
-  private readonly svc: Service;
-  private readonly cycles: Cycles;
-  private readonly runs: CycleRuns;
+  private readonly svc: DeliveryService;
+  /** The cycles this run reports into (find or create, start, resume, complete). */
+  readonly cycles: Cycles;
+  /** Each case's run in a cycle (see CycleRuns.ensure); `markNew` for cases this run created. */
+  readonly runs: CycleRuns;
   private readonly adhoc: AdhocRuns;
   private readonly steps: RunSteps;
   private readonly files: Attachments;
   /** Throws NotJiraError when the base URL does not answer as Jira (see jiraCheck). */
   readonly checkJira: () => Promise<void>;
+  private readonly config: CasebridgeConfig;
+  private readonly runner: RunnerInfo;
+  private readonly onProgress: () => void;
+  private readonly pipeline?: string;
   /** Keys the service refused as test cases (in a cycle or ad hoc). */
   private readonly badKeys = new Set<string>();
   /** Run ids of a dry run's cycles, where nothing is created. */
@@ -80,71 +100,31 @@ export class Delivery {
   /** The bulk status updates (split when the service fails one; per run where it has none). */
   private readonly statuses: BulkStatuses;
 
-  constructor(
-    private readonly config: CasebridgeConfig,
-    tm: TestManagementClient,
-    repo: ContentRepositoryClient | undefined,
-    /** A dry run: `tm` and `repo` are wrapped by `withDryRun`. */
-    dryRun: boolean,
-    private readonly runner: RunnerInfo,
-    private readonly signal: AbortSignal,
-    /** Folders files may be uploaded from (real paths); empty: any. */
-    roots: readonly string[] = [],
-    /** Called when a request succeeded: the end of the run keeps waiting while delivery progresses. */
-    private readonly onProgress: () => void = () => undefined,
-    /** This pipeline run (see pipelineId): a Passed of it never overwrites a Failed of it from another machine. */
-    private readonly pipeline?: string,
-    /** Whether the service answered a request since a time (see RunHealth): tells a refusal from an outage. */
-    answeredSince?: (since: number) => boolean,
-  ) {
-    this.svc = { tm, dryRun, o: { signal }, ...(answeredSince ? { answeredSince } : {}) };
-    this.checkJira = jiraCheck(tm, config.url, signal);
+  constructor(o: DeliveryOptions) {
+    const { config, svc } = o;
+    this.svc = svc;
+    this.config = config;
+    this.runner = o.runner;
+    this.onProgress = o.onProgress ?? (() => undefined);
+    if (o.pipeline) this.pipeline = o.pipeline;
+    const signal = svc.o.signal ?? new AbortController().signal;
+    this.checkJira = jiraCheck(svc.tm, config.url, signal);
     this.rank = statusRanker(config.statusMap);
-    this.defectCap = new DefectCap(config.defects.maxPerRun, tm, signal);
+    this.defectCap = new DefectCap(config.defects.maxPerRun, svc.tm, signal);
     this.refusals = new DefectRefusals(config.defects.fields);
     const standInId = () => ++this.sequenceNo;
-    this.cycles = new Cycles(this.svc, this.checkJira);
-    this.runs = new CycleRuns(this.svc, this.cycles, this.badKeys, standInId, onProgress);
-    this.adhoc = new AdhocRuns(this.svc, this.checkJira, this.badKeys);
-    this.steps = new RunSteps(this.svc);
-    this.files = new Attachments(config.attachments, this.svc, repo, roots);
+    this.cycles = new Cycles(svc, this.checkJira);
+    this.runs = new CycleRuns(svc, this.cycles, this.badKeys, standInId, this.onProgress);
+    this.adhoc = new AdhocRuns(svc, this.checkJira, this.badKeys);
+    this.steps = new RunSteps(svc);
+    this.files = new Attachments(config.attachments, svc, o.repo, o.roots ?? []);
     this.statuses = new BulkStatuses(
-      this.svc,
+      svc,
       this.runStatus,
       (runId, status) => this.statusFor(runId, status),
       (cycle, runId, fields) => this.updateRun(cycle, runId, fields),
-      onProgress,
+      this.onProgress,
     );
-  }
-
-  /** Results with the same key go to the same cycle (one bulk per cycle). */
-  cycleKey(t: Target): string {
-    return this.cycles.key(t);
-  }
-
-  /** Finds the cycle by name or creates it; starts it when it is a Draft; resumes it when someone completed it. */
-  ensureCycle(t: Target): Promise<CycleInfo> {
-    return this.cycles.ensure(t);
-  }
-
-  /** Whether this run reports into a cycle that another process created (a shard that came second). */
-  cycleMadeElsewhere(): boolean {
-    return this.cycles.madeElsewhere();
-  }
-
-  /** Completes the cycles this run reported into (option `completeCycle`, or cycles we had to resume). */
-  completeCycles(all: boolean): Promise<void> {
-    return this.cycles.complete(all);
-  }
-
-  /** Makes sure each key has a run in the cycle and returns the run ids (see CycleRuns.ensure). */
-  ensureRuns(t: Target, keys: readonly string[], load = true): Promise<Map<string, number>> {
-    return this.runs.ensure(t, keys, load);
-  }
-
-  /** Test cases this run created: not members of any plan yet, so they are added to the plan without asking. */
-  markNew(keys: Iterable<string>): void {
-    this.runs.markNew(keys);
   }
 
   stats(): DeliveryStats {
@@ -167,8 +147,8 @@ export class Delivery {
   /**
    * Sends status-only results of one cycle: one bulk update per status. A bulk the service fails is split to find
    * the runs it refuses (see splitBatch): the others are delivered, the refused ones come back in `refused`, and
-   * those of an outage in `unsent` (kept for later). Only the delivered ones (and those with nothing to deliver)
-   * are marked done.
+   * those of an outage in `unsent` (kept for later); `delivered` holds those whose run got its status (or that had
+   * nothing to write), `dropped` those whose key the plan refused.
    */
   async bulk(t: Target, items: WorkItem[]): Promise<BulkOutcome> {
     const started = Date.now();
@@ -176,7 +156,7 @@ export class Delivery {
     for (const item of items) {
       byKey.set(item.key, worseOf(this.rank, byKey.get(item.key), runStatusOf(item.test, this.config.statusMap)));
     }
-    const runs = await this.ensureRuns(t, [...byKey.keys()]);
+    const runs = await this.runs.ensure(t, [...byKey.keys()]);
     const cycle = await this.cycles.ensure(t);
     // In CI, other machines of this pipeline may have failed some of these runs since the list was read: read it
     // again (one request) so that their Failed stays (see heldByPipeline).
@@ -190,7 +170,10 @@ export class Delivery {
     return settleBulk(items, runs, wanted, sent, this.badKeys, (item) => runStatusOf(item.test, this.config.statusMap));
   }
 
-  /** Delivers one result with its steps, files, defect and comment; resumes from `item.progress`. */
+  /**
+   * Delivers one result with its steps, files, defect and comment; resumes from `item.progress`. Resolves when it is
+   * delivered (the pipeline then marks it done); throws when it is not.
+   */
   async deliver(item: WorkItem, replaying: boolean): Promise<void> {
     const t = item.target;
     const p = item.progress;
@@ -221,7 +204,6 @@ export class Delivery {
       });
       if (result) this.runStatus.set(runId, result);
     });
-    p.done = true;
     this.onProgress();
   }
 
@@ -253,22 +235,21 @@ export class Delivery {
       (outcome === 'failed' || (outcome === 'flaky' && this.config.defects.onFlaky)) &&
       !this.svc.dryRun;
     if (wanted && !p.defect) {
-      // Filing from a run is a run write: refused (403) when someone completed the cycle meanwhile.
-      const d = await withCycleOpen(this.svc, cycle, () =>
-        findOrFileDefect({
-          tm: this.svc.tm,
-          config: this.config,
-          item,
-          runId,
-          stepRunId,
-          known: this.knownDefects,
-          ...(cycle ? { cycle } : {}),
-          cap: this.defectCap,
-          refusals: this.refusals,
-          runner: this.runner,
-          signal: this.signal,
-        }),
-      );
+      // Filing from a run is a run write: refused (403) when someone completed the cycle meanwhile (the cycle's
+      // client resumes it, see composeService).
+      const d = await findOrFileDefect({
+        tm: this.svc.inCycle(cycle),
+        config: this.config,
+        item,
+        runId,
+        stepRunId,
+        known: this.knownDefects,
+        ...(cycle ? { cycle } : {}),
+        cap: this.defectCap,
+        refusals: this.refusals,
+        runner: this.runner,
+        signal: this.svc.o.signal ?? new AbortController().signal,
+      });
       if (d.key === undefined && d.refusal) {
         if (!this.refusedItems.has(item)) this.refusals.noteNotFiled(d.refusal, item.key);
         this.refusedItems.set(item, d.refusal);
@@ -310,6 +291,6 @@ export class Delivery {
     runId: number,
     fields: { result?: string; comment?: string; bugs?: string[] },
   ): Promise<void> {
-    await withCycleOpen(this.svc, cycle, () => this.svc.tm.runs.update({ runId, ...fields }, this.svc.o));
+    await this.svc.inCycle(cycle).runs.update({ runId, ...fields }, this.svc.o);
   }
 }

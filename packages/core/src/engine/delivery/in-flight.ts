@@ -1,17 +1,43 @@
-import type { CaseRegistry } from './cases/registry.js';
-import type { CasebridgeConfig } from './config/schema.js';
-import type { Bulk } from './delivery/batching.js';
-import { SOON_MS } from './delivery/batching.js';
+import type { WorkItem } from '../kernel/work.js';
+import { SOON_MS } from './batching.js';
 
 /** The end of the run prints a progress line when it has taken this long, then every PROGRESS_EVERY_MS. */
 const PROGRESS_AFTER_MS = 3_000;
 const PROGRESS_EVERY_MS = 5_000;
 
+/** The batch of status-only results, as the end of the run sees it (DeliveryPipeline). */
+export interface WaitingBatch {
+  /** Results waiting. */
+  readonly size: number;
+  /** A bulk is about to go (see SOON_MS). */
+  readonly due: boolean;
+  /** The journal is being read: its results wait until all are claimed. */
+  readonly holding: boolean;
+  flush(): void;
+}
+
+/** How long the end of the run waits, and what it looks at. */
+export interface DrainOptions {
+  /** Stop when nothing succeeded for this long (option `flushTimeoutMs`). */
+  flushTimeoutMs: number;
+  /** Stop after this long in all (option `flushMaxMs`). */
+  flushMaxMs: number;
+  batch: WaitingBatch;
+  /** Test cases are still being created (the bulk waiting for them goes once they are done). */
+  creating: () => boolean;
+  /** Give up waiting: sending stopped for good, or the service has been down too long (RunHealth.gaveUp). */
+  stopped: () => boolean;
+  /** The service is down for now (probed again): the bulk waits. */
+  paused: () => boolean;
+  out: (text: string) => void;
+  progressLine: () => string;
+}
+
 /**
  * The work under way in a run (deliveries, preparations, creates), and when a request last succeeded: the end of
  * the run waits while that moves (see `drain`).
  */
-export class Pending {
+export class InFlight {
   private readonly work = new Set<Promise<unknown>>();
   /** When a request last succeeded. */
   progressAt = Date.now();
@@ -44,36 +70,26 @@ export class Pending {
    * Waits for delivery to finish. It goes on while requests succeed, up to `flushMaxMs`; it gives up when nothing
    * has succeeded for `flushTimeoutMs`. True when everything settled.
    */
-  async drain(o: {
-    config: CasebridgeConfig;
-    bulk: Bulk;
-    cases: CaseRegistry | undefined;
-    /** Give up waiting: sending stopped for good, or the service has been down too long (RunHealth.gaveUp). */
-    stopped: () => boolean;
-    /** The service is down for now (probed again): the bulk waits. */
-    paused?: () => boolean;
-    out: (text: string) => void;
-    progressLine: () => string;
-  }): Promise<boolean> {
-    const { config: c, bulk } = o;
+  async drain(o: DrainOptions): Promise<boolean> {
+    const { batch } = o;
     const started = Date.now();
     this.progressAt = started;
     let lastLine = started;
     for (;;) {
       const down = o.stopped();
       // The bulk waiting for more created cases goes at once when no create is left.
-      const idle = !bulk.due || !o.cases?.busy;
-      if (bulk.size > 0 && !down && !o.paused?.() && idle && !bulk.holding) bulk.flush();
-      if (this.work.size === 0 && !bulk.due && (bulk.size === 0 || down)) return true;
+      const idle = !batch.due || !o.creating();
+      if (batch.size > 0 && !down && !o.paused() && idle && !batch.holding) batch.flush();
+      if (this.work.size === 0 && !batch.due && (batch.size === 0 || down)) return true;
       // What is left waits for a service that will not answer in time (results parked until it does): journaled.
       if (down) return false;
       const now = Date.now();
-      if (now - this.progressAt > c.flushTimeoutMs) {
-        o.out(`casebridge: delivery made no progress for flushTimeoutMs (${c.flushTimeoutMs} ms): stopping`);
+      if (now - this.progressAt > o.flushTimeoutMs) {
+        o.out(`casebridge: delivery made no progress for flushTimeoutMs (${o.flushTimeoutMs} ms): stopping`);
         return false;
       }
-      if (now - started > c.flushMaxMs) {
-        o.out(`casebridge: delivery did not finish within flushMaxMs (${c.flushMaxMs} ms): stopping`);
+      if (now - started > o.flushMaxMs) {
+        o.out(`casebridge: delivery did not finish within flushMaxMs (${o.flushMaxMs} ms): stopping`);
         return false;
       }
       if (now - started >= PROGRESS_AFTER_MS && now - lastLine >= PROGRESS_EVERY_MS) {
@@ -90,4 +106,10 @@ export class Pending {
       clearTimeout(timer);
     }
   }
+}
+
+/** The progress line the end of the run prints while it waits. */
+export function progressLine(items: readonly WorkItem[], created: number): string {
+  const done = items.filter((i) => i.progress.done).length;
+  return `${done} of ${items.length} result(s) delivered${created ? `, ${created} test case(s) created` : ''}`;
 }

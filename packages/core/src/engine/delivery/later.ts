@@ -1,7 +1,5 @@
-import type { RunHealth } from './delivery/health.js';
-import { displayName } from './kernel/model.js';
-import type { WorkItem } from './kernel/work.js';
-import { REPLAY } from './report/summary.js';
+import type { WorkItem } from '../kernel/work.js';
+import type { RunHealth } from './health.js';
 
 /**
  * An item whose delivery failed for a reason that may pass (a call that used up the client's retries, a bulk the
@@ -88,36 +86,6 @@ export class Later {
         },
         { once: true },
       );
-    });
-  }
-}
-
-/**
- * Results the service refused on their own, repeatedly, while it took others (see WorkItem.refused): each stays
- * undelivered, goes to the journal with the mark, and the next replay tries it again. Named in the summary once per
- * answer of the service (a status it refuses on every run update is one line, not one per test).
- */
-export class RefusedResults {
-  private readonly byAnswer = new Map<string, WorkItem[]>();
-
-  mark(item: WorkItem, answer: string): void {
-    item.refused = { answer, at: new Date().toISOString(), times: (item.refused?.times ?? 0) + 1 };
-    const list = this.byAnswer.get(answer) ?? [];
-    list.push(item);
-    this.byAnswer.set(answer, list);
-  }
-
-  /** One summary line per answer. */
-  lines(): string[] {
-    const fix = `kept in the journal, marked: \`${REPLAY}\` tries again once the cause is fixed`;
-    return [...this.byAnswer].map(([answer, items]) => {
-      const first = items[0] as WorkItem;
-      if (items.length === 1) {
-        return `${first.key} (${displayName(first.test)}): the service refused its result on its own, repeatedly, while it took others (${answer}); ${fix}`;
-      }
-      const keys = [...new Set(items.map((i) => i.key))].sort();
-      const shown = keys.slice(0, 3).join(', ') + (keys.length > 3 ? `, ${keys.length - 3} more` : '');
-      return `${items.length} results (${shown}): the service refused each on its own, repeatedly, while it took others (${answer}); ${fix}`;
     });
   }
 }

@@ -1,9 +1,8 @@
 import { memoByKey } from '../kernel/keyed.js';
 import type { ResultStep } from '../kernel/model.js';
-import type { Service } from '../kernel/service.js';
 import { truncate } from '../kernel/text.js';
 import type { CycleInfo } from '../kernel/types.js';
-import { withCycleOpen } from './cycles.js';
+import type { DeliveryService } from './compose.js';
 
 interface RunStepInfo {
   id: number;
@@ -36,7 +35,7 @@ export function matchSteps<S extends { title: string }, R extends { step: string
 export class RunSteps {
   private readonly ofRun = memoByKey<number, RunStepInfo[]>();
 
-  constructor(private readonly svc: Service) {}
+  constructor(private readonly svc: DeliveryService) {}
 
   /** Writes step results onto the run's steps (one request per step); returns the run step id of the first failed. */
   async write(cycle: CycleInfo | undefined, runId: number, steps: ResultStep[]): Promise<number | undefined> {
@@ -50,7 +49,7 @@ export class RunSteps {
         result,
         ...(step.error ? { actualResult: truncate(step.error.message, 2000) } : {}),
       };
-      await withCycleOpen(this.svc, cycle, () => this.svc.tm.runs.updateStep(input, this.svc.o));
+      await this.svc.inCycle(cycle).runs.updateStep(input, this.svc.o);
       if (result === 'Failed' && failed === undefined) failed = runStep.id;
     }
     return failed;

@@ -27,14 +27,55 @@ export function jiraCheck(tm: TestManagementClient, url: string, signal: AbortSi
 }
 
 /**
- * Runs `send`; when the service answers 404 on the route (the older service variant has no such operation), answers
- * what `missing` says instead. Any other failure is thrown.
+ * Where a problem was found. `run`: a line of a part that still keeps its own list (RunHealth's classification,
+ * Journaling's disk errors; see `follow`).
  */
-export async function orIfMissing<T, U>(send: () => Promise<T>, missing: () => U): Promise<T | U> {
-  try {
-    return await send();
-  } catch (err) {
-    if (!(err instanceof NotFoundError)) throw err;
-    return missing();
+export type ProblemKind = 'config' | 'mapping' | 'delivery' | 'cycle' | 'internal' | 'run';
+
+/**
+ * One problem of a run. Most are a sentence (`message`); a result the service refused on its own, repeatedly,
+ * while it took others is a record of its own (`refused`): the summary names those once per answer of the service.
+ */
+export type Problem =
+  | { kind: ProblemKind; message: string }
+  | { kind: 'refused'; key: string; test: string; answer: string };
+
+/**
+ * The run's problems, in the order they happened: one collector, passed down to every part that finds one, and
+ * rendered into the summary's problem lines by report/ (problemLines). A part that still keeps its own list of lines
+ * (RunHealth's, which Journaling writes to as well) is `follow`ed: its new lines are taken in before each record
+ * added here and before the records are read, so the order is the one they happened in.
+ */
+export class Problems {
+  private readonly records: Problem[] = [];
+  private followed?: { lines: readonly string[]; seen: number };
+
+  /** A sentence for the summary. */
+  add(kind: ProblemKind, message: string): void {
+    this.catchUp();
+    this.records.push({ kind, message });
+  }
+
+  /** A result the service refused on its own (see WorkItem.refused). */
+  refused(key: string, test: string, answer: string): void {
+    this.catchUp();
+    this.records.push({ kind: 'refused', key, test, answer });
+  }
+
+  /** Takes in the lines another part appends to its own list (see the class comment); one list at most. */
+  follow(lines: readonly string[]): void {
+    this.followed = { lines, seen: 0 };
+  }
+
+  /** Every record so far, oldest first. */
+  all(): readonly Problem[] {
+    this.catchUp();
+    return this.records;
+  }
+
+  private catchUp(): void {
+    const f = this.followed;
+    if (!f) return;
+    for (; f.seen < f.lines.length; f.seen++) this.records.push({ kind: 'run', message: f.lines[f.seen] as string });
   }
 }

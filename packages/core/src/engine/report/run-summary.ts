@@ -3,8 +3,9 @@ import { resolve } from 'node:path';
 import { redact } from '../../client/secrets.js';
 import type { CaseRegistry } from '../cases/registry.js';
 import type { DeliveryStats } from '../delivery/delivery.js';
+import type { Problem } from '../kernel/problems.js';
 import type { EngineContext, RunSummary } from '../kernel/types.js';
-import type { WorkItem } from '../kernel/work.js';
+import { appendTo, type WorkItem } from '../kernel/work.js';
 import { cycleUrl, failuresOf } from './links.js';
 import { ciAnnotations, ciWarning, formatSummary, markdownSummary, REPLAY } from './summary.js';
 
@@ -13,8 +14,8 @@ export interface SummaryParts {
   enabled: boolean;
   mode?: 'adhoc' | 'cycle';
   shard?: RunSummary['shard'];
-  /** The run's problem lines: the service's refusals are added to it, once each. */
-  problems: string[];
+  /** The run's problems, in the order they happened (see Problems). */
+  problems: readonly Problem[];
   delivery?: DeliveryStats;
   /** The test plan of the run (cycle mode). */
   plan?: string;
@@ -37,15 +38,16 @@ export interface SummaryParts {
 /** The summary of a run, as `end` returns it and prints it. */
 export function assembleSummary(p: SummaryParts): RunSummary {
   const d = p.delivery;
+  const problems = problemLines(p.problems);
   // Keys the service refused in a bulk of status-only results: name each once, as a result with details would.
   for (const key of d?.badKeys ?? []) {
-    if (p.problems.some((line) => line.startsWith(`${key}:`))) continue;
-    p.problems.push(
+    if (problems.some((line) => line.startsWith(`${key}:`))) continue;
+    problems.push(
       `${key}: not a test case${p.plan ? ` that can be added to test plan ${p.plan}` : ''}: check the key in the test's title or the mapping file`,
     );
   }
   for (const line of [...(d?.repoProblems ?? []), ...(d?.defectProblems ?? [])]) {
-    if (!p.problems.includes(line)) p.problems.push(line);
+    if (!problems.includes(line)) problems.push(line);
   }
   const base = p.url && p.calls === undefined ? p.url : undefined;
   const cycle = d?.cycle && base ? { ...d.cycle, url: cycleUrl(base, d.cycle.plan, d.cycle.id) } : d?.cycle;
@@ -68,7 +70,7 @@ export function assembleSummary(p: SummaryParts): RunSummary {
     createdCases: [...(p.cases?.created ?? [])],
     ...(p.cases?.duplicates.length ? { duplicateCases: [...p.cases.duplicates] } : {}),
     ...(p.mappingFile ? { mappingFile: p.mappingFile } : {}),
-    problems: [...new Set(p.problems)],
+    problems: [...new Set(problems)],
     journaled: p.journaled,
     ...(p.journalDir ? { journalDir: p.journalDir } : {}),
     ...(p.calls ? { calls: [...p.calls] } : {}),
@@ -132,8 +134,31 @@ export function failReason(journaled: number, summary: RunSummary): string {
     : `casebridge: ${summary.problems.length} problem(s) while reporting (listed above), and failOnError fails the run`;
 }
 
-/** The progress line the end of the run prints while it waits. */
-export function progressLine(items: readonly WorkItem[], created: number): string {
-  const done = items.filter((i) => i.progress.done).length;
-  return `${done} of ${items.length} result(s) delivered${created ? `, ${created} test case(s) created` : ''}`;
+/**
+ * The summary's problem lines: each sentence in the order it happened, then the results the service refused on their
+ * own, one line per answer of the service (a status it refuses on every run update is one line, not one per test).
+ */
+export function problemLines(records: readonly Problem[]): string[] {
+  const lines: string[] = [];
+  const byAnswer = new Map<string, Array<{ key: string; test: string }>>();
+  for (const r of records) {
+    if (r.kind !== 'refused') lines.push(r.message);
+    else appendTo(byAnswer, r.answer, { key: r.key, test: r.test });
+  }
+  const fix = `kept in the journal, marked: \`${REPLAY}\` tries again once the cause is fixed`;
+  for (const [answer, items] of byAnswer) {
+    const first = items[0] as { key: string; test: string };
+    if (items.length === 1) {
+      lines.push(
+        `${first.key} (${first.test}): the service refused its result on its own, repeatedly, while it took others (${answer}); ${fix}`,
+      );
+      continue;
+    }
+    const keys = [...new Set(items.map((i) => i.key))].sort();
+    const shown = keys.slice(0, 3).join(', ') + (keys.length > 3 ? `, ${keys.length - 3} more` : '');
+    lines.push(
+      `${items.length} results (${shown}): the service refused each on its own, repeatedly, while it took others (${answer}); ${fix}`,
+    );
+  }
+  return lines;
 }

@@ -1,0 +1,88 @@
+import { ForbiddenError, NotFoundError } from '../../client/errors.js';
+import { type TestManagementClient, TM_GROUPS } from '../../client/tm.js';
+import type { Service } from '../kernel/service.js';
+import type { CycleInfo } from '../kernel/types.js';
+import { findCycle, resumeCycle } from './cycles.js';
+
+/**
+ * Routes the older service variant does not have (it answers 404 on the route itself): a call of one resolves
+ * `undefined` instead of failing, and `lacks` says so for the rest of the run, so that delivery takes the other way
+ * (one run update per run instead of a bulk; files named in the comment instead of uploaded). Only these: a 404 of
+ * any other call means a missing thing (a run step, a case), not a missing route.
+ */
+const OPTIONAL_ROUTES: Record<string, OptionalRoute> = {
+  'runs.bulkStatusUpdate': 'bulkStatus',
+  'attachments.getAttachmentDetails': 'attachments',
+  'attachments.addToRun': 'attachments',
+};
+export type OptionalRoute = 'bulkStatus' | 'attachments';
+
+/** The service as delivery talks to it: the rules below applied once, not at each call. */
+export interface DeliveryService extends Service {
+  /**
+   * The client for the writes to runs of `cycle`: when someone completed the cycle meanwhile (403), the cycle is
+   * resumed once and the call sent again. `undefined` (ad hoc runs): the client with the optional routes only.
+   */
+  inCycle(cycle: CycleInfo | undefined): TestManagementClient;
+  /** Whether the service answered 404 on this optional route in this run (see OPTIONAL_ROUTES). */
+  lacks(route: OptionalRoute): boolean;
+}
+
+/**
+ * Decorates the service once for a reporting run, as undici composes interceptors around a dispatcher: each call
+ * of `svc.tm` (and of `inCycle(c)`) goes through one wrapper that applies the optional-route rule and, for a cycle's
+ * client, the reopen rule. The wrapped client under it is the session's (health-counted, or a dry run's).
+ */
+export function composeService(base: Service): DeliveryService {
+  const missing = new Set<OptionalRoute>();
+  const byCycle = new WeakMap<CycleInfo, TestManagementClient>();
+  const tm = decorate(base, missing, undefined);
+  return {
+    ...base,
+    tm,
+    lacks: (route) => missing.has(route),
+    inCycle: (cycle) => {
+      if (!cycle) return tm;
+      let client = byCycle.get(cycle);
+      if (!client) {
+        client = decorate(base, missing, cycle);
+        byCycle.set(cycle, client);
+      }
+      return client;
+    },
+  };
+}
+
+type Call = (...args: unknown[]) => Promise<unknown>;
+
+function decorate(base: Service, missing: Set<OptionalRoute>, cycle: CycleInfo | undefined): TestManagementClient {
+  const inner = base.tm;
+  const wrapped = Object.create(inner) as TestManagementClient;
+  const real = inner as unknown as Record<string, Record<string, unknown>>;
+  for (const group of [...Object.keys(TM_GROUPS), 'jira']) {
+    const out: Record<string, unknown> = {};
+    for (const [name, fn] of Object.entries(real[group] ?? {})) {
+      if (typeof fn !== 'function') continue;
+      const optional = OPTIONAL_ROUTES[`${group}.${name}`];
+      out[name] = async (...args: unknown[]) => {
+        for (let reopened = false; ; reopened = true) {
+          try {
+            return await (fn as Call)(...args);
+          } catch (err) {
+            if (optional && err instanceof NotFoundError) {
+              missing.add(optional);
+              return undefined;
+            }
+            if (reopened || !cycle || !(err instanceof ForbiddenError)) throw err;
+            // Refused because the cycle is no longer open (someone completed or aborted it): resumed, sent once more.
+            const now = await findCycle(base, cycle.plan, cycle.name);
+            if (!now || now.status === 'Active') throw err;
+            await resumeCycle(base, cycle);
+          }
+        }
+      };
+    }
+    Object.defineProperty(wrapped, group, { value: out, enumerable: true });
+  }
+  return wrapped;
+}

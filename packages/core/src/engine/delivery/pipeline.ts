@@ -1,0 +1,357 @@
+import { randomUUID } from 'node:crypto';
+import type { CaseRegistry } from '../cases/registry.js';
+import type { CasebridgeConfig } from '../config/schema.js';
+import type { Journaling } from '../journal/journaling.js';
+import { displayName, type TestResult } from '../kernel/model.js';
+import type { Problems } from '../kernel/problems.js';
+import { answerOf } from '../kernel/split.js';
+import { appendTo, needsDetails, statusOnly, type Target, type WorkItem } from '../kernel/work.js';
+import {
+  BULK_MAX,
+  BULK_WAIT_MAX_MS,
+  BULK_WAIT_MS,
+  CyclePreparation,
+  DeliverySlots,
+  SOON_MS,
+  SOON_WHILE_CREATING_MS,
+} from './batching.js';
+import type { Delivery } from './delivery.js';
+import { type RunHealth, refusedAlone } from './health.js';
+import { InFlight, progressLine, type WaitingBatch } from './in-flight.js';
+import { Later } from './later.js';
+
+/** What a pipeline is made with: the session's parts. */
+export interface PipelineOptions {
+  config: CasebridgeConfig;
+  target: Target;
+  delivery: Delivery;
+  journaling: Journaling;
+  /** Test cases for unmapped tests (`autoCreate`). */
+  cases?: CaseRegistry;
+  health: RunHealth;
+  /** The run's problem records (see Problems). */
+  problems: Problems;
+  signal: AbortSignal;
+}
+
+/**
+ * The way of every result from `submit` to the service, with one owner for each piece of its state, as
+ * OpenTelemetry's batch processor owns its buffer, timer and exports: the results taken in (and whether each is
+ * `done`), the batch of status-only results and its timers, the preparation of the cycle's runs, the deliveries
+ * under way (at most `concurrency`), the tries again (Later) and the test cases to create first. The engine only
+ * hands results over (`take`, `submit`), says when the planned tests are in (`windDown`) and, at the end, `drain`s.
+ *
+ * Status-only results of a cycle wait in the batch: sent at the latest after a wait that doubles each time it runs
+ * out, soon when the run winds down, at once when BULK_MAX have gathered; one bulk per cycle. The others are
+ * delivered one by one, once the batch that adds their case to the cycle is done.
+ */
+export class DeliveryPipeline implements WaitingBatch {
+  /** Every result taken in (this run's and those replayed from the journal), in order. */
+  readonly items: WorkItem[] = [];
+  /** Tests that got no case: no key and no autoCreate, or their create was refused. */
+  readonly unmapped: string[] = [];
+  /** The journal is being read: its results wait in the batch until all are claimed (one bulk, not many). */
+  holding = false;
+  private readonly inFlight: InFlight;
+  private readonly later: Later;
+  private readonly prep: CyclePreparation;
+  private readonly slots: DeliverySlots;
+  private buffer: WorkItem[] = [];
+  private timer?: NodeJS.Timeout;
+  private wait = BULK_WAIT_MS;
+  private soonTimer?: NodeJS.Timeout;
+  /** Every planned test reported (windDown), or the run ended (drain): what waits goes soon. */
+  private allIn = false;
+  private ended = false;
+  /** Item ids are this token and a sequence number: unique across runs, cheap to keep. */
+  private readonly runToken = randomUUID();
+  private seq = 0;
+
+  constructor(private readonly o: PipelineOptions) {
+    const { health, signal, target, delivery } = o;
+    this.inFlight = new InFlight((err, what) => health.classify(err, what));
+    this.slots = new DeliverySlots(o.config.concurrency);
+    this.later = new Later({
+      health,
+      signal,
+      track: (p) => this.inFlight.track(p),
+      again: (items) => {
+        for (const item of items) if (!item.progress.done) this.submit(item);
+      },
+    });
+    this.prep = new CyclePreparation({
+      active: () => target.mode === 'cycle' && !health.down,
+      ended: () => this.ended,
+      run: (keys, load) => (health.down ? undefined : delivery.runs.ensure(target, keys, load)),
+      track: (done) => this.inFlight.track(done, 'adding cases to the cycle'),
+    });
+  }
+
+  /** Results waiting for a bulk update. */
+  get size(): number {
+    return this.buffer.length;
+  }
+
+  /** A bulk is about to go (see SOON_MS). */
+  get due(): boolean {
+    return this.soonTimer !== undefined;
+  }
+
+  /** A request succeeded: the end of the run keeps waiting while this happens. */
+  progress(): void {
+    this.inFlight.progress();
+  }
+
+  /** Work of the run besides the results' (preparing the cycle, checking the project): the end waits for it. */
+  track(work: Promise<unknown>, what?: string): void {
+    this.inFlight.track(work, what);
+  }
+
+  /** The planned tests' keys: their runs in the cycle are prepared at once, in a few requests for the suite. */
+  prepare(keys: ReadonlySet<string>): void {
+    const ready = this.o.delivery.runs.ensure(this.o.target, [...keys]);
+    this.prep.seed(keys, ready);
+    this.inFlight.track(ready, 'preparing the cycle');
+  }
+
+  /** A result for one key (empty: its case is still to be found or created), kept until delivered and logged. */
+  take(test: TestResult, key: string): WorkItem {
+    // `run-n`, not a UUID per result: a UUID string is a tree of pieces (about 500 bytes kept per result).
+    this.seq += 1;
+    const item: WorkItem = { id: `${this.runToken}-${this.seq}`, key, test, target: this.o.target, progress: {} };
+    this.items.push(item);
+    this.o.journaling.taken(item);
+    return item;
+  }
+
+  /** A result on its way: its case is created first when it has no key (autoCreate), then it is delivered. */
+  submit(item: WorkItem): void {
+    if (item.key !== '') this.schedule(item);
+    else if (this.o.cases) this.inFlight.track(this.createCase(this.o.cases, item));
+  }
+
+  /** Every planned test has reported: the batch goes soon from now on, runs are no longer prepared ahead. */
+  windDown(): void {
+    this.allIn = true;
+  }
+
+  /** Results an earlier run left in the journal: claimed, then sent like this run's (see replayJournal). */
+  replay(): void {
+    this.inFlight.track(this.replayJournal());
+  }
+
+  /**
+   * Sends the batch now: one bulk per cycle, each a delivery under the concurrency limit. While the service is not
+   * answering it stays (sent when it answers again, else journaled at the end): emptying it then would leave those
+   * results out of every later bulk.
+   */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.soonTimer) clearTimeout(this.soonTimer);
+    this.soonTimer = undefined;
+    if (this.buffer.length === 0) return;
+    if (this.o.health.down !== undefined) {
+      this.later.onUp(() => this.arm());
+      return;
+    }
+    const byCycle = new Map<string, WorkItem[]>();
+    for (const item of this.buffer) appendTo(byCycle, this.o.delivery.cycles.key(item.target), item);
+    this.buffer = [];
+    for (const items of byCycle.values()) this.inFlight.track(this.sendBulk(items));
+  }
+
+  /**
+   * The run ended: the waiting batches go now, and the end waits while delivery progresses (InFlight.drain). False
+   * when it gave up: the caller aborts the requests under way, then `settle`s.
+   */
+  drain(out: (text: string) => void): Promise<boolean> {
+    const { config: c, health, cases } = this.o;
+    this.ended = true;
+    this.allIn = true;
+    this.prep.flush();
+    this.flush();
+    return this.inFlight.drain({
+      flushTimeoutMs: c.flushTimeoutMs,
+      flushMaxMs: c.flushMaxMs,
+      batch: this,
+      creating: () => cases?.busy === true,
+      stopped: () => health.gaveUp(c.flushTimeoutMs),
+      paused: () => health.down !== undefined,
+      out,
+      progressLine: () => progressLine(this.items, cases?.created.length ?? 0),
+    });
+  }
+
+  /** Waits for the work under way, at most `ms` (after an abort: the requests end soon). */
+  settle(ms: number): Promise<void> {
+    return this.inFlight.settle(ms);
+  }
+
+  private schedule(item: WorkItem): void {
+    if (this.o.health.down) {
+      this.later.park([item]);
+      return;
+    }
+    // Tried before (journaled, or again in this run): its run or files may exist already.
+    const replayed = this.o.journaling.has(item) || this.later.triesOf(item) > 0;
+    const cycleRun = item.target.mode === 'cycle' && item.progress.runId === undefined;
+    if (cycleRun && !needsDetails(item, this.o.config)) {
+      // Only its status goes (the write-ahead log has the whole result): what the run printed and files that are
+      // not uploaded are not kept in memory until the bulk, which waits for the last test.
+      item.test = statusOnly(item.test);
+      this.buffer.push(item);
+      // While tests still run, its case joins the cycle in the next batch; after that the bulk adds what is left.
+      if (!replayed && !this.allIn) this.prep.prepare(item.key);
+      if (this.buffer.length >= BULK_MAX) this.flush();
+      else if (!this.holding) this.arm();
+      return;
+    }
+    // A result with details in a cycle waits for the batch that adds its case to the cycle and reads the run ids:
+    // results arriving together share its two requests instead of paying them each.
+    const ready = cycleRun && !replayed ? this.prep.prepare(item.key, true) : Promise.resolve();
+    this.inFlight.track(ready.catch(() => undefined).then(() => this.deliverOne(item, replayed)));
+  }
+
+  /** Results wait in the batch: soon when the run is winding down, otherwise at the latest after `wait`. */
+  private arm(): void {
+    if (this.buffer.length === 0) return;
+    if (this.allIn) this.soon();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.wait = Math.min(this.wait * 2, BULK_WAIT_MAX_MS);
+        this.flush();
+      }, this.wait);
+      this.timer.unref();
+    }
+  }
+
+  /**
+   * A bulk soon: results that arrive together (the tail of a run, cases created one after the other) go together.
+   * While cases are still being created, at most one bulk every SOON_WHILE_CREATING_MS.
+   */
+  private soon(): void {
+    if (this.soonTimer) return;
+    const wait = this.o.cases?.busy === true ? SOON_WHILE_CREATING_MS : SOON_MS;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      this.flush();
+    }, wait);
+  }
+
+  /** The status-only results of one cycle, in one bulk; what became of each comes back from Delivery.bulk. */
+  private async sendBulk(items: WorkItem[]): Promise<void> {
+    const turn = this.slots.take();
+    if (turn) await turn;
+    try {
+      if (this.o.health.down) return this.later.park(items);
+      const out = await this.o.delivery.bulk((items[0] as WorkItem).target, items);
+      for (const item of out.delivered) item.progress.done = true;
+      for (const item of out.dropped) this.markDropped(item);
+      for (const item of items) if (item.progress.done) await this.o.journaling.settled(item);
+      for (const line of out.problems) this.o.problems.add('delivery', line);
+      for (const r of out.refused) this.refuse(r.item, r.answer);
+      this.later.retry(out.unsent);
+    } catch (err) {
+      if (this.o.health.classify(err, `sending ${items.length} result(s) in bulk`) === 'permanent') {
+        for (const item of items) await this.drop(item);
+      } else this.later.retry(items);
+    } finally {
+      this.slots.give();
+    }
+  }
+
+  /** One result with its details, under the concurrency limit. */
+  private async deliverOne(item: WorkItem, replaying: boolean): Promise<void> {
+    const turn = this.slots.take();
+    if (turn) await turn;
+    try {
+      if (item.progress.done) return;
+      if (this.o.health.down) return this.later.park([item]);
+      try {
+        await this.o.delivery.deliver(item, replaying);
+        item.progress.done = true;
+      } catch (err) {
+        if (this.o.health.classify(err, `${item.key} (${displayName(item.test)})`) === 'permanent') {
+          this.markDropped(item);
+        } else if (this.later.retry([item]).length > 0 && refusedAlone(err, this.o.health)) {
+          // Its tries are spent, the service answered 500 each time while it answered others: a refusal.
+          this.refuse(item, answerOf(err));
+        }
+      }
+      if (item.progress.done) await this.o.journaling.settled(item);
+    } finally {
+      this.slots.give();
+    }
+  }
+
+  /**
+   * Finds or creates the test case of an unmapped test, then reports the result to it. When the service is down,
+   * the result stays without a key and goes to the journal with the others.
+   */
+  private async createCase(cases: CaseRegistry, item: WorkItem): Promise<void> {
+    if (this.o.health.down) return this.later.park([item]);
+    try {
+      const key = await cases.keyOf(item.test);
+      if (cases.isNew(key)) this.o.delivery.runs.markNew([key]);
+      item.key = key;
+      this.schedule(item);
+    } catch (err) {
+      if (this.o.health.classify(err, `creating a test case for ${displayName(item.test)}`) === 'permanent') {
+        this.unmapped.push(displayName(item.test));
+        await this.drop(item);
+      } else this.later.retry([item]);
+    }
+  }
+
+  /**
+   * Status-only results of a cycle join the batch like this run's own: 1,000 of them cost a few requests. They are
+   * all claimed before the batch goes, so that a slow disk does not cut them into many small bulks.
+   */
+  private async replayJournal(): Promise<void> {
+    const { journaling, health, cases } = this.o;
+    const listed = await journaling.list();
+    if (!listed) return;
+    this.holding = true;
+    try {
+      await journaling.claim(
+        listed,
+        (item) => {
+          this.items.push(item);
+          if (item.key !== '' || cases) {
+            if (!item.progress.done) this.submit(item);
+          } else {
+            // Its case was to be created, but autoCreate is off now: nothing can take it.
+            this.unmapped.push(displayName(item.test));
+            this.inFlight.track(this.drop(item));
+          }
+        },
+        () => health.down !== undefined,
+      );
+    } finally {
+      this.holding = false;
+    }
+    this.arm();
+  }
+
+  /**
+   * The service refused it on its own, repeatedly, while it took others: it stays undelivered, goes to the journal
+   * with the mark (the next replay tries it again), and the summary names it once per answer of the service.
+   */
+  private refuse(item: WorkItem, answer: string): void {
+    item.refused = { answer, at: new Date().toISOString(), times: (item.refused?.times ?? 0) + 1 };
+    this.o.problems.refused(item.key, displayName(item.test), answer);
+  }
+
+  /** A permanent problem stopped it (a bad key, a missing plan): named in the summary, never journaled. */
+  private markDropped(item: WorkItem): void {
+    item.progress.done = true;
+    item.progress.dropped = true;
+  }
+
+  /** A result nothing can take: dropped, and its write-ahead-log line settled. */
+  private async drop(item: WorkItem): Promise<void> {
+    this.markDropped(item);
+    await this.o.journaling.settled(item);
+  }
+}
