@@ -1,13 +1,6 @@
 import { relative, resolve } from 'node:path';
-import {
-  type CasebridgeConfig,
-  clientsFor,
-  keyPattern,
-  loadConfig,
-  type MappingFile,
-  readMappingFile,
-  type TestManagementClient,
-} from '@casebridge/core';
+import { type CasebridgeConfig, loadConfig, type TestManagementClient } from '@casebridge/core';
+import { clientsFor, keyPattern, type MappingFile, RUN_STATUSES, readMappingFile } from '@casebridge/core/internal';
 import { CycleError } from './cycle.js';
 import { grepPattern, type MappedTest, mappedTests, type Runner } from './grep-pattern.js';
 import { readRunnerOptions } from './runner-options.js';
@@ -18,10 +11,6 @@ import { readRunnerOptions } from './runner-options.js';
  * tester. Costs one request for the plan's members, or two for a cycle (its plan's cycle list, then its runs by
  * id), plus one (`myself`) for `--tester me`, whatever the number of runs: at 10,000 runs it is still three.
  */
-
-/** The run statuses every synapseRT instance has; a cycle's runs may show custom ones too. */
-// TODO(lead): import RUN_STATUSES from the core: this is a copy of the core's (engine/work.ts before issue 24's move).
-export const RUN_STATUSES = ['Passed', 'Failed', 'Blocked', 'Not Tested', 'NA'] as const;
 
 export type KeysFormat = 'grep' | 'json' | 'lines';
 export const KEYS_FORMATS: readonly KeysFormat[] = ['grep', 'json', 'lines'];

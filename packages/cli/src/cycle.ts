@@ -1,15 +1,14 @@
+import { type CycleInfo, loadConfig } from '@casebridge/core';
 import {
   CYCLE_STATUS_AFTER,
-  type CycleInfo,
   type CycleWorkflow,
   clientsFor,
   createCycle,
   cycleNameFor,
   findCycle,
-  loadConfig,
   moveCycle,
   type Service,
-} from '@casebridge/core';
+} from '@casebridge/core/internal';
 
 /**
  * `casebridge cycle create|start|complete|abort|resume`: cycle control for pipelines that fan out into shards. Each

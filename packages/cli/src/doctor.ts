@@ -3,13 +3,9 @@ import { relative, resolve } from 'node:path';
 import {
   CaptchaError,
   type CasebridgeConfig,
-  clientsFor,
-  cycleNameFor,
   describeSearched,
   ForbiddenError,
-  keyPattern,
   loadConfig,
-  mappingProblems,
   NetworkError,
   NotFoundError,
   type ScreenField,
@@ -18,6 +14,7 @@ import {
   TimeoutError,
   UnauthorizedError,
 } from '@casebridge/core';
+import { clientsFor, cycleNameFor, keyPattern, mappingProblems } from '@casebridge/core/internal';
 import type { Check } from './check.js';
 import { statusMapCheck } from './doctor-statuses.js';
 import type { CliOptions } from './options.js';

@@ -1,4 +1,4 @@
-import type { MappingFile } from '@casebridge/core';
+import type { MappingFile } from '@casebridge/core/internal';
 
 /**
  * The runner filter `casebridge cycle keys` prints: one JavaScript regular expression that Playwright's `--grep`,

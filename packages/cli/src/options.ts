@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
-import { Journal } from '@casebridge/core';
+import { Journal } from '@casebridge/core/internal';
 import { readRunnerOptions } from './runner-options.js';
 
 /**

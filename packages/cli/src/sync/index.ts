@@ -1,21 +1,18 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { loadConfig, redact, type TestResult, withDryRun } from '@casebridge/core';
 import {
   CaseRegistry,
   caseSummary,
   clientsFor,
   keyPattern,
-  loadConfig,
   type MappingFile,
   mappingKey,
   readMappingFile,
-  redact,
   resolveKeys,
-  type TestResult,
   titleWithoutKeys,
-  withDryRun,
   writeMapping,
-} from '@casebridge/core';
+} from '@casebridge/core/internal';
 import type { Io } from '../output.js';
 import { detectRunner, ListError, type ListedTest, listTests, type Runner } from './list.js';
 import { type KeyEdit, stepsInSource, stepsOfTest, writeKeys } from './source.js';
