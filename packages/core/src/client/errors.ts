@@ -1,8 +1,9 @@
 import { redact } from './secrets.js';
 
 /**
- * The one family of errors in casebridge: the client's (below), the engine's (`engine/kernel/errors.ts`), the CLI's
- * and the emulator's all extend `CasebridgeError`. Every one carries
+ * The one family of errors in casebridge: the client's (below), the engine's (`engine/kernel/errors.ts`) and the CLI's
+ * all extend `CasebridgeError`. (The emulator's do not: it is built from the contract alone, which sits below the
+ * client, so that it cannot agree with a bug of the client's.) Every one carries
  * - `kind`: what happened, stable; callers and the engine's health decide on it (and on `retryable`), never on the
  *   message;
  * - `errorCode`: the same as a stable string for logs and other programs, `CASEBRIDGE_` and the kind in capitals
@@ -40,11 +41,7 @@ export type ErrorKind =
   | 'cycle'
   | 'junit'
   | 'list'
-  | 'missing-package'
-  // The emulator's: an error answer of the fake service, a refused admin request, a refused Jira field.
-  | 'service'
-  | 'admin'
-  | 'refused';
+  | 'missing-package';
 
 /** `CASEBRIDGE_` and the kind in capitals, `-` as `_`: `not-found` is `CASEBRIDGE_NOT_FOUND`. */
 export const errorCodeOf = (kind: ErrorKind): string => `CASEBRIDGE_${kind.toUpperCase().replaceAll('-', '_')}`;

@@ -187,7 +187,7 @@ export class RunHealth {
    * - `later`: anything that may work later (network, timeouts, 429/5xx after retries, lost answers, a 500 the
    *   service may have meant as a transient fault): tried again later in the run, else kept in the journal. A
    *   CAPTCHA, refused credentials (401, 403) and a URL that is not Jira also stop sending for the rest of the run.
-   * An error outside the family, or of a kind the engine never raises (the CLI's, the emulator's), is an internal
+   * An error outside the family, or of a kind the engine never raises (the CLI's), is an internal
    * error: a problem line, and the result waits.
    */
   classify(err: unknown, what: string): 'permanent' | 'later' {
@@ -248,9 +248,6 @@ const VERDICTS: Record<ErrorKind, { result: ResultVerdict; service: ServiceVerdi
   junit: { result: 'internal', service: 'neither' },
   list: { result: 'internal', service: 'neither' },
   'missing-package': { result: 'internal', service: 'neither' },
-  service: { result: 'internal', service: 'neither' },
-  admin: { result: 'internal', service: 'neither' },
-  refused: { result: 'internal', service: 'neither' },
 };
 
 /** Why sending stops, for each kind whose verdict is `stop`: the reason (for the summary) and the line said once. */
