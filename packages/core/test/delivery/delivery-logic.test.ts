@@ -3,9 +3,11 @@ import { suitePathOf } from '../../src/engine/cases/registry.js';
 import { commentFor } from '../../src/engine/delivery/comment.js';
 import { matchSteps } from '../../src/engine/delivery/steps.js';
 import type { TestResult } from '../../src/engine/kernel/model.js';
+import { Problems } from '../../src/engine/kernel/problems.js';
 import { statusRanker, worseOf } from '../../src/engine/kernel/status-rank.js';
 import type { RunSummary } from '../../src/engine/kernel/types.js';
 import { needsDetails, selectedAttachments, statusOnly } from '../../src/engine/kernel/work.js';
+import { problemLines } from '../../src/engine/report/run-summary.js';
 import { ciWarning, formatSummary } from '../../src/engine/report/summary.js';
 
 const worseStatus = (a: string | undefined, b: string | undefined) => worseOf(statusRanker(), a, b);
@@ -192,5 +194,41 @@ describe('summary', () => {
       "1400 test case(s) created (every test's key is in casebridge.keys.json: commit it): DEMO-2, DEMO-3, DEMO-4, DEMO-5, DEMO-6, DEMO-7, DEMO-8, DEMO-9, DEMO-10, DEMO-11 ... and 1390 more",
     );
     expect(text).not.toContain('DEMO-12');
+  });
+});
+
+describe("the run's problems", () => {
+  it('one collector, in the order they happened: a followed list is taken in before each record added', () => {
+    const problems = new Problems();
+    const health: string[] = ['first, from health'];
+    problems.follow(health);
+    problems.add('mapping', 'second, a mapping line');
+    health.push('third, from health');
+    problems.refused('DEMO-2', 't.spec.ts > a', 'HTTP 500: no');
+    problems.add('cycle', 'fourth, completing the cycle');
+    health.push('fifth, from health');
+    expect(problems.all().map((p) => p.kind)).toEqual(['run', 'mapping', 'run', 'refused', 'cycle', 'run']);
+    // Sentences in order, then the refused results, one line per answer of the service.
+    const lines = problemLines(problems.all());
+    expect(lines.slice(0, 5)).toEqual([
+      'first, from health',
+      'second, a mapping line',
+      'third, from health',
+      'fourth, completing the cycle',
+      'fifth, from health',
+    ]);
+    expect(lines[5]).toMatch(
+      /^DEMO-2 \(t\.spec\.ts > a\): the service refused its result on its own.*\(HTTP 500: no\)/,
+    );
+  });
+
+  it('results refused with the same answer are one line, their keys named once each', () => {
+    const problems = new Problems();
+    for (const key of ['DEMO-5', 'DEMO-3', 'DEMO-4', 'DEMO-3', 'DEMO-9']) problems.refused(key, key, 'HTTP 500: bad');
+    problems.refused('DEMO-7', 'x', 'HTTP 500: other');
+    const lines = problemLines(problems.all());
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^5 results \(DEMO-3, DEMO-4, DEMO-5, 1 more\): the service refused each on its own/);
+    expect(lines[1]).toMatch(/^DEMO-7 \(x\): /);
   });
 });
