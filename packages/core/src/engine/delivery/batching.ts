@@ -1,3 +1,7 @@
+import type { Target } from '../kernel/work.js';
+import type { CycleRuns } from './cycle-runs.js';
+import type { RunHealth } from './health.js';
+
 /**
  * Status-only results wait at most this long, or until this many have gathered, or until every planned test has
  * reported, before a bulk update. Waiting costs nothing in safety: each result is in the write-ahead log already.
@@ -23,12 +27,12 @@ export const SOON_MS = 20;
 export const SOON_WHILE_CREATING_MS = 2_000;
 
 export interface PreparationOptions {
-  /** Whether runs are prepared at all: the run reports into a cycle and the service answers. */
-  active: () => boolean;
-  /** The run ended: a new batch goes at once. */
-  ended: () => boolean;
-  /** Adds the keys' cases to the cycle; `load`: reads the run ids back. */
-  run: (keys: string[], load: boolean) => Promise<unknown> | undefined;
+  /** Where the run reports: runs are prepared only in a cycle. */
+  target: Target;
+  /** Adds the keys' cases to the cycle (`load`: and reads the run ids back). */
+  runs: Pick<CycleRuns, 'ensure'>;
+  /** Nothing is prepared while the service is judged down. */
+  health: Pick<RunHealth, 'down'>;
   /** Each new batch, from when it is made: the end of the run waits for it, its failure is classified. */
   track: (done: Promise<unknown>) => void;
 }
@@ -52,6 +56,8 @@ export class CyclePreparation {
   private next?: PrepareBatch;
   private timer?: NodeJS.Timeout;
   private wait = PREPARE_WAIT_MS;
+  /** The run ended (see flush): a new batch goes at once. */
+  private ended = false;
 
   constructor(private readonly o: PreparationOptions) {}
 
@@ -64,7 +70,7 @@ export class CyclePreparation {
   prepare(key: string, load = false): Promise<unknown> {
     const known = this.prepared.get(key);
     if (known && !(load && this.next?.keys.has(key))) return known;
-    if (!this.o.active()) return Promise.resolve();
+    if (this.o.target.mode !== 'cycle' || this.o.health.down) return Promise.resolve();
     const batch = this.next ?? this.open();
     batch.keys.add(key);
     batch.load ||= load;
@@ -72,8 +78,9 @@ export class CyclePreparation {
     return batch.done;
   }
 
-  /** The end of the run: the batch waiting goes now. */
+  /** The end of the run: the batch waiting goes now, and any later one at once. */
   flush(): void {
+    this.ended = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.next?.go();
@@ -87,11 +94,11 @@ export class CyclePreparation {
     const b: PrepareBatch = { keys: new Set<string>(), load: false, go, done: Promise.resolve() };
     b.done = start.then(() => {
       if (this.next === b) this.next = undefined;
-      return this.o.run([...b.keys], b.load);
+      return this.o.health.down ? undefined : this.o.runs.ensure(this.o.target, [...b.keys], b.load);
     });
     this.o.track(b.done);
     this.next = b;
-    if (this.o.ended()) b.go();
+    if (this.ended) b.go();
     else {
       this.timer = setTimeout(() => {
         this.timer = undefined;

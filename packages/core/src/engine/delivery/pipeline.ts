@@ -62,7 +62,6 @@ export class DeliveryPipeline implements WaitingBatch {
   private soonTimer?: NodeJS.Timeout;
   /** Every planned test reported (windDown), or the run ended (drain): what waits goes soon. */
   private allIn = false;
-  private ended = false;
   /** Item ids are this token and a sequence number: unique across runs, cheap to keep. */
   private readonly runToken = randomUUID();
   private seq = 0;
@@ -80,9 +79,9 @@ export class DeliveryPipeline implements WaitingBatch {
       },
     });
     this.prep = new CyclePreparation({
-      active: () => target.mode === 'cycle' && !health.down,
-      ended: () => this.ended,
-      run: (keys, load) => (health.down ? undefined : delivery.runs.ensure(target, keys, load)),
+      target,
+      runs: delivery.runs,
+      health,
       track: (done) => this.inFlight.track(done, 'adding cases to the cycle'),
     });
   }
@@ -167,7 +166,6 @@ export class DeliveryPipeline implements WaitingBatch {
    */
   drain(out: (text: string) => void): Promise<boolean> {
     const { config: c, health, cases } = this.o;
-    this.ended = true;
     this.allIn = true;
     this.prep.flush();
     this.flush();
