@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { CasebridgeError } from '@casebridge/core';
 import type { Io } from './output.js';
 
 /**
@@ -86,7 +87,11 @@ export function defineCommand<const O extends OptionTable>(definition: CommandDe
 }
 
 /** A usage error from the parser: the command prints it with its help hint and exits 2. */
-export class UsageError extends Error {}
+export class UsageError extends CasebridgeError {
+  constructor(message: string) {
+    super('usage', message, {}, false, { exitCode: 2 });
+  }
+}
 
 /**
  * Parses `args` against the command's table. Unknown options and missing values throw parseArgs' own errors

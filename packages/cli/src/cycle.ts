@@ -1,4 +1,4 @@
-import { type CycleInfo, loadConfig } from '@casebridge/core';
+import { CasebridgeError, type CycleInfo, loadConfig } from '@casebridge/core';
 import {
   CYCLE_STATUS_AFTER,
   type CycleWorkflow,
@@ -21,12 +21,10 @@ export const CYCLE_ACTIONS = ['create', 'start', 'complete', 'abort', 'resume'] 
 export type CycleAction = (typeof CYCLE_ACTIONS)[number];
 
 /** A problem the user can fix: printed as is, exit code 1 (2 for usage). */
-export class CycleError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
+export class CycleError extends CasebridgeError {
+  declare readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super('cycle', message, {}, false, { exitCode });
   }
 }
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { CasebridgeError } from '@casebridge/core';
 
 /**
  * `@casebridge/emulator` is an optional peer of the CLI: `replay`, `doctor`, `junit`, `sync`, `cycle` and `init`
@@ -11,7 +12,11 @@ export const EMULATOR_MISSING = `the emulator is not installed: it is a separate
 Install it beside the CLI, then run the command again:
   npm i -D @casebridge/emulator        (or: npx -p @casebridge/cli -p @casebridge/emulator casebridge emulator)`;
 
-export class MissingPackageError extends Error {}
+export class MissingPackageError extends CasebridgeError {
+  constructor(message: string) {
+    super('missing-package', message);
+  }
+}
 
 /** The emulator's module, or a MissingPackageError that says how to install it. */
 export async function loadEmulator(): Promise<typeof import('@casebridge/emulator')> {

@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ResultAttachment, TestResult } from '@casebridge/core';
+import { CasebridgeError } from '@casebridge/core';
 import { SaxesParser } from 'saxes';
 import { resolveAttachment } from './attachments.js';
 import { type CaseState, type Extra, newStreams, toResult } from './build.js';
@@ -16,13 +17,12 @@ import { errorOf, firstMeaningfulLine, Head, LIMITS, ownAttrs } from './text.js'
  */
 
 /** Why a file could not be read: `missing`/`unreadable` (I/O), `malformed` (not well-formed XML), `not-junit`. */
-export class JunitError extends Error {
+export class JunitError extends CasebridgeError {
   constructor(
     readonly code: 'missing' | 'unreadable' | 'malformed' | 'not-junit',
     message: string,
   ) {
-    super(message);
-    this.name = 'JunitError';
+    super('junit', message);
   }
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { CasebridgeError } from '@casebridge/core';
 import { type Exit, runNode } from '../node-process.js';
 
 /**
@@ -26,7 +27,11 @@ export interface ListedTest {
   annotations: Array<{ type: string; description?: string }>;
 }
 
-export class ListError extends Error {}
+export class ListError extends CasebridgeError {
+  constructor(message: string) {
+    super('list', message);
+  }
+}
 
 const CONFIGS: Array<[Runner, RegExp]> = [
   ['playwright', /^playwright\.config\.[cm]?[jt]s$/],
