@@ -1,7 +1,13 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AmbiguousError, type ClientOptions, ConfigError, NetworkError, TestManagementClient } from '../../src/index.js';
+import {
+  AmbiguousError,
+  type ClientOptions,
+  ConfigError,
+  NetworkError,
+  TestManagementClient,
+} from '../../src/index.js';
 import { ADMIN, closedPort, useEmulator } from '../support/emulator.js';
 import { NO_PROXY_ENV, type RunningProxy, startProxy, withEnv } from '../support/proxy.js';
 
