@@ -48,10 +48,8 @@ export class Engine {
   ) {
     this.out = ctx.out ?? ((text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`));
     this.config = config;
-    this.health = new RunHealth(this.abort.signal, this.out);
     for (const p of problems) this.problems.add('config', p);
-    // RunHealth (and Journaling, through it) still keep their lines in its own list: taken in, in order.
-    this.problems.follow(this.health.problems);
+    this.health = new RunHealth(this.abort.signal, this.out, Date.now, this.problems);
     this.enabled = config?.enabled === true;
   }
 

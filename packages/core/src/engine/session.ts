@@ -101,8 +101,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
   const journaling = new Journaling(
     journal,
     dry ? undefined : journal.openWal(),
-    // Journaling still writes its lines to RunHealth's list (Problems follows it).
-    health.problems,
+    hooks.problems,
     hooks.out,
     ctx.onReplay,
   );

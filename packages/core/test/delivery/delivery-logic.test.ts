@@ -198,15 +198,14 @@ describe('summary', () => {
 });
 
 describe("the run's problems", () => {
-  it('one collector, in the order they happened: a followed list is taken in before each record added', () => {
+  it('one collector, in the order they happened: health, journal and the other parts add to it alike', () => {
     const problems = new Problems();
-    const health: string[] = ['first, from health'];
-    problems.follow(health);
+    problems.add('run', 'first, from health');
     problems.add('mapping', 'second, a mapping line');
-    health.push('third, from health');
+    problems.add('run', 'third, from health');
     problems.refused('DEMO-2', 't.spec.ts > a', 'HTTP 500: no');
     problems.add('cycle', 'fourth, completing the cycle');
-    health.push('fifth, from health');
+    problems.add('run', 'fifth, from health');
     expect(problems.all().map((p) => p.kind)).toEqual(['run', 'mapping', 'run', 'refused', 'cycle', 'run']);
     // Sentences in order, then the refused results, one line per answer of the service.
     const lines = problemLines(problems.all());

@@ -1,6 +1,7 @@
 import { CaptchaError, CasebridgeError, type ErrorKind } from '../../client/errors.js';
 import { redact } from '../../client/secrets.js';
 import { type TestManagementClient, TM_GROUPS } from '../../client/tm.js';
+import { Problems } from '../kernel/problems.js';
 
 /**
  * Whether the service is up, decided on what its recent answers were, not on one request: under a degraded service
@@ -73,8 +74,6 @@ const PROBE_MAX_MS = 15_000;
  * again while down), and the stops no waiting heals (a CAPTCHA, refused credentials, a URL that is not Jira).
  */
 export class RunHealth {
-  /** Problem lines for the summary (may repeat: the summary names each once). */
-  readonly problems: string[] = [];
   readonly window: ServiceWindow;
   /** Set for good: credentials or the URL are wrong; nothing more is sent in this run. */
   private stop?: string;
@@ -86,6 +85,8 @@ export class RunHealth {
     private readonly signal: AbortSignal,
     private readonly out: (text: string) => void,
     private readonly now: () => number = Date.now,
+    /** The run's problems: its lines go there as `run` records (may repeat: the summary names each once). */
+    private readonly sink: Problems = new Problems(),
   ) {
     this.window = new ServiceWindow(now);
     signal.addEventListener('abort', () => this.wake(), { once: true });
@@ -180,6 +181,11 @@ export class RunHealth {
     this.wake();
   }
 
+  /** The lines this health recorded, oldest first. */
+  get problems(): string[] {
+    return this.sink.all().flatMap((p) => (p.kind === 'run' ? [p.message] : []));
+  }
+
   /**
    * Classifies a failure of one result's delivery on the error's kind and `retryable` (VERDICTS), never its message:
    * - `permanent`: a certain refusal (bad key, missing plan, a 400, input the contract refuses): a problem line, the
@@ -194,7 +200,7 @@ export class RunHealth {
     if (this.signal.aborted) return 'later';
     const verdict = err instanceof CasebridgeError ? VERDICTS[err.kind] : undefined;
     if (!(err instanceof CasebridgeError) || !verdict || verdict.result === 'internal') {
-      this.problems.push(`${what}: internal error: ${redact(err instanceof Error ? err.message : String(err))}`);
+      this.sink.add('run', `${what}: internal error: ${redact(err instanceof Error ? err.message : String(err))}`);
       return 'later';
     }
     if (verdict.result === 'stop') {
@@ -205,7 +211,7 @@ export class RunHealth {
     // An error that may work when sent again is never dropped: a 500 may be a fault of the service, not a refusal.
     if (verdict.result === 'later' || err.retryable) return 'later';
     const message = redact(err.message);
-    this.problems.push(verdict.named ? message : `${what}: ${message}`);
+    this.sink.add('run', verdict.named ? message : `${what}: ${message}`);
     return 'permanent';
   }
 }

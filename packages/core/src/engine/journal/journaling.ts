@@ -1,5 +1,6 @@
 import { redact } from '../../client/secrets.js';
 import type { ResultAttachment, ResultStep, TestResult } from '../kernel/model.js';
+import type { Problems } from '../kernel/problems.js';
 import type { EngineContext } from '../kernel/types.js';
 import type { RefusalMark, WorkItem } from '../kernel/work.js';
 import type { Journal, WriteAheadLog } from './store.js';
@@ -27,7 +28,7 @@ export class Journaling {
   constructor(
     readonly journal: Journal,
     private readonly wal: WriteAheadLog | undefined,
-    private readonly problems: string[],
+    private readonly problems: Problems,
     private readonly out: (text: string) => void,
     private readonly onReplay?: EngineContext['onReplay'],
   ) {}
@@ -54,10 +55,10 @@ export class Journaling {
       if (recovered > 0) this.out(`casebridge: ${recovered} result(s) of a run that was killed were recovered`);
       listed = await journal.list<WorkItem>();
     } catch (err) {
-      this.problems.push(`journal ${journal.dir}: ${redact(String(err))}`);
+      this.problems.add('run', `journal ${journal.dir}: ${redact(String(err))}`);
       return undefined;
     }
-    for (const path of listed.corrupt) this.problems.push(`journal entry ${path} is unreadable: moved aside`);
+    for (const path of listed.corrupt) this.problems.add('run', `journal entry ${path} is unreadable: moved aside`);
     return { entries: listed.entries, total: listed.entries.filter((e) => e.kind === 'result').length };
   }
 
@@ -121,12 +122,12 @@ export class Journaling {
         }
         n += 1;
       } catch (err) {
-        this.problems.push(`could not write ${item.key} to the journal: ${redact(String(err))}`);
+        this.problems.add('run', `could not write ${item.key} to the journal: ${redact(String(err))}`);
       }
     }
     if (n > 0) {
       await journal.saveRunOptions(inline, runner).catch((err: unknown) => {
-        this.problems.push(`could not record the run's options in ${journal.dir}: ${redact(String(err))}`);
+        this.problems.add('run', `could not record the run's options in ${journal.dir}: ${redact(String(err))}`);
       });
     }
     return n;

@@ -26,10 +26,7 @@ export function jiraCheck(tm: TestManagementClient, url: string, signal: AbortSi
   };
 }
 
-/**
- * Where a problem was found. `run`: a line of a part that still keeps its own list (RunHealth's classification,
- * Journaling's disk errors; see `follow`).
- */
+/** Where a problem was found. `run`: RunHealth's classification of a failure, Journaling's disk errors. */
 export type ProblemKind = 'config' | 'mapping' | 'delivery' | 'cycle' | 'internal' | 'run';
 
 /**
@@ -42,40 +39,23 @@ export type Problem =
 
 /**
  * The run's problems, in the order they happened: one collector, passed down to every part that finds one, and
- * rendered into the summary's problem lines by report/ (problemLines). A part that still keeps its own list of lines
- * (RunHealth's, which Journaling writes to as well) is `follow`ed: its new lines are taken in before each record
- * added here and before the records are read, so the order is the one they happened in.
+ * rendered into the summary's problem lines by report/ (problemLines).
  */
 export class Problems {
   private readonly records: Problem[] = [];
-  private followed?: { lines: readonly string[]; seen: number };
 
   /** A sentence for the summary. */
   add(kind: ProblemKind, message: string): void {
-    this.catchUp();
     this.records.push({ kind, message });
   }
 
   /** A result the service refused on its own (see WorkItem.refused). */
   refused(key: string, test: string, answer: string): void {
-    this.catchUp();
     this.records.push({ kind: 'refused', key, test, answer });
-  }
-
-  /** Takes in the lines another part appends to its own list (see the class comment); one list at most. */
-  follow(lines: readonly string[]): void {
-    this.followed = { lines, seen: 0 };
   }
 
   /** Every record so far, oldest first. */
   all(): readonly Problem[] {
-    this.catchUp();
     return this.records;
-  }
-
-  private catchUp(): void {
-    const f = this.followed;
-    if (!f) return;
-    for (; f.seen < f.lines.length; f.seen++) this.records.push({ kind: 'run', message: f.lines[f.seen] as string });
   }
 }
