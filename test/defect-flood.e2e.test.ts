@@ -133,12 +133,22 @@ describe('defect flood guard (Jest, cycle mode)', () => {
     for (const key of DB_KEYS) expect(runs.get(key), key).toMatchObject({ status: 'Failed', bugs: [defect?.key] });
     expect(out.stderr).toContain('defects created: 1');
 
-    // (d) The next night, another cycle: the open defect is linked, nothing new is filed.
+    // (d) The next night, another cycle: the open defect is linked, nothing new is filed. (Started at once after the
+    // first run, its search may miss the defect Jira's index has not caught up with: the defect it files then is
+    // closed as Duplicate of the older one when it is read again, and its runs are linked to the older one.)
     const again = await jest(dir, ['--maxWorkers=2', 'tests/db-'], env('flood db 2'));
     expect(again.code).toBe(1);
-    expect(bugs(), 'still one defect').toHaveLength(1);
+    const listed = () => bugs().map((b) => `${b.key} ${b.resolution ?? 'open'}`);
+    expect(
+      openBugs().map((b) => b.key),
+      `still one open defect: ${listed()}\n${again.stderr}`,
+    ).toEqual([defect?.key]);
+    for (const dup of bugs().filter((b) => b.key !== defect?.key)) expect(dup.resolution).toBe('Duplicate');
     const runs2 = runsOf('flood db 2');
-    for (const key of DB_KEYS) expect(runs2.get(key), key).toMatchObject({ status: 'Failed', bugs: [defect?.key] });
+    for (const key of DB_KEYS) {
+      expect(runs2.get(key)?.status, key).toBe('Failed');
+      expect(runs2.get(key)?.bugs, key).toContain(defect?.key);
+    }
     expect(again.stderr).toContain(`defects linked: ${defect?.key}`);
     expect(again.stderr).not.toContain('defects created');
   });

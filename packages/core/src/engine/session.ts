@@ -96,6 +96,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
     // A request succeeded: the end of the run keeps waiting while this happens.
     onProgress: () => pipeline.progress(),
     ...(pipelineRun ? { pipeline: pipelineRun } : {}),
+    track: (work, what) => pipeline.track(work, what),
   });
   const journal = new Journal(resolve(ctx.cwd, c.journalDir));
   const journaling = new Journaling(

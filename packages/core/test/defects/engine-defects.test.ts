@@ -92,4 +92,39 @@ describe('defects', () => {
     expect(links.map((l) => [l.runId, l.runStepId])).toContainEqual([run?.id, failedStep?.id]);
     expect(run?.status).toBe('Failed');
   });
+
+  it('a defect another run filed a moment before, missed by the lagging search, wins: the one filed here is closed as its duplicate and the run links the older one', async () => {
+    const failing = () => result('DEMO-3 logs out', 'failed');
+    await report(base(emu.url), [failing()]);
+    const [closed] = bugs();
+    if (!closed) throw new Error('no defect');
+    // It is closed (a regression follows), and another run files the failure again through the API, just before
+    // this one starts: the search index lags 2 s behind, so this run's search does not see it.
+    emu.store.issues.update({ ...closed, status: 'Done', resolution: 'Done' });
+    emu.setJira({ indexLagMs: 2000 });
+    const answer = await fetch(`${emu.url}/rest/api/2/issue`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer casebridge-dev-token', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        fields: { project: { key: 'DEMO' }, issuetype: { name: 'Bug' }, summary: closed.summary },
+      }),
+    });
+    expect(answer.status).toBe(201);
+    const older = ((await answer.json()) as { key: string }).key;
+
+    const end = await report(base(emu.url), [failing(), result('DEMO-4 searches', 'passed')]);
+    expect(end.summary.problems).toEqual([]);
+    const all = bugs();
+    expect(all.map((b) => b.key)).toHaveLength(3);
+    const filed = all[2];
+    // Read again once the index caught up: the older open one survives, the one filed here is closed as its
+    // duplicate (the seed's Bug workflow is German: Erledigt is its done status, and its screen sets no resolution).
+    expect(filed?.description).toContain(`Regression: ${closed.key}`);
+    expect(filed?.status).toBe('Erledigt');
+    expect(all.find((b) => b.key === older)?.status).toBe('Offen');
+    expect(end.summary.defects.created).toEqual([]);
+    expect(end.summary.defects.linked).toEqual([older]);
+    const runs = adhocRuns('DEMO-3');
+    expect(bugKeysOfRun(runs[1]?.id as number)).toContain(older);
+  });
 });

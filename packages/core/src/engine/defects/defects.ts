@@ -56,6 +56,12 @@ export interface DefectInput {
   refusals: DefectRefusals;
   runner: RunnerInfo;
   signal: AbortSignal;
+  /**
+   * A defect was filed: `recheck` reads the project again once Jira's index shows every create made before this one
+   * (see recheckLater) and answers the older open defect this one was closed as the duplicate of, if any. The caller
+   * runs it outside this search-and-create (it waits INDEX_SETTLE_MS) and relinks what it linked to `key`.
+   */
+  filed?: (key: string, recheck: () => Promise<string | undefined>) => void;
 }
 
 /**
@@ -66,10 +72,13 @@ export type DefectOutcome =
   | { key: string; created: boolean }
   | { key?: undefined; notFiled: true; refusal?: Refusal | undefined };
 
+/** The search-and-create lock and the run's `known` entry of a failure group. */
+const groupKey = (project: string, group: FailureGroup) => `${project}:${group.hash}`;
+
 export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
   const group = groupOf(input.item.test, input.config.defects.group);
   const project = input.config.defects.projectKey ?? input.config.projectKey;
-  const k = `${project}:${group.hash}`;
+  const k = groupKey(project, group);
   return inFlight([k], async () => {
     // A second failure of the group in this run links the defect of the first (or, capped, gets none either).
     const earlier = input.known.get(k);
@@ -78,6 +87,39 @@ export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
     input.known.set(k, found);
     return found;
   });
+}
+
+/**
+ * The read after a create cannot see a defect filed in the second before it: Jira's index lags (about a second on
+ * Data Center, per node). Two runs that start close together (a job run again at once, two pipelines) would then
+ * each keep their own open defect for one failure, and nothing in this run would read the group again: its later
+ * failures link the defect through the cycle's list, without a search. So a new defect the read after its create did
+ * not show yet is read again once the index has caught up (INDEX_SETTLE_MS after its create, under the group's search-and-create): an older open one
+ * found then wins, this one is closed as its duplicate, and the rest of the run links the survivor.
+ */
+function recheckLater(
+  input: DefectInput,
+  project: string,
+  group: FailureGroup,
+  key: string,
+): () => Promise<string | undefined> {
+  const { tm, signal, cap } = input;
+  const k = groupKey(project, group);
+  const createdAt = Date.now();
+  return async () => {
+    await indexSettled(signal, createdAt + INDEX_SETTLE_MS - Date.now());
+    signal.throwIfAborted();
+    return inFlight([k], async () => {
+      const found = await search(tm, project, group.hash, signal);
+      const oldest = found.find((d) => d.open);
+      if (!oldest || oldest.key === key) return undefined;
+      // The search closed it when it was among its hits (a newer open one beside the oldest); else it is closed here.
+      if (!found.some((d) => d.key === key)) await closeAsDuplicate(tm, key, signal, oldest.key);
+      cap.duplicate(key);
+      input.known.set(k, { key: oldest.key, created: false });
+      return oldest.key;
+    });
+  };
 }
 
 /**
@@ -142,17 +184,34 @@ async function fileOrLink(input: DefectInput, project: string, group: FailureGro
 /** How long a create may be missing from Jira's search (the index lags it by about a second on Data Center). */
 const INDEX_SETTLE_MS = 3_000;
 
-/** Waits INDEX_SETTLE_MS, or less when the run is aborted (the read that follows then fails and is tried later). */
-function indexSettled(signal: AbortSignal): Promise<void> {
+/** The waits under way per run signal, ended together by one abort listener (a run may file tens of defects). */
+const waiting = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Waits `ms` (INDEX_SETTLE_MS), or less when the run is aborted (the read that follows then fails and is tried later). */
+function indexSettled(signal: AbortSignal, ms = INDEX_SETTLE_MS): Promise<void> {
   return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
+    if (signal.aborted || ms <= 0) return resolve();
+    let ends = waiting.get(signal);
+    if (!ends) {
+      const all = new Set<() => void>();
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const end of all) end();
+        },
+        { once: true },
+      );
+      waiting.set(signal, all);
+      ends = all;
+    }
+    const set = ends;
     const done = () => {
       clearTimeout(timer);
-      signal.removeEventListener('abort', done);
+      set.delete(done);
       resolve();
     };
-    const timer = setTimeout(done, INDEX_SETTLE_MS);
-    signal.addEventListener('abort', done, { once: true });
+    const timer = setTimeout(done, ms);
+    set.add(done);
   });
 }
 
@@ -220,13 +279,17 @@ async function createDefect(
   cap.settle(key);
   // Another machine may have filed the same failure at the same moment (two jobs of one pipeline, one failing test):
   // the oldest open defect wins on both, and this one is closed as its duplicate. One search per new defect.
-  const oldest = (await search(tm, project, hash, signal)).find((d) => d.open);
+  const hits = await search(tm, project, hash, signal);
+  const oldest = hits.find((d) => d.open);
   if (oldest && oldest.key !== key) {
     await closeAsDuplicate(tm, key, signal, oldest.key);
     // The closed duplicate stays in the cycle's defect list: it is not a new defect of the cycle.
     cap.duplicate(key);
     return { key: oldest.key, created: false };
   }
+  // A search that shows this create shows every one made before it: it decided. One that does not show it yet (the
+  // index lags) is made again once the index has caught up.
+  if (!hits.some((d) => d.key === key)) input.filed?.(key, recheckLater(input, project, group, key));
   return { key, created: true };
 }
 

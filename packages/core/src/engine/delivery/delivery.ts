@@ -10,7 +10,7 @@ import { jiraCheck } from '../kernel/problems.js';
 import { type StatusRank, statusRanker, worseOf } from '../kernel/status-rank.js';
 import { pipelineMarker } from '../kernel/text.js';
 import type { CycleInfo, RunnerInfo } from '../kernel/types.js';
-import { runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
+import { appendTo, runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
 import { AdhocRuns } from './adhoc.js';
 import { type AttachmentStats, Attachments } from './attachments.js';
 import { type BulkOutcome, BulkStatuses, settleBulk } from './bulk-status.js';
@@ -52,6 +52,8 @@ export interface DeliveryOptions {
   onProgress?: () => void;
   /** This pipeline run (see pipelineId): a Passed of it never overwrites a Failed of it from another machine. */
   pipeline?: string;
+  /** Work of the run besides the results' (a new defect read again later): the end of the run waits for it. */
+  track?: (work: Promise<unknown>, what: string) => void;
 }
 
 /**
@@ -85,6 +87,11 @@ export class Delivery {
   private readonly defects = { created: new Set<string>(), linked: new Set<string>() };
   /** Defects found or filed by this run, by failure group (see findOrFileDefect). */
   private readonly knownDefects = new Map<string, DefectOutcome>();
+  /** The runs (and their results) this run linked to each defect it filed: relinked when it turns out a duplicate. */
+  private readonly filedLinks = new Map<string, { item: WorkItem; cycle: CycleInfo | undefined; runId: number }[]>();
+  /** Defects this run filed and then closed as the duplicate of an older one, with the older one (settleDefect). */
+  private readonly survivorOf = new Map<string, string>();
+  private readonly track: (work: Promise<unknown>, what: string) => void;
   /** The flood guard: new defects per run, per cycle across machines (see DefectCap). */
   private readonly defectCap: DefectCap;
   /** Failures that got no defect because of the cap (counted once each, even when their delivery is retried). */
@@ -107,6 +114,7 @@ export class Delivery {
     this.runner = o.runner;
     this.onProgress = o.onProgress ?? (() => undefined);
     if (o.pipeline) this.pipeline = o.pipeline;
+    this.track = o.track ?? ((work) => void work.catch(() => undefined));
     const signal = svc.o.signal ?? new AbortController().signal;
     this.checkJira = jiraCheck(svc.tm, config.url, signal);
     this.rank = statusRanker(config.statusMap);
@@ -249,6 +257,7 @@ export class Delivery {
         refusals: this.refusals,
         runner: this.runner,
         signal: this.svc.o.signal ?? new AbortController().signal,
+        filed: (key, recheck) => this.track(this.settleDefect(key, recheck), 'reading a new defect again'),
       });
       if (d.key === undefined && d.refusal) {
         if (!this.refusedItems.has(item)) this.refusals.noteNotFiled(d.refusal, item.key);
@@ -261,8 +270,33 @@ export class Delivery {
         p.defectCreated = d.created;
       }
     }
+    const survivor = p.defect && this.survivorOf.get(p.defect);
+    if (survivor) {
+      p.defect = survivor;
+      p.defectCreated = false;
+    }
     if (p.defect) (p.defectCreated ? this.defects.created : this.defects.linked).add(p.defect);
+    if (p.defect && this.defects.created.has(p.defect)) appendTo(this.filedLinks, p.defect, { item, cycle, runId });
     return p.defect;
+  }
+
+  /**
+   * A defect this run filed, read again once the index caught up (recheckLater): when an older open one turned up
+   * (another run filed it a moment before), this one was closed as its duplicate; the runs linked to it get the
+   * survivor too, and the summary counts the survivor as linked, not this one as created.
+   */
+  private async settleDefect(key: string, recheck: () => Promise<string | undefined>): Promise<void> {
+    const survivor = await recheck();
+    if (survivor === undefined) return;
+    this.survivorOf.set(key, survivor);
+    this.defects.created.delete(key);
+    this.defects.linked.add(survivor);
+    for (const { item, cycle, runId } of this.filedLinks.get(key) ?? []) {
+      item.progress.defect = survivor;
+      item.progress.defectCreated = false;
+      await this.inRunOrder([runId], () => this.updateRun(cycle, runId, { bugs: [survivor] }));
+    }
+    this.filedLinks.delete(key);
   }
 
   /**
