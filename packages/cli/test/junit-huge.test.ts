@@ -44,7 +44,9 @@ async function writeHugeJunit(file: string, cases = HUGE.cases, bytes = HUGE.byt
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-it('reads a 200 MB file with 50,000 test cases with the heap growing by less than 60 MB', async () => {
+// The peak of the heap counts garbage V8 has not collected yet, and when it collects depends on the machine's load
+// (59 to 61 MB in the full suite on a 2-core machine): it is held under half the file. What the reader keeps is measured after a collection.
+it('reads a 200 MB file with 50,000 test cases with the heap peaking under 100 MB and retaining under 20 MB', async () => {
   const file = join(dir, 'huge.xml');
   const started = Date.now();
   await writeHugeJunit(file);
@@ -83,8 +85,8 @@ it('reads a 200 MB file with 50,000 test cases with the heap growing by less tha
   expect(n).toBe(HUGE.cases);
   expect(failed).toBe(HUGE.cases / 50);
   expect(reader.stats.testcases).toBe(HUGE.cases);
-  expect(retained).toBeLessThan(60 * 1024 * 1024);
-  expect(peakHeap - before.heapUsed).toBeLessThan(60 * 1024 * 1024);
+  expect(retained).toBeLessThan(20 * 1024 * 1024);
+  expect(peakHeap - before.heapUsed).toBeLessThan(100 * 1024 * 1024);
 }, 180_000);
 
 it('one failing test case with 60 MB of output (text with entities, then CDATA) keeps its tail and markers, in bounded memory', async () => {
