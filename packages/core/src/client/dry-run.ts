@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
 import type { FileInput } from './multipart.js';
+import { mapOperations } from './operations.js';
 import type { ContentRepositoryClient, StoreFileOptions } from './repo.js';
-import { type TestManagementClient, TM_GROUPS } from './tm.js';
+import type { TestManagementClient } from './tm.js';
 
 type Input = any;
 
@@ -82,22 +83,15 @@ export function withDryRun(
     calls.push(line);
     log(`dry run: ${line}`);
   };
-  const tm = Object.create(clients.tm) as TestManagementClient;
-  const real = clients.tm as unknown as Record<string, Record<string, unknown>>;
-  for (const group of [...Object.keys(TM_GROUPS), 'jira']) {
-    const methods = real[group] ?? {};
-    const dry: Record<string, (input: Input) => Promise<unknown>> = {};
-    for (const name of Object.keys(methods)) {
-      const path = `${group}.${name}`;
-      const standIn = STAND_INS[path];
-      dry[name] = async (input) => {
-        if (!standIn) throw new Error(`dry run: ${path} is not simulated, and a dry run sends nothing`);
-        record(path, standIn.shown ? standIn.shown(input) : input);
-        return standIn.answer(input, next);
-      };
-    }
-    Object.defineProperty(tm, group, { value: dry, enumerable: true });
-  }
+  const tm = mapOperations(clients.tm, (_, group, name) => {
+    const path = `${group}.${name}`;
+    const standIn = STAND_INS[path];
+    return async (input: Input) => {
+      if (!standIn) throw new Error(`dry run: ${path} is not simulated, and a dry run sends nothing`);
+      record(path, standIn.shown ? standIn.shown(input) : input);
+      return standIn.answer(input, next);
+    };
+  });
   if (!clients.repo) return { tm, calls };
   const repo = Object.create(clients.repo) as ContentRepositoryClient;
   repo.storeFile = async (file: FileInput, options: StoreFileOptions = {}) => {

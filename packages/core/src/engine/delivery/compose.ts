@@ -1,5 +1,6 @@
 import { ForbiddenError, NotFoundError } from '../../client/errors.js';
-import { type TestManagementClient, TM_GROUPS } from '../../client/tm.js';
+import { withRules } from '../../client/operations.js';
+import type { TestManagementClient } from '../../client/tm.js';
 import type { Service } from '../kernel/service.js';
 import type { CycleInfo } from '../kernel/types.js';
 import { findCycle, resumeCycle } from './cycles.js';
@@ -30,8 +31,9 @@ export interface DeliveryService extends Service {
 
 /**
  * Decorates the service once for a reporting run, as undici composes interceptors around a dispatcher: each call
- * of `svc.tm` (and of `inCycle(c)`) goes through one wrapper that applies the optional-route rule and, for a cycle's
- * client, the reopen rule. The wrapped client under it is the session's (health-counted, or a dry run's).
+ * of `svc.tm` (and of `inCycle(c)`) goes through one rule: the optional routes and, for a cycle's client, the
+ * reopen. The client under it is the session's (health-counted, or a dry run's); the health
+ * counting is a rule too, so both run in one function per operation (client/operations.ts, withRules).
  */
 export function composeService(base: Service): DeliveryService {
   const missing = new Set<OptionalRoute>();
@@ -53,36 +55,22 @@ export function composeService(base: Service): DeliveryService {
   };
 }
 
-type Call = (...args: unknown[]) => Promise<unknown>;
-
 function decorate(base: Service, missing: Set<OptionalRoute>, cycle: CycleInfo | undefined): TestManagementClient {
-  const inner = base.tm;
-  const wrapped = Object.create(inner) as TestManagementClient;
-  const real = inner as unknown as Record<string, Record<string, unknown>>;
-  for (const group of [...Object.keys(TM_GROUPS), 'jira']) {
-    const out: Record<string, unknown> = {};
-    for (const [name, fn] of Object.entries(real[group] ?? {})) {
-      if (typeof fn !== 'function') continue;
-      const optional = OPTIONAL_ROUTES[`${group}.${name}`];
-      out[name] = async (...args: unknown[]) => {
-        for (let reopened = false; ; reopened = true) {
-          try {
-            return await (fn as Call)(...args);
-          } catch (err) {
-            if (optional && err instanceof NotFoundError) {
-              missing.add(optional);
-              return undefined;
-            }
-            if (reopened || !cycle || !(err instanceof ForbiddenError)) throw err;
-            // Refused because the cycle is no longer open (someone completed or aborted it): resumed, sent once more.
-            const now = await findCycle(base, cycle.plan, cycle.name);
-            if (!now || now.status === 'Active') throw err;
-            await resumeCycle(base, cycle);
-          }
+  return withRules(base.tm, (group, name) => {
+    const optional = OPTIONAL_ROUTES[`${group}.${name}`];
+    return {
+      failed: async (err, again) => {
+        if (optional && err instanceof NotFoundError) {
+          missing.add(optional);
+          return { answer: undefined };
         }
-      };
-    }
-    Object.defineProperty(wrapped, group, { value: out, enumerable: true });
-  }
-  return wrapped;
+        if (again > 0 || !cycle || !(err instanceof ForbiddenError)) return undefined;
+        // Refused because the cycle is no longer open (someone completed or aborted it): resumed, sent once more.
+        const now = await findCycle(base, cycle.plan, cycle.name);
+        if (!now || now.status === 'Active') return undefined;
+        await resumeCycle(base, cycle);
+        return 'again';
+      },
+    };
+  });
 }

@@ -1,6 +1,7 @@
 import { CaptchaError, CasebridgeError, type ErrorKind } from '../../client/errors.js';
+import { type CallRule, withRules } from '../../client/operations.js';
 import { redact } from '../../client/secrets.js';
-import { type TestManagementClient, TM_GROUPS } from '../../client/tm.js';
+import type { TestManagementClient } from '../../client/tm.js';
 import { Problems } from '../kernel/problems.js';
 
 /**
@@ -286,31 +287,20 @@ function verdict(err: unknown): ServiceVerdict {
 /**
  * Wraps the test-management client once, as the dry run does (client/dry-run.ts): every call's outcome goes to
  * `health` (a success, a certain answer, or a failure that may pass), so the run's view of the service comes from
- * every request, not from the few that a result's delivery happens to see.
+ * every request, not from the few that a result's delivery happens to see. A rule (client/operations.ts), not a
+ * wrapper: the session's decorator (compose.ts) goes around it in the same function per operation.
  */
 export function withHealth(tm: TestManagementClient, health: RunHealth): TestManagementClient {
-  const wrapped = Object.create(tm) as TestManagementClient;
-  const real = tm as unknown as Record<string, Record<string, unknown>>;
-  for (const group of [...Object.keys(TM_GROUPS), 'jira']) {
-    const methods = real[group] ?? {};
-    const out: Record<string, unknown> = {};
-    for (const [name, fn] of Object.entries(methods)) {
-      if (typeof fn !== 'function') continue;
-      out[name] = async (...args: unknown[]) => {
-        try {
-          const answer = await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
-          health.ok();
-          return answer;
-        } catch (err) {
-          const v = verdict(err);
-          if (v === 'failing') health.failed(redact(err instanceof Error ? err.message : String(err)));
-          else if (v === 'answered') health.ok();
-          throw err;
-        }
-      };
-    }
-    Object.defineProperty(wrapped, group, { value: out, enumerable: true });
-  }
+  const counted: CallRule = {
+    answered: () => health.ok(),
+    failed: (err) => {
+      const v = verdict(err);
+      if (v === 'failing') health.failed(redact(err instanceof Error ? err.message : String(err)));
+      else if (v === 'answered') health.ok();
+      return undefined;
+    },
+  };
+  const wrapped = withRules(tm, () => counted);
   health.probeWith(() => wrapped.jira.myself({}));
   return wrapped;
 }
