@@ -8,15 +8,21 @@
 //   30 s wait is shortened to 5 ms here, nothing else changes);
 // - `add`: one test planned; it reports, and being the last planned test it sends the batch from `engine.add`.
 //
-// The client's share (transport, p-queue, connection: 10 frames) is the same before and after.
-// Before (91fc1b4: Bulk calling back into Engine, withCycleOpen and orIfMissing wrapped by hand):
+// Measured with this script at each step:
+// - 91fc1b4 (Bulk calling back into Engine, withCycleOpen and orIfMissing wrapped by hand):
 //   batch timer -> socket: 26 frames (16 in src/engine); engine.add -> socket: 28 frames (18 in src/engine)
-// After (one DeliveryPipeline owning batch, timers, slots and `done`; the service decorated once in the session):
-//   batch timer -> socket: 22 frames (12 in src/engine); engine.add -> socket: 23 frames (13 in src/engine)
-// The engine's 12 are: the pipeline's flush and sendBulk, Delivery.bulk and its per-run order (inRunOrder),
-// BulkStatuses.send and sendOne with splitBatch's three and its callback, the service decorator and withHealth.
-// The target of 12 frames in all is not reached: the client's 10 (base, transport, p-queue, connection) are more
-// than the rest of the way.
+// - 6079c80 (one DeliveryPipeline owning batch, timers, slots and `done`; the service decorated once in the session):
+//   batch timer -> socket: 22 frames (12 in src/engine, 10 in the client); engine.add -> socket: 23 (13 in src/engine)
+// - then (the session's health counting and the service decorator are rules run in one function per operation,
+//   client/operations.ts; a group method is `call` bound to its operation, not an arrow forwarding to it; the
+//   queue's task is bound, not an arrow; pacing and the exchange are one method):
+//   batch timer -> socket: 18 frames (10 in src/engine, 8 in the client); engine.add -> socket: 19 (11 in src/engine)
+// The 18: the pipeline's flush and sendBulk, Delivery.bulk and its per-run order (inRunOrder), BulkStatuses.send,
+// its callback and sendOne, splitBatch's three (splitBatch, walk, attempt); the rules (operations.ts),
+// TestManagementClient.call, Transport.send, p-queue's three (add, #tryToStartAnother, run), Transport.exchange and
+// the connection's exchange. The target of 12 is not reached: p-queue's 3 go only by replacing it; of the rest, the
+// arrow BulkStatuses.send hands to splitBatch only forwards to sendOne (one frame), the others each do a part of
+// the work (batch, run order, split, contract, retries, socket).
 //
 // Run: npm run build -w packages/core && node packages/core/bench/frames.mjs [path/to/core/dist] [--stacks]
 

@@ -90,7 +90,8 @@ export class Transport {
       let outcome: { res: TransportResponse } | { err: unknown };
       const started = Date.now();
       try {
-        outcome = { res: await this.queue.add(() => this.paced(req, info), { signal: req.signal }) };
+        // Bound, not an arrow: one frame less on the way to the socket (p-queue's `{ signal }` argument is not read).
+        outcome = { res: await this.queue.add(this.exchange.bind(this, req, info), { signal: req.signal }) };
       } catch (err) {
         outcome = { err };
       }
@@ -128,10 +129,12 @@ export class Transport {
   }
 
   /**
-   * One exchange, first waiting for a token when the server's rate-limit headers say the bucket is empty. The wait
-   * happens inside the queue, so it holds its slot: the requests behind it wait too, in order.
+   * One HTTP exchange: send, read the whole answer (bounded), never retry here; first waiting for a token when the
+   * server's rate-limit headers say the bucket is empty. The wait happens inside the queue, so it holds its slot: the
+   * requests behind it wait too, in order. (The pacing and the exchange are one method: one frame, not two, between
+   * the queue and the socket.)
    */
-  private async paced(req: TransportRequest, info: RequestInfo): Promise<TransportResponse> {
+  private async exchange(req: TransportRequest, info: RequestInfo): Promise<TransportResponse> {
     const wait = Math.min(this.pacer.reserve(), this.maxPaceMs);
     let res: TransportResponse;
     try {
@@ -139,39 +142,35 @@ export class Transport {
         this.log('debug', `${req.method} ${info.path}: rate limit nearly reached; waiting ${wait} ms for the bucket`);
         await this.pause(wait, req, info);
       }
-      res = await this.exchange(req);
+      this.stats.requests += 1;
+      const body = req.body?.();
+      const headers: Record<string, string> = {
+        'user-agent': this.options.userAgent ?? 'casebridge',
+        ...req.headers,
+      };
+      const cookie = req.cookies?.header();
+      if (cookie) headers.cookie = cookie;
+      if (body) {
+        headers['content-type'] = body.contentType;
+        if (body.length !== undefined) headers['content-length'] = String(body.length);
+      }
+      const url = new URL(`${this.base.origin}${this.basePath}${req.path}${req.query ? `?${req.query}` : ''}`);
+      const open = await this.connection.exchange(url, {
+        method: req.method,
+        headers,
+        ...(body ? { body: body.data } : {}),
+        ...(req.signal ? { signal: req.signal } : {}),
+      });
+      req.cookies?.update(open.headers['set-cookie']);
+      // The request as an answer too large names it: operation, method and path (send's `info` also counts retries).
+      const read = { operation: req.operation, method: req.method, path: this.basePath + req.path };
+      res = { status: open.status, headers: open.headers, text: await readText(open, this.maxBytes, read), retries: 0 };
     } catch (err) {
       this.pacer.release();
       throw err;
     }
     this.pacer.observe(res.headers);
     return res;
-  }
-
-  /** One HTTP exchange: send, read the whole answer (bounded), never retry here. */
-  private async exchange(req: TransportRequest): Promise<TransportResponse> {
-    this.stats.requests += 1;
-    const body = req.body?.();
-    const headers: Record<string, string> = {
-      'user-agent': this.options.userAgent ?? 'casebridge',
-      ...req.headers,
-    };
-    const cookie = req.cookies?.header();
-    if (cookie) headers.cookie = cookie;
-    if (body) {
-      headers['content-type'] = body.contentType;
-      if (body.length !== undefined) headers['content-length'] = String(body.length);
-    }
-    const url = new URL(`${this.base.origin}${this.basePath}${req.path}${req.query ? `?${req.query}` : ''}`);
-    const res = await this.connection.exchange(url, {
-      method: req.method,
-      headers,
-      ...(body ? { body: body.data } : {}),
-      ...(req.signal ? { signal: req.signal } : {}),
-    });
-    req.cookies?.update(res.headers['set-cookie']);
-    const info = { operation: req.operation, method: req.method, path: this.basePath + req.path };
-    return { status: res.status, headers: res.headers, text: await readText(res, this.maxBytes, info), retries: 0 };
   }
 
   private log(level: 'debug' | 'warn', message: string): void {
