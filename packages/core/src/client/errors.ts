@@ -1,69 +1,24 @@
+import { CasebridgeError, type RequestInfo, redactWith } from '../contract/errors.js';
 import { redact } from './secrets.js';
 
 /**
- * The one family of errors in casebridge: the client's (below), the engine's (`engine/kernel/errors.ts`) and the CLI's
- * all extend `CasebridgeError`. (The emulator's do not: it is built from the contract alone, which sits below the
- * client, so that it cannot agree with a bug of the client's.) Every one carries
- * - `kind`: what happened, stable; callers and the engine's health decide on it (and on `retryable`), never on the
- *   message;
- * - `errorCode`: the same as a stable string for logs and other programs, `CASEBRIDGE_` and the kind in capitals
- *   (`CASEBRIDGE_NOT_FOUND`). Not `code`: a `NetworkError`'s `code` is the system's (`ECONNRESET`), as on Node's own
- *   errors, and a JUnit read error's `code` its reason;
- * - `retryable`, an optional `exitCode` (where the CLI exits with one) and, for a client call, the operation id,
- *   method and path (never a query string, header or body that could hold a secret), the status when there was an
- *   answer, and a short, redacted excerpt of the answer's body. The message is redacted too.
- *
- * `instanceof` holds across copies of the core in one process (its ESM and CommonJS builds, two versions in one
- * `node_modules`): see `CasebridgeError[Symbol.hasInstance]`.
+ * The client's errors, in the one family of casebridge: their base, `CasebridgeError`, is in the contract
+ * (`contract/errors.ts`, which says what every one carries), so that the emulator, built from the contract alone,
+ * raises errors of the family too. It is exported here as well, where the engine and the CLI have always found it.
  */
 
-export type ErrorKind =
-  // The client's.
-  | 'input'
-  | 'config'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'captcha'
-  | 'not-found'
-  | 'validation'
-  | 'rate-limited'
-  | 'http'
-  | 'timeout'
-  | 'network'
-  | 'ambiguous'
-  | 'aborted'
-  | 'response-shape'
-  // The engine's: a problem no retry heals (PermanentProblem), a base URL that is not Jira's (NotJiraError).
-  | 'permanent'
-  | 'not-jira'
-  // The CLI's: wrong arguments, a cycle command, a JUnit file, a sync list, an optional package not installed.
-  | 'usage'
-  | 'cycle'
-  | 'junit'
-  | 'list'
-  | 'missing-package';
+export {
+  CasebridgeError,
+  type CasebridgeErrorOptions,
+  ERROR_BRAND,
+  type ErrorKind,
+  errorCodeOf,
+  type RequestInfo,
+} from '../contract/errors.js';
 
-/** `CASEBRIDGE_` and the kind in capitals, `-` as `_`: `not-found` is `CASEBRIDGE_NOT_FOUND`. */
-export const errorCodeOf = (kind: ErrorKind): string => `CASEBRIDGE_${kind.toUpperCase().replaceAll('-', '_')}`;
-
-/**
- * On every instance of the family, not enumerable. `Symbol.for` gives every copy of the core in the process the same
- * symbol, so a copy knows another copy's errors by it.
- */
-export const ERROR_BRAND: unique symbol = Symbol.for('casebridge.error');
-
-export interface RequestInfo {
-  /** Contract operation id, e.g. `runs.update`. */
-  operation?: string;
-  method?: string;
-  /** Path without query string, e.g. `/rest/synapse/latest/public/testRun/update`. */
-  path?: string;
-  status?: number;
-  /** First 300 characters of the response body, secrets removed. */
-  bodyExcerpt?: string;
-  /** The request was retried this many times before the error. */
-  retries?: number;
-}
+// The family's messages and paths are redacted with the client's secrets; every error class of the core and the
+// CLI loads this module, so none is built before this line has run.
+redactWith(redact);
 
 const EXCERPT = 300;
 
@@ -73,99 +28,6 @@ export function excerpt(body: string | undefined): string | undefined {
   const head = body.length > EXCERPT * 8 ? body.slice(0, EXCERPT * 8) : body;
   const flat = redact(head).replace(/\s+/g, ' ').trim();
   return flat.length > EXCERPT || head !== body ? `${flat.slice(0, EXCERPT)}…` : flat;
-}
-
-export interface CasebridgeErrorOptions {
-  /** The process exits with this code when the CLI stops on the error (a usage error exits 2). */
-  exitCode?: number;
-  /** What caused it, as `Error.cause` (not in `toJSON`: it may hold what was not redacted). */
-  cause?: unknown;
-}
-
-/** See `CasebridgeError[Symbol.hasInstance]`. */
-function isFamilyInstance(cls: { name: string }, value: unknown): boolean {
-  if (Function.prototype[Symbol.hasInstance].call(cls, value)) return true;
-  if (typeof value !== 'object' || value === null || (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] !== true) {
-    return false;
-  }
-  if (cls === CasebridgeError) return true;
-  for (let p: object | null = Object.getPrototypeOf(value); p !== null; p = Object.getPrototypeOf(p)) {
-    if (Object.hasOwn(p, 'constructor') && (p as { constructor: { name?: unknown } }).constructor.name === cls.name) {
-      return true;
-    }
-  }
-  return false;
-}
-
-export class CasebridgeError extends Error {
-  readonly kind: ErrorKind;
-  /** Stable: `CASEBRIDGE_` and the kind (see errorCodeOf). */
-  readonly errorCode: string;
-  /** Where the CLI exits on this error, the code it exits with. */
-  readonly exitCode?: number;
-  readonly operation?: string;
-  readonly method?: string;
-  readonly path?: string;
-  readonly status?: number;
-  readonly bodyExcerpt?: string;
-  readonly retries?: number;
-  /** Sending the same request again may succeed (the engine keeps the result on disk and tries later). */
-  readonly retryable: boolean;
-
-  constructor(
-    kind: ErrorKind,
-    message: string,
-    info: RequestInfo = {},
-    retryable = false,
-    options: CasebridgeErrorOptions = {},
-  ) {
-    const where = info.operation
-      ? ` [${info.operation} ${info.method ?? ''} ${info.path ?? ''}]`.replace(/ +]/, ']')
-      : '';
-    super(redact(`${message}${where}`), options.cause === undefined ? undefined : { cause: options.cause });
-    Object.defineProperty(this, ERROR_BRAND, { value: true });
-    this.name = new.target.name;
-    this.kind = kind;
-    this.errorCode = errorCodeOf(kind);
-    if (options.exitCode !== undefined) this.exitCode = options.exitCode;
-    this.operation = info.operation;
-    this.method = info.method;
-    this.path = info.path === undefined ? undefined : redact(info.path);
-    this.status = info.status;
-    this.bodyExcerpt = info.bodyExcerpt;
-    this.retries = info.retries;
-    this.retryable = retryable;
-  }
-
-  /**
-   * `value instanceof X` for X the base or any class of the family: true when `value` is one by its prototype (the
-   * usual test), or when it carries the brand (ERROR_BRAND) and, for a subclass, a class of X's name is on its
-   * prototype chain. So an error raised by another copy of the core (the CommonJS build beside the ESM one, another
-   * version) is still an instance of this copy's `ValidationError`; a plain `Error`, or an object that only forges
-   * `name`, is not. Subclasses inherit this: a subclass's name must be unique in the family (the build keeps names).
-   */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    // biome-ignore lint/complexity/noThisInStatic: the class right of `instanceof`, a subclass as often as the base.
-    return isFamilyInstance(this, value);
-  }
-
-  /** A plain object for logs and journals: no stack, no cause, nothing unredacted. */
-  toJSON(): Record<string, unknown> {
-    return {
-      name: this.name,
-      kind: this.kind,
-      errorCode: this.errorCode,
-      ...(this.exitCode === undefined ? {} : { exitCode: this.exitCode }),
-      message: this.message,
-      operation: this.operation,
-      method: this.method,
-      path: this.path,
-      status: this.status,
-      bodyExcerpt: this.bodyExcerpt,
-      retries: this.retries,
-      retryable: this.retryable,
-    };
-  }
 }
 
 /** The call's input does not match the operation's schema; nothing was sent. */

@@ -9,6 +9,15 @@ import { runOperations } from './tm/runs.js';
 import { suiteOperations } from './tm/suites.js';
 
 export * from './define.js';
+// The base of the error family (not redactWith, which is the client's to call).
+export {
+  CasebridgeError,
+  type CasebridgeErrorOptions,
+  ERROR_BRAND,
+  type ErrorKind,
+  errorCodeOf,
+  type RequestInfo,
+} from './errors.js';
 export * from './tm/schemas.js';
 
 /** Every operation of the test-management spec (72: updateStep has two body forms). */
