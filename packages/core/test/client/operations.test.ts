@@ -40,7 +40,7 @@ describe('mapOperations', () => {
       ...Object.keys(JIRA).map((n) => `jira.${n}`),
     ];
     expect(seen.sort()).toEqual(all.sort());
-    expect(await wrapped.runs.get({ runId: 1 })).toEqual(['runs', 'get', true, [{ runId: 1 }]]);
+    expect(await wrapped.runs.get({ runID: 1 })).toEqual(['runs', 'get', true, [{ runID: 1 }]]);
     expect(await wrapped.jira.myself({})).toEqual(['jira', 'myself', true, [{}]]);
     // Built once: the same function at every access; everything else reaches the client itself.
     expect(wrapped.runs.get).toBe(wrapped.runs.get);
@@ -69,10 +69,10 @@ describe('withRules', () => {
       failed: (err) => void outcomes.push(`failed ${(err as Error).message}`),
     };
     const ruled = withRules(tm, () => rule);
-    expect(await ruled.runs.get({ runId: 1 })).toBe('a');
-    await expect(ruled.runs.get({ runId: 2 })).rejects.toBe(refused);
+    expect(await ruled.runs.get({ runID: 1 })).toBe('a');
+    await expect(ruled.runs.get({ runID: 2 })).rejects.toBe(refused);
     expect(outcomes).toEqual(['answered', 'failed refused']);
-    expect(log).toEqual(['runs.get {"runId":1}', 'runs.get {"runId":2}']);
+    expect(log).toEqual(['runs.get {"runID":1}', 'runs.get {"runID":2}']);
   });
 
   it('answers in place of an error, or sends the call again, as a rule says', async () => {
@@ -86,10 +86,10 @@ describe('withRules', () => {
         return again === 0 ? 'again' : undefined;
       },
     }));
-    expect(await ruled.runs.get({})).toBeUndefined();
+    expect(await ruled.runs.get({ runID: 1 })).toBeUndefined();
     expect(await ruled.runs.update({ runId: 3 })).toBe('sent');
     expect(tries).toEqual([0, 0]);
-    expect(log).toEqual(['runs.get {}', 'runs.update {"runId":3}', 'runs.update {"runId":3}']);
+    expect(log).toEqual(['runs.get {"runID":1}', 'runs.update {"runId":3}', 'runs.update {"runId":3}']);
   });
 
   it('stacks a rule around the rules of a client it made, in one function over the client under them', async () => {
@@ -138,7 +138,7 @@ describe('withRules', () => {
       answered: () => void seen.push('outer answered'),
       failed: () => void seen.push('outer failed'),
     }));
-    expect(await outer.runs.get({})).toBe('stand-in');
+    expect(await outer.runs.get({ runID: 1 })).toBe('stand-in');
     expect(seen).toEqual(['outer answered']);
   });
 
@@ -150,6 +150,6 @@ describe('withRules', () => {
         throw broken;
       },
     }));
-    await expect(ruled.runs.get({})).rejects.toBe(broken);
+    await expect(ruled.runs.get({ runID: 1 })).rejects.toBe(broken);
   });
 });
