@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CasebridgeError } from '@casebridge/core/contract';
 import { ZodError, z } from 'zod';
 import type { BlobStore } from './blobs.js';
 import { faultRuleSchema } from './faults.js';
@@ -88,7 +89,12 @@ function sinceParam(query: URLSearchParams): number {
   return n;
 }
 
-class AdminError extends Error {}
+/** A request to the admin API that is refused (answered 400 with its message); in the family, kind `admin`. */
+export class AdminError extends CasebridgeError {
+  constructor(message: string) {
+    super('admin', message, {}, false, { redact: false });
+  }
+}
 
 export async function handleAdmin(emu: RunningEmulator, a: AdminRequest): Promise<void> {
   const { req, res, method, path, query } = a;

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { OperationDef } from '@casebridge/core/contract';
+import { CasebridgeError, type OperationDef } from '@casebridge/core/contract';
 import type { BlobStore } from './blobs.js';
 import type { JiraBehaviour } from './profile.js';
 import type { SearchIndex } from './search-index.js';
@@ -87,15 +87,17 @@ export class FileReply {
 
 /**
  * An error answer. The server writes it as the operation's error body: plain text when the operation (or the
- * error) says so, else the service's JSON error shape.
+ * error) says so, else the service's JSON error shape. In the family (kind `service`); its message is the answer's
+ * text as given, never redacted (a real service does not redact, and the client's redaction is under test).
  */
-export class ServiceError extends Error {
+export class ServiceError extends CasebridgeError {
+  declare readonly status: number;
   constructor(
-    readonly status: number,
+    status: number,
     message: string,
     readonly options: { text?: boolean; field?: string; error?: string } = {},
   ) {
-    super(message);
+    super('service', message, { status }, false, { redact: false });
   }
 }
 

@@ -43,7 +43,12 @@ export type ErrorKind =
   | 'cycle'
   | 'junit'
   | 'list'
-  | 'missing-package';
+  | 'missing-package'
+  // The emulator's: an error answer of the fake service (with its HTTP status), a refused request to its admin API, a
+  // field value Jira's create screen refuses. Each becomes an HTTP answer inside the emulator; none reaches the engine.
+  | 'service'
+  | 'admin'
+  | 'refused';
 
 /** `CASEBRIDGE_` and the kind in capitals, `-` as `_`: `not-found` is `CASEBRIDGE_NOT_FOUND`. */
 export const errorCodeOf = (kind: ErrorKind): string => `CASEBRIDGE_${kind.toUpperCase().replaceAll('-', '_')}`;

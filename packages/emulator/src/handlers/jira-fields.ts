@@ -1,3 +1,4 @@
+import { CasebridgeError } from '@casebridge/core/contract';
 import type { Ctx } from '../context.js';
 import type { CreateScreen, CustomField, Issue, NamedRef, Project, Store } from '../store.js';
 import { lower, presentUser } from './jira-model.js';
@@ -95,8 +96,12 @@ export function cannotBeSetMessage(field: string): string {
   return `Field '${field}' cannot be set. It is not on the appropriate screen, or unknown.`;
 }
 
-/** A value refused; the message is Jira's for that field. */
-class Refused extends Error {}
+/** A value refused; the message is Jira's for that field. In the family, kind `refused`. */
+export class Refused extends CasebridgeError {
+  constructor(message: string) {
+    super('refused', message, {}, false, { redact: false });
+  }
+}
 
 const isEmpty = (v: unknown) =>
   v === undefined || v === null || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
