@@ -34,6 +34,11 @@ export const jiraBehaviourSchema = z.strictObject({
    * `captchaAfterFailedLogins` wins over it.
    */
   captchaAfterFailedLogins: z.number().int().min(1).nullable(),
+  /**
+   * Most issues one bulk create (`POST /rest/api/2/issue/bulk`) takes; more are refused whole with a 400. 0: the
+   * route answers 404, as behind a proxy that does not pass it.
+   */
+  bulkCreateMax: z.number().int().min(0).max(10_000),
 });
 
 export type JiraBehaviour = z.output<typeof jiraBehaviourSchema>;
@@ -49,6 +54,7 @@ export const PROFILES: Record<Profile, JiraBehaviour> = {
     textSearch: 'tokenised',
     patAsBasic: false,
     captchaAfterFailedLogins: 3,
+    bulkCreateMax: 50,
   },
   ideal: {
     searchMaxResults: 1000,
@@ -59,6 +65,7 @@ export const PROFILES: Record<Profile, JiraBehaviour> = {
     textSearch: 'substring',
     patAsBasic: true,
     captchaAfterFailedLogins: null,
+    bulkCreateMax: 1000,
   },
 };
 

@@ -26,6 +26,7 @@ describe('profiles and knobs', () => {
       textSearch: 'tokenised',
       patAsBasic: false,
       captchaAfterFailedLogins: 3,
+      bulkCreateMax: 50,
     });
     expect(resolveBehaviour('ideal', { nodes: 3, indexLagMs: undefined })).toEqual({ ...PROFILES.ideal, nodes: 3 });
     expect(() => resolveBehaviour('harsh')).toThrow(`profile must be 'realistic' or 'ideal', got "harsh"`);

@@ -1,4 +1,5 @@
 import {
+  jiraBulkCreateIssues,
   jiraCreateIssue,
   jiraCreateMeta,
   jiraCreateMetaFields,
@@ -27,6 +28,7 @@ export const JIRA = {
   myself: jiraMyselfOp,
   project: jiraProjectOp,
   createIssue: jiraCreateIssue,
+  bulkCreateIssues: jiraBulkCreateIssues,
   createMetaIssueTypes: jiraCreateMetaIssueTypes,
   createMetaFields: jiraCreateMetaFields,
   createMeta: jiraCreateMeta,

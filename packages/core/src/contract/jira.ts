@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineOperation, intString, lazy, type OperationDef, obj } from './define.js';
+import { defineOperation, intString, lazy, type OperationDef, obj, type SchemaMode } from './define.js';
 import {
   avatarUrls,
   byNameOrId,
@@ -83,6 +83,62 @@ export const jiraCreateIssue = defineOperation({
         'allowed (`"components": "Component name \'Foo\' is not valid"`, ' +
         '`"priority": "Priority name \'Urgentest\' is not valid"`); a label with spaces',
     },
+  ],
+  creates: true,
+});
+
+const bulkElementError = (mode: SchemaMode) =>
+  obj(mode, {
+    status: z.number().int().optional(),
+    elementErrors: loose(
+      mode,
+      z.object({
+        errorMessages: z.array(z.string()).optional(),
+        errors: z.record(z.string(), z.string()).optional(),
+      }),
+    ).optional(),
+    failedElementNumber: z.number().int().optional(),
+  });
+
+export const jiraBulkCreateIssues = defineOperation({
+  id: 'jira.bulkCreateIssues',
+  service: 'jira',
+  group: 'jira',
+  method: 'POST',
+  path: '/rest/api/2/issue/bulk',
+  summary:
+    'Create many issues at once (answers 201 {issues: [{id, key, self}], errors: [{status, elementErrors, ' +
+    'failedElementNumber}]}): what can be created is, each refused element is named by its 0-based position',
+  body: () =>
+    z.strictObject({
+      issueUpdates: z
+        .array(
+          z.strictObject({
+            fields: z.looseObject({
+              project: byNameOrId().extend({ key: z.string().optional() }).optional(),
+              summary: z.string().optional(),
+              description: z.string().nullable().optional(),
+              issuetype: byNameOrId().optional(),
+              ...issueCreateFields(),
+            }),
+            update: z.record(z.string(), z.unknown()).optional(),
+          }),
+        )
+        .min(1),
+    }),
+  response: (mode) =>
+    obj(mode, {
+      issues: z.array(obj(mode, { id: jiraId(mode), key: z.string(), self: loose(mode, z.string()) })),
+      errors: z.array(bulkElementError(mode)).default([]),
+    }),
+  errors: [
+    {
+      status: 400,
+      when:
+        'no element could be created (the body is the same `{issues: [], errors: [...]}`), or the request holds more ' +
+        'issues than the server takes at once (`{"errorMessages": ["... exceeds the maximum of 50 ..."]}`)',
+    },
+    { status: 404, when: 'a Jira without bulk create (a proxy or an old server); some answer 405' },
   ],
   creates: true,
 });
@@ -295,6 +351,7 @@ export const jiraOperations: OperationDef[] = [
   jiraMyselfOp,
   jiraProjectOp,
   jiraCreateIssue,
+  jiraBulkCreateIssues,
   jiraCreateMetaIssueTypes,
   jiraCreateMetaFields,
   jiraCreateMeta,

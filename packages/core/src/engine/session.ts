@@ -122,6 +122,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
         project: c.projectKey,
         summaryOf: (t) => caseSummary(t, titleWithoutKeys(t.titlePath[t.titlePath.length - 1] ?? '', keyRe)),
         concurrency: c.concurrency,
+        batchSize: c.createBatchSize,
         // A machine that found the cycle made by another one (shards adopting one suite at once) lets that one
         // create the cases and takes them, instead of racing it on every test.
         second: async () => {

@@ -1,7 +1,9 @@
 import { captchaHeaders, captchaRequired, loginFailed, loginSucceeded, openSession, parseCookies } from '../auth.js';
 import { routeCookie } from '../cluster.js';
-import { type Handler, notFound, Reply, ServiceError } from '../context.js';
+import { type Ctx, type Handler, notFound, Reply, ServiceError } from '../context.js';
 import { createIssue } from '../domain.js';
+import { PROFILES } from '../profile.js';
+import type { Issue } from '../store.js';
 import { checkScreenFields, presentScreenFields } from './jira-fields.js';
 import { jiraMetaHandlers } from './jira-meta.js';
 import {
@@ -78,46 +80,35 @@ export const jiraHandlers: Record<string, Handler> = {
   },
 
   'jira.createIssue': (ctx) => {
-    const f = ctx.body.fields as Record<string, any>;
-    // Project and issue type decide the screen, so Jira reports them alone; then every field at fault at once.
-    const invalid = (errors: Record<string, string>) => new Reply(400, { errorMessages: [], errors });
-    if (!f.project || (f.project.key === undefined && f.project.id === undefined)) {
-      return invalid({ project: 'project is required' });
+    const made = createFromFields(ctx, ctx.body.fields as Record<string, any>);
+    if ('errors' in made) return new Reply(400, { errorMessages: [], errors: made.errors });
+    return new Reply(201, presentCreated(ctx, made.issue));
+  },
+
+  /**
+   * Jira's bulk create: each element as `jira.createIssue` would make it, in order; a refused one is named by its
+   * 0-based position and the others are still created. 201 when any was created, else 400 with the same body. More
+   * elements than `bulkCreateMax` are refused whole, as Jira Cloud (50) and a capped Data Center do.
+   */
+  'jira.bulkCreateIssues': (ctx) => {
+    const updates = (ctx.body as { issueUpdates: Array<{ fields: Record<string, any> }> }).issueUpdates;
+    const max = (ctx.cluster?.jira ?? PROFILES.ideal).bulkCreateMax;
+    if (max === 0) throw notFound('No operation at POST /rest/api/2/issue/bulk (bulkCreateMax 0: a proxy without it)');
+    if (updates.length > max) {
+      return new Reply(400, {
+        errorMessages: [`The bulk create request holds ${updates.length} issues, which exceeds the maximum of ${max}.`],
+        errors: {},
+      });
     }
-    const project =
-      f.project.id !== undefined
-        ? ctx.store.projects.get(Number(f.project.id))
-        : projectByIdOrKey(ctx.store, String(f.project.key));
-    if (!project) return invalid({ project: 'valid project is required' });
-
-    if (!f.issuetype || (f.issuetype.id === undefined && f.issuetype.name === undefined)) {
-      return invalid({ issuetype: 'issue type is required' });
-    }
-    const offered = projectIssueTypes(ctx.store, project);
-    const type =
-      f.issuetype.id !== undefined
-        ? offered.find((n) => issueTypeOf(n).id === String(f.issuetype.id))
-        : offered.find((n) => lower(n) === lower(String(f.issuetype.name)));
-    if (!type) return invalid({ issuetype: 'valid issue type is required' });
-
-    const checked = checkScreenFields(ctx.store, project, type, f);
-    const summary = typeof f.summary === 'string' ? f.summary.trim() : '';
-    const summaryError = summaryProblem(summary);
-    const errors = { ...(summaryError ? { summary: summaryError } : {}), ...checked.errors };
-    if (Object.keys(errors).length) return invalid(errors);
-
-    const issue = createIssue(ctx, project, {
-      type,
-      summary,
-      description: f.description,
-      labels: [...new Set(checked.labels)],
-      fields: checked.fields,
+    const issues: unknown[] = [];
+    const errors: unknown[] = [];
+    updates.forEach((u, i) => {
+      const made = createFromFields(ctx, u.fields);
+      if ('errors' in made) {
+        errors.push({ status: 400, elementErrors: { errorMessages: [], errors: made.errors }, failedElementNumber: i });
+      } else issues.push(presentCreated(ctx, made.issue));
     });
-    return new Reply(201, {
-      id: String(issue.id),
-      key: issue.key,
-      self: `${ctx.origin}/rest/api/2/issue/${issue.id}`,
-    });
+    return new Reply(issues.length > 0 ? 201 : 400, { issues, errors });
   },
 
   'jira.issue': (ctx) => {
@@ -169,3 +160,48 @@ export const jiraHandlers: Record<string, Handler> = {
     return new Reply(204, undefined, { 'set-cookie': 'JSESSIONID=; Path=/; Max-Age=0; HttpOnly' });
   },
 };
+
+/** The answer to a create: `{id, key, self}`. */
+function presentCreated(ctx: Ctx, issue: Issue) {
+  return { id: String(issue.id), key: issue.key, self: `${ctx.origin}/rest/api/2/issue/${issue.id}` };
+}
+
+/**
+ * Creates an issue from a create's `fields`, or answers Jira's field errors: project and issue type decide the
+ * screen, so Jira reports them alone; then every field at fault at once.
+ */
+function createFromFields(ctx: Ctx, f: Record<string, any>): { issue: Issue } | { errors: Record<string, string> } {
+  if (!f.project || (f.project.key === undefined && f.project.id === undefined)) {
+    return { errors: { project: 'project is required' } };
+  }
+  const project =
+    f.project.id !== undefined
+      ? ctx.store.projects.get(Number(f.project.id))
+      : projectByIdOrKey(ctx.store, String(f.project.key));
+  if (!project) return { errors: { project: 'valid project is required' } };
+
+  if (!f.issuetype || (f.issuetype.id === undefined && f.issuetype.name === undefined)) {
+    return { errors: { issuetype: 'issue type is required' } };
+  }
+  const offered = projectIssueTypes(ctx.store, project);
+  const type =
+    f.issuetype.id !== undefined
+      ? offered.find((n) => issueTypeOf(n).id === String(f.issuetype.id))
+      : offered.find((n) => lower(n) === lower(String(f.issuetype.name)));
+  if (!type) return { errors: { issuetype: 'valid issue type is required' } };
+
+  const checked = checkScreenFields(ctx.store, project, type, f);
+  const summary = typeof f.summary === 'string' ? f.summary.trim() : '';
+  const summaryError = summaryProblem(summary);
+  const errors = { ...(summaryError ? { summary: summaryError } : {}), ...checked.errors };
+  if (Object.keys(errors).length) return { errors };
+  return {
+    issue: createIssue(ctx, project, {
+      type,
+      summary,
+      description: f.description,
+      labels: [...new Set(checked.labels)],
+      fields: checked.fields,
+    }),
+  };
+}

@@ -1,10 +1,17 @@
-import { AmbiguousError, NotFoundError } from '../../client/errors.js';
+import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { closeAsDuplicate, type DuplicateOutcome } from '../jira/duplicate.js';
 import { memoByKey } from '../kernel/keyed.js';
 import type { TestResult } from '../kernel/model.js';
-import { truncate } from '../kernel/text.js';
-import { topSteps } from '../kernel/work.js';
+import {
+  type BulkOutcome,
+  batchRefused,
+  bulkCreate,
+  caseFields,
+  caseSteps,
+  finishCases,
+  noBulkRoute,
+} from './bulk-create.js';
 import { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './identity.js';
 import { mappingKey } from './mapping.js';
 import { CaseIndex, type Found } from './search-index.js';
@@ -47,6 +54,11 @@ export interface CaseRegistryOptions {
   /** Creates under way at once. Default 4. */
   concurrency?: number;
   /**
+   * New cases per create request: more than 1 goes through Jira's bulk create (bulk-create.ts), 1 through the
+   * add-on's create, one case per request. Default 50.
+   */
+  batchSize?: number;
+  /**
    * Whether another machine reports into the same place and came first (it made the cycle): then this one lets it
    * create cases and takes what it made (see pump). Asked once, before the first create.
    */
@@ -60,6 +72,14 @@ export interface CaseRegistryOptions {
   indexLagMs?: number;
   /** How long after a create the read that decides whether it is the oldest begins (SETTLE_MS by default). */
   settleMs?: number;
+}
+
+/** A test waiting for its case to be created. */
+interface Job {
+  test: TestResult;
+  id: string;
+  done: (key: string) => void;
+  fail: (e: unknown) => void;
 }
 
 /** A case this process created, waiting for a read that shows whether an older one of its test exists. */
@@ -93,7 +113,7 @@ export class CaseRegistry {
   /** Creates asked for and not yet answered (queued or under way). */
   private creating = 0;
   /** Tests waiting for a create, and how many creates are under way. */
-  private queue: Array<{ test: TestResult; id: string; done: (key: string) => void; fail: (e: unknown) => void }> = [];
+  private queue: Job[] = [];
   private running = 0;
   private followerReady = false;
   private isSecond?: boolean;
@@ -131,9 +151,16 @@ export class CaseRegistry {
   /** Mapping names resolved since the last `takeResolved()`: the engine writes them to the mapping file. */
   private resolved: Record<string, string> = {};
   private readonly every: number;
+  /** Cases per bulk create: halved for the rest of the run when the server refuses a batch (bulk-create.ts). */
+  private batchSize: number;
+  /** Jira answers the bulk create (false after a 404 or 405: the add-on's create, one by one). */
+  private bulkRoute = true;
+  /** Steps or suites that did not go to cases this run created in bulk (the cases are used all the same). */
+  readonly unfinished: string[] = [];
 
   constructor(private readonly o: CaseRegistryOptions) {
     this.every = o.recheckEveryMs ?? 1000;
+    this.batchSize = o.batchSize ?? 50;
     this.index = new CaseIndex({
       tm: o.tm,
       project: o.project,
@@ -287,15 +314,85 @@ export class CaseRegistry {
     }
     const max = this.o.concurrency ?? 4;
     while (this.running < max && this.queue.length > 0) {
-      const job = (this.isSecond ? this.queue.pop() : this.queue.shift()) as (typeof this.queue)[number];
+      // What waits goes at once, up to a batch: no timer holds a create back while work is ready.
+      const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
+      const jobs = this.isSecond ? this.queue.splice(-n, n).reverse() : this.queue.splice(0, n);
       this.running += 1;
-      void this.createOne(job).finally(() => {
+      void (jobs.length > 1 ? this.createMany(jobs) : this.createOne(jobs[0] as Job)).finally(() => {
         this.running -= 1;
-        this.creating -= 1;
+        this.creating -= jobs.length;
         this.pump();
         this.scheduleRecheck();
       });
     }
+  }
+
+  /**
+   * Creates a batch of cases in one bulk create, then their steps and suites (before any waits for its re-read: a
+   * run made from a case copies its steps). Elements Jira refused go alone through the add-on; a refused batch is
+   * halved (bulk-create.ts).
+   */
+  private async createMany(jobs: Job[]): Promise<void> {
+    const { tm, project, signal } = this.o;
+    // Another machine may have made some since: the newest read says so, at no cost.
+    const todo = jobs.filter((job) => {
+      const found = this.survivor(job.id);
+      if (found) job.done(found.key);
+      return !found;
+    });
+    if (todo.length === 0) return;
+    if (!this.bulkRoute || todo.length === 1) {
+      await Promise.all(todo.map((job) => this.createOne(job)));
+      return;
+    }
+    let outcome: BulkOutcome;
+    try {
+      const batch = todo.map((j) => ({ test: j.test, id: j.id, summary: this.summaryOf(j.test) }));
+      outcome = await bulkCreate(tm, project, batch, signal);
+    } catch (err) {
+      if (noBulkRoute(err)) {
+        this.bulkRoute = false;
+        await Promise.all(todo.map((job) => this.createOne(job)));
+      } else if (batchRefused(err)) {
+        this.batchSize = Math.min(this.batchSize, Math.max(1, Math.floor(todo.length / 2)));
+        for (let i = 0; i < todo.length; i += this.batchSize) await this.createMany(todo.slice(i, i + this.batchSize));
+      } else if (err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied)) {
+        // The answer was lost: some may have been created. A fresh read says which; the others are tried again.
+        await this.refresh().catch(() => undefined);
+        for (const job of todo) {
+          const found = this.survivor(job.id);
+          if (found) job.done(found.key);
+          else job.fail(err);
+        }
+      } else for (const job of todo) job.fail(err);
+      return;
+    }
+    this.o.onProgress?.();
+    const made: Array<{ job: Job; key: string }> = [];
+    for (const [i, key] of outcome.created) {
+      const job = todo[i] as Job;
+      // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
+      this.index.add(job.id, key);
+      made.push({ job, key });
+    }
+    const failures = await finishCases(
+      tm,
+      project,
+      made.map((m) => ({ key: m.key, test: m.job.test })),
+      signal,
+    );
+    this.unfinished.push(...failures);
+    const at = Date.now();
+    for (const { job, key } of made) {
+      const list = this.waiting.get(job.id) ?? [];
+      list.push({ key, at, done: job.done, fail: job.fail });
+      this.waiting.set(job.id, list);
+    }
+    await Promise.all(outcome.refused.map((i) => this.createOne(todo[i] as Job)));
+  }
+
+  private summaryOf(test: TestResult): string {
+    return this.o.summaryOf ? this.o.summaryOf(test) : caseSummary(test);
   }
 
   private async followerRead(): Promise<void> {
@@ -324,7 +421,7 @@ export class CaseRegistry {
     this.pump();
   }
 
-  private async createOne(job: (typeof this.queue)[number]): Promise<void> {
+  private async createOne(job: Job): Promise<void> {
     try {
       // Another machine may have made it since: the newest read says so, at no cost.
       const found = this.survivor(job.id);
@@ -346,19 +443,8 @@ export class CaseRegistry {
 
   private async create(test: TestResult, id: string): Promise<string> {
     const { tm, project } = this.o;
-    const fields = {
-      project: { key: project },
-      summary: this.o.summaryOf ? this.o.summaryOf(test) : caseSummary(test),
-      description: [
-        `Created by casebridge for ${test.file}${test.line ? `:${test.line}` : ''}`,
-        `casebridge-test: ${mappingKey(test).replace(/[\r\n]+/g, ' ')}`,
-        `casebridge-id: ${id}`,
-      ].join('\n'),
-    };
-    const testcasesteps = topSteps(test).map((s) => ({
-      step: truncate(s.title.trim() || '(untitled step)', 2000),
-      expectedResult: '',
-    }));
+    const fields = caseFields(project, this.summaryOf(test), test, id);
+    const testcasesteps = caseSteps(test);
     const input = {
       fields,
       testcasesteps,

@@ -28,6 +28,7 @@ export const ENV_OPTIONS: Record<
   CASEBRIDGE_DEFECTS_MAX: { path: ['defects', 'maxPerRun'], type: 'number' },
   CASEBRIDGE_STATUS_MAP: { path: ['statusMap'], type: 'statusMap' },
   CASEBRIDGE_AUTO_CREATE: { path: ['autoCreate'], type: 'boolean' },
+  CASEBRIDGE_CREATE_BATCH_SIZE: { path: ['createBatchSize'], type: 'number' },
   CASEBRIDGE_DRY_RUN: { path: ['dryRun'], type: 'dryRun' },
   CASEBRIDGE_MAPPING_FILE: { path: ['mappingFile'], type: 'string' },
   CASEBRIDGE_JOURNAL_DIR: { path: ['journalDir'], type: 'string' },

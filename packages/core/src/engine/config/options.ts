@@ -37,6 +37,11 @@ export interface CasebridgeOptions {
   mappingFile?: string | undefined;
   /** Create test cases for unmapped tests and record them in the mapping file (default false). */
   autoCreate?: boolean | undefined;
+  /**
+   * New cases per create request, through Jira's bulk create (default 50; a server that takes fewer halves it for
+   * the run). 1: the add-on's create, one case per request.
+   */
+  createBatchSize?: number | undefined;
   defects?:
     | {
         /** File a defect for a new failure, link the existing one when it recurs (default true). */

@@ -85,6 +85,8 @@ export const configSchema = z
     mappingFile: z.string().default('casebridge.keys.json'),
     /** Create test cases for unmapped tests and record them in the mapping file. */
     autoCreate: z.boolean().default(false),
+    /** New cases per create request (Jira's bulk create); 1: the add-on's create, one case per request. */
+    createBatchSize: z.number().int().min(1).max(1000).default(50),
     defects: z
       .strictObject({
         enabled: z.boolean().default(true),

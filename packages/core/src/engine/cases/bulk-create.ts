@@ -1,0 +1,136 @@
+import { HttpError, NotFoundError, ValidationError } from '../../client/errors.js';
+import type { TestManagementClient } from '../../client/tm.js';
+import type { TestResult } from '../kernel/model.js';
+import { truncate } from '../kernel/text.js';
+import { topSteps } from '../kernel/work.js';
+import { suitePathOf } from './identity.js';
+import { mappingKey } from './mapping.js';
+
+/**
+ * New test cases through Jira's bulk create (`POST /rest/api/2/issue/bulk`): a test case is a Jira issue of the
+ * add-on's Test Case type, so one request makes up to `createBatchSize` of them (50 by default, Jira Cloud's cap),
+ * instead of one request per case through the add-on's `testSuite/createTestCase`. What the add-on's create did in
+ * the same request follows: steps with one `addSteps` per case that has steps, suites with one
+ * `testSuite/linkTestCase` per suite path of the batch. A 1,400-test first run costs about 28 creates and one link
+ * per test file, not 1,400 creates.
+ *
+ * Jira creates what it can: an element it refuses is named by its position (`failedElementNumber`) and created again
+ * alone through the add-on, whose answer says what is wrong with it. A 400 for the whole batch (a server that caps
+ * bulk creates lower, or every element refused) halves the batch size for the rest of the run; a batch of one goes
+ * through the add-on. A Jira without the route (404, 405) is told once: the rest of the run creates one by one.
+ */
+
+/** The Jira issue type of a test case (the add-on's). */
+export const TEST_CASE_TYPE = 'Test Case';
+
+/** The fields of a new case: its summary, and a description whose last lines carry its identity (identity.ts). */
+export function caseFields(project: string, summary: string, test: TestResult, id: string) {
+  return {
+    project: { key: project },
+    summary,
+    description: [
+      `Created by casebridge for ${test.file}${test.line ? `:${test.line}` : ''}`,
+      `casebridge-test: ${mappingKey(test).replace(/[\r\n]+/g, ' ')}`,
+      `casebridge-id: ${id}`,
+    ].join('\n'),
+  };
+}
+
+/** The case steps of a test: its top-level steps, titles only. */
+export function caseSteps(test: TestResult) {
+  return topSteps(test).map((s) => ({
+    step: truncate(s.title.trim() || '(untitled step)', 2000),
+    expectedResult: '',
+  }));
+}
+
+export interface BulkJob {
+  test: TestResult;
+  id: string;
+  summary: string;
+}
+
+/** What one bulk create did: keys by job position; `refused` positions go alone through the add-on. */
+export interface BulkOutcome {
+  created: Map<number, string>;
+  refused: number[];
+}
+
+/** Sends one bulk create. Throws what the client throws (the caller tells a refused batch from an outage). */
+export async function bulkCreate(
+  tm: TestManagementClient,
+  project: string,
+  jobs: readonly BulkJob[],
+  signal: AbortSignal | undefined,
+): Promise<BulkOutcome> {
+  const issueUpdates = jobs.map((j) => ({
+    fields: { ...caseFields(project, j.summary, j.test, j.id), issuetype: { name: TEST_CASE_TYPE } },
+  }));
+  const answer = await tm.jira.bulkCreateIssues({ issueUpdates }, signal ? { signal } : undefined);
+  const refused = new Set<number>();
+  for (const e of answer.errors ?? []) {
+    if (typeof e.failedElementNumber === 'number') refused.add(e.failedElementNumber);
+  }
+  // Jira lists the created issues in the order of their elements, the refused ones left out.
+  const created = new Map<number, string>();
+  const issues = answer.issues;
+  let next = 0;
+  for (let i = 0; i < jobs.length; i++) {
+    if (refused.has(i)) continue;
+    const issue = issues[next++];
+    if (issue) created.set(i, issue.key);
+    else refused.add(i);
+  }
+  return { created, refused: [...refused].sort((a, b) => a - b) };
+}
+
+/**
+ * What the add-on's create would have done beside the issue: the steps of each case that has some (one request per
+ * case), the suite of each (one request per suite path). All at once; what fails is named, the cases stay.
+ */
+export async function finishCases(
+  tm: TestManagementClient,
+  project: string,
+  made: ReadonlyArray<{ key: string; test: TestResult }>,
+  signal: AbortSignal | undefined,
+): Promise<string[]> {
+  const o = signal ? { signal } : undefined;
+  const bySuite = new Map<string, string[]>();
+  for (const m of made) {
+    const path = suitePathOf(m.test.file);
+    const keys = bySuite.get(path) ?? [];
+    keys.push(m.key);
+    bySuite.set(path, keys);
+  }
+  const failures: string[] = [];
+  const named = (what: string) => (err: unknown) => {
+    failures.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+  };
+  await Promise.all([
+    ...made.flatMap((m) => {
+      const steps = caseSteps(m.test);
+      if (steps.length === 0) return [];
+      return [
+        tm.cases
+          .addSteps({ testCaseIssueKey: m.key, body: steps }, o)
+          .then(() => undefined, named(`the steps of ${m.key}`)),
+      ];
+    }),
+    ...[...bySuite].map(([testSuitePath, testCaseKeys]) =>
+      tm.cases
+        .linkTestCaseToSuite({ testCaseKeys, testSuitePath, projectKey: project }, o)
+        .then(() => undefined, named(`suite ${testSuitePath} of ${testCaseKeys.join(', ')}`)),
+    ),
+  ]);
+  return failures;
+}
+
+/** The server has no bulk create (the route is missing, or the method): one by one for the rest of the run. */
+export function noBulkRoute(err: unknown): boolean {
+  return err instanceof NotFoundError || (err instanceof HttpError && err.status === 405);
+}
+
+/** A certain refusal of the whole batch (400): a smaller batch, or the add-on's create for one, may pass. */
+export function batchRefused(err: unknown): boolean {
+  return err instanceof ValidationError && !err.mayHaveApplied && !err.retryable;
+}
