@@ -24,7 +24,10 @@ for (const variant of ['id', 'ID'] as const) {
         },
       });
       expect(r.status).toBe(201);
-      const body = expectShape('jira.bulkCreateIssues', variant, r.json);
+      const body = expectShape('jira.bulkCreateIssues', variant, r.json) as {
+        issues: { key: string }[];
+        errors: { failedElementNumber?: number; elementErrors?: { errors?: Record<string, string> } }[];
+      };
       expect(body.issues.map((i) => emu().store.issues.find((x) => x.key === i.key)?.summary)).toEqual([
         'first',
         'third',
