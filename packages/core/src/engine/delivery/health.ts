@@ -255,6 +255,10 @@ const VERDICTS: Record<ErrorKind, { result: ResultVerdict; service: ServiceVerdi
   junit: { result: 'internal', service: 'neither' },
   list: { result: 'internal', service: 'neither' },
   'missing-package': { result: 'internal', service: 'neither' },
+  // The emulator's: each becomes an HTTP answer inside the emulator, which the client meets as its own kinds.
+  service: { result: 'internal', service: 'neither' },
+  admin: { result: 'internal', service: 'neither' },
+  refused: { result: 'internal', service: 'neither' },
 };
 
 /** Why sending stops, for each kind whose verdict is `stop`: the reason (for the summary) and the line said once. */
