@@ -14,10 +14,14 @@ import { closedPort, PROJECT, ROOT, seedFor, versions, writeFixture } from './co
 import { jest, jestProjectFiles } from './jest.mjs';
 import { baseEnv, casebridgeEnv, delivered, journalLeft, measure, requestsOf, timedRun } from './measure.mjs';
 
+/** BENCH_ADOPTION_LATENCY (ms, default 20) and BENCH_ADOPTION_RPS (a per-user rate limit, default none). */
+const RPS = Number(process.env.BENCH_ADOPTION_RPS ?? 0);
+
 export const ADOPTION = {
   tests: 1400,
   perFile: 100,
-  latency: 20,
+  latency: Number(process.env.BENCH_ADOPTION_LATENCY ?? 20),
+  rateLimit: RPS > 0 ? { requestsPerSecond: RPS, perUser: true } : undefined,
   /** The engine's default concurrency: the wall budget counts the new cases' round trips divided by it. */
   concurrency: 4,
   /** The failing variant: every 100th test fails (1%). */
@@ -134,7 +138,8 @@ const slim = ({ tail, ...run }) => run;
  */
 export async function runAdoption(variant, log) {
   const load0 = load();
-  const emu = await startEmulator({ port: 0, seed: seedFor(0) });
+  const rate = ADOPTION.rateLimit ? { rateLimit: ADOPTION.rateLimit } : {};
+  const emu = await startEmulator({ port: 0, seed: seedFor(0), ...rate });
   try {
     const dir = adoptionSuite(variant);
     // The builds the fixture's copies of the packages come from (others rebuild packages/*/dist meanwhile).
@@ -163,6 +168,7 @@ export async function runAdoption(variant, log) {
       files: Math.ceil(ADOPTION.tests / ADOPTION.perFile),
       failing,
       latency: ADOPTION.latency,
+      ...(ADOPTION.rateLimit ? { requestsPerSecond: ADOPTION.rateLimit.requestsPerSecond } : {}),
       load: [load0, load()],
       cores: cpus().length,
       builds,

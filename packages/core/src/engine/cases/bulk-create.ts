@@ -10,9 +10,9 @@ import { mappingKey } from './mapping.js';
  * New test cases through Jira's bulk create (`POST /rest/api/2/issue/bulk`): a test case is a Jira issue of the
  * add-on's Test Case type, so one request makes up to `createBatchSize` of them (50 by default, Jira Cloud's cap),
  * instead of one request per case through the add-on's `testSuite/createTestCase`. What the add-on's create did in
- * the same request follows: steps with one `addSteps` per case that has steps, suites with one
- * `testSuite/linkTestCase` per suite path of the batch. A 1,400-test first run costs about 28 creates and one link
- * per test file, not 1,400 creates.
+ * the same request follows: steps with one `addSteps` per case that has steps, before the case is used; suites with
+ * one `testSuite/linkTestCase` per suite path, for every case made while creates went on (SuiteLinks). A 1,400-test
+ * first run costs about 28 creates and one link per test file and wave of creates, not 1,400 creates.
  *
  * Jira creates what it can: an element it refuses is named by its position (`failedElementNumber`) and created again
  * alone through the add-on, whose answer says what is wrong with it. A 400 for the whole batch (a server that caps
@@ -85,45 +85,85 @@ export async function bulkCreate(
 }
 
 /**
- * What the add-on's create would have done beside the issue: the steps of each case that has some (one request per
- * case), the suite of each (one request per suite path). All at once; what fails is named, the cases stay.
+ * The steps of each new case that has some (one `addSteps` per case, all at once): before the case is used, since a
+ * run made from a case copies its steps. What fails is named; the cases stay.
  */
-export async function finishCases(
+export async function addCaseSteps(
   tm: TestManagementClient,
-  project: string,
   made: ReadonlyArray<{ key: string; test: TestResult }>,
   signal: AbortSignal | undefined,
 ): Promise<string[]> {
   const o = signal ? { signal } : undefined;
-  const bySuite = new Map<string, string[]>();
-  for (const m of made) {
-    const path = suitePathOf(m.test.file);
-    const keys = bySuite.get(path) ?? [];
-    keys.push(m.key);
-    bySuite.set(path, keys);
-  }
   const failures: string[] = [];
-  const named = (what: string) => (err: unknown) => {
-    failures.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
-  };
-  await Promise.all([
-    ...made.flatMap((m) => {
+  await Promise.all(
+    made.flatMap((m) => {
       const steps = caseSteps(m.test);
       if (steps.length === 0) return [];
       return [
-        tm.cases
-          .addSteps({ testCaseIssueKey: m.key, body: steps }, o)
-          .then(() => undefined, named(`the steps of ${m.key}`)),
+        tm.cases.addSteps({ testCaseIssueKey: m.key, body: steps }, o).then(
+          () => undefined,
+          (err: unknown) => failures.push(`the steps of ${m.key}: ${messageOf(err)}`),
+        ),
       ];
     }),
-    ...[...bySuite].map(([testSuitePath, testCaseKeys]) =>
-      tm.cases
-        .linkTestCaseToSuite({ testCaseKeys, testSuitePath, projectKey: project }, o)
-        .then(() => undefined, named(`suite ${testSuitePath} of ${testCaseKeys.join(', ')}`)),
-    ),
-  ]);
+  );
   return failures;
 }
+
+/**
+ * New cases waiting to be filed in the suites of their files: one `testSuite/linkTestCase` per suite path for all the
+ * cases made since the last `flush` (a suite is where people find a case; no run waits for it).
+ */
+export class SuiteLinks {
+  private readonly waiting = new Map<string, string[]>();
+  private sending?: Promise<void>;
+  /** Links that failed, named; the cases are used all the same. */
+  readonly failures: string[] = [];
+
+  constructor(
+    private readonly tm: TestManagementClient,
+    private readonly project: string,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  add(key: string, test: TestResult): void {
+    const path = suitePathOf(test.file);
+    const keys = this.waiting.get(path) ?? [];
+    keys.push(key);
+    this.waiting.set(path, keys);
+  }
+
+  /** Links sent and not answered, or waiting. */
+  get busy(): boolean {
+    return this.sending !== undefined || this.waiting.size > 0;
+  }
+
+  /** Sends what waits, one request per suite path, all at once; resolves when answered. */
+  flush(): Promise<void> {
+    if (this.waiting.size === 0) return this.sending ?? Promise.resolve();
+    const batch = [...this.waiting];
+    this.waiting.clear();
+    const o = this.signal ? { signal: this.signal } : undefined;
+    const sent = Promise.all(
+      batch.map(([testSuitePath, testCaseKeys]) =>
+        this.tm.cases.linkTestCaseToSuite({ testCaseKeys, testSuitePath, projectKey: this.project }, o).then(
+          () => undefined,
+          (err: unknown) => {
+            this.failures.push(`suite ${testSuitePath} of ${testCaseKeys.join(', ')}: ${messageOf(err)}`);
+          },
+        ),
+      ),
+    ).then(() => undefined);
+    const before = this.sending;
+    const all = Promise.all([before, sent]).then(() => {
+      if (this.sending === all) this.sending = undefined;
+    });
+    this.sending = all;
+    return all;
+  }
+}
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The server has no bulk create (the route is missing, or the method): one by one for the rest of the run. */
 export function noBulkRoute(err: unknown): boolean {

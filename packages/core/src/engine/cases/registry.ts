@@ -4,13 +4,14 @@ import { closeAsDuplicate, type DuplicateOutcome } from '../jira/duplicate.js';
 import { memoByKey } from '../kernel/keyed.js';
 import type { TestResult } from '../kernel/model.js';
 import {
+  addCaseSteps,
   type BulkOutcome,
   batchRefused,
   bulkCreate,
   caseFields,
   caseSteps,
-  finishCases,
   noBulkRoute,
+  SuiteLinks,
 } from './bulk-create.js';
 import { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './identity.js';
 import { mappingKey } from './mapping.js';
@@ -155,12 +156,15 @@ export class CaseRegistry {
   private batchSize: number;
   /** Jira answers the bulk create (false after a 404 or 405: the add-on's create, one by one). */
   private bulkRoute = true;
-  /** Steps or suites that did not go to cases this run created in bulk (the cases are used all the same). */
-  readonly unfinished: string[] = [];
+  /** Steps that did not go to cases this run created in bulk (the cases are used all the same). */
+  private readonly stepFailures: string[] = [];
+  /** Cases created in bulk, waiting to be filed in their suites: sent when no create is left under way. */
+  private readonly links: SuiteLinks;
 
   constructor(private readonly o: CaseRegistryOptions) {
     this.every = o.recheckEveryMs ?? 1000;
     this.batchSize = o.batchSize ?? 50;
+    this.links = new SuiteLinks(o.tm, o.project, o.signal);
     this.index = new CaseIndex({
       tm: o.tm,
       project: o.project,
@@ -171,6 +175,11 @@ export class CaseRegistry {
     });
   }
 
+  /** Steps and suites that did not go to cases created in bulk, named (the cases are used all the same). */
+  get unfinished(): string[] {
+    return [...this.stepFailures, ...this.links.failures];
+  }
+
   /** Whether this process created the case `key` (a new case is in no plan yet). */
   isNew(key: string): boolean {
     return this.createdSet.has(key);
@@ -178,7 +187,13 @@ export class CaseRegistry {
 
   /** Whether creates, re-reads or closes of duplicates are still under way. */
   get busy(): boolean {
-    return this.creating > 0 || this.waiting.size > 0 || this.rechecking || this.closing.size > this.settled;
+    return (
+      this.creating > 0 ||
+      this.waiting.size > 0 ||
+      this.rechecking ||
+      this.closing.size > this.settled ||
+      this.links.busy
+    );
   }
 
   /**
@@ -313,15 +328,20 @@ export class CaseRegistry {
       return;
     }
     const max = this.o.concurrency ?? 4;
+    const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
+    // Results arrive one by one (Playwright's onTestEnd), often as fast as the service creates cases: while a create
+    // is under way, a batch that is not full waits for it to end (the tests that came meanwhile then go together), so
+    // the batches grow with the service's round trip; no timer holds work back, and a full batch goes at once.
+    if (n > 1 && this.queue.length < n && this.running > 0) return;
     while (this.running < max && this.queue.length > 0) {
-      // What waits goes at once, up to a batch: no timer holds a create back while work is ready.
-      const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
       const jobs = this.isSecond ? this.queue.splice(-n, n).reverse() : this.queue.splice(0, n);
       this.running += 1;
       void (jobs.length > 1 ? this.createMany(jobs) : this.createOne(jobs[0] as Job)).finally(() => {
         this.running -= 1;
         this.creating -= jobs.length;
         this.pump();
+        // No create left under way: the cases made meanwhile are filed in their suites, one request per path.
+        if (this.running === 0) void this.links.flush().then(() => this.o.onProgress?.());
         this.scheduleRecheck();
       });
     }
@@ -375,13 +395,13 @@ export class CaseRegistry {
       this.index.add(job.id, key);
       made.push({ job, key });
     }
-    const failures = await finishCases(
+    const failures = await addCaseSteps(
       tm,
-      project,
       made.map((m) => ({ key: m.key, test: m.job.test })),
       signal,
     );
-    this.unfinished.push(...failures);
+    this.stepFailures.push(...failures);
+    for (const m of made) this.links.add(m.key, m.job.test);
     const at = Date.now();
     for (const { job, key } of made) {
       const list = this.waiting.get(job.id) ?? [];

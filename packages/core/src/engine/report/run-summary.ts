@@ -46,7 +46,9 @@ export function assembleSummary(p: SummaryParts): RunSummary {
       `${key}: not a test case${p.plan ? ` that can be added to test plan ${p.plan}` : ''}: check the key in the test's title or the mapping file`,
     );
   }
-  for (const line of [...(d?.repoProblems ?? []), ...(d?.defectProblems ?? [])]) {
+  // Steps or suites that did not go to new cases: the cases and their results are there, a person can add them.
+  const unfinished = (p.cases?.unfinished ?? []).map((what) => `new test case incomplete: ${what}`);
+  for (const line of [...(d?.repoProblems ?? []), ...(d?.defectProblems ?? []), ...unfinished]) {
     if (!problems.includes(line)) problems.push(line);
   }
   const base = p.url && p.calls === undefined ? p.url : undefined;
