@@ -93,12 +93,20 @@ interface Waiting {
 }
 
 /**
- * How long after a create the read that decides it begins. Jira's index lags a create by about a second on a Data
- * Center cluster (each node polls for changes): a read any sooner may not show a case another machine made a moment
- * before this one, and both would keep their own. Waiting this long costs a first run about 3 s at its end; a lag
- * beyond it leaves a duplicate to the next read that shows it (closed then, this run or the next).
+ * How long after a create a read decides it even when it does not show it. Jira's index lags a create by about a
+ * second on a Data Center cluster (each node polls for changes): a read that does not show this create may not show
+ * a case another machine made a moment before it either, and both would keep their own. A read that shows the create
+ * decides it at once (recheck). So a first run's end waits about the index lag, at most this long; a lag beyond it
+ * leaves a duplicate to the next read that shows it (closed then, this run or the next).
  */
 const SETTLE_MS = 3_000;
+
+/**
+ * How long a batch that is not full waits for more new tests when no create is under way. A runner that reports
+ * tests one by one about as fast as the service creates cases (Playwright's onTestEnd) would otherwise send a create
+ * for every test or two; the run waits for the index to show its last creates at its end anyway.
+ */
+const GATHER_MS = 100;
 
 function newestWaiting(waiting: Map<string, Waiting[]>): number {
   let newest = 0;
@@ -152,6 +160,9 @@ export class CaseRegistry {
   /** Mapping names resolved since the last `takeResolved()`: the engine writes them to the mapping file. */
   private resolved: Record<string, string> = {};
   private readonly every: number;
+  /** A batch that is not full, with no create under way, waits for more tests until this fires (GATHER_MS). */
+  private gatherTimer?: NodeJS.Timeout;
+  private gathered = false;
   /** Cases per bulk create: halved for the rest of the run when the server refuses a batch (bulk-create.ts). */
   private batchSize: number;
   /** Jira answers the bulk create (false after a 404 or 405: the add-on's create, one by one). */
@@ -333,6 +344,16 @@ export class CaseRegistry {
     // is under way, a batch that is not full waits for it to end (the tests that came meanwhile then go together), so
     // the batches grow with the service's round trip; no timer holds work back, and a full batch goes at once.
     if (n > 1 && this.queue.length < n && this.running > 0) return;
+    // Nothing under way and a batch not full: it waits GATHER_MS for the tests that come next, once.
+    if (n > 1 && this.queue.length < n && !this.gathered) {
+      this.gatherTimer ??= setTimeout(() => {
+        this.gatherTimer = undefined;
+        this.gathered = true;
+        this.pump();
+      }, GATHER_MS);
+      return;
+    }
+    this.gathered = false;
     while (this.running < max && this.queue.length > 0) {
       const jobs = this.isSecond ? this.queue.splice(-n, n).reverse() : this.queue.splice(0, n);
       this.running += 1;
@@ -499,15 +520,19 @@ export class CaseRegistry {
     const paced = this.creating > 0 ? this.lastRecheck + every - now : 0;
     let oldest = Number.POSITIVE_INFINITY;
     for (const list of this.waiting.values()) for (const w of list) oldest = Math.min(oldest, w.at);
-    // While creates go on, a read decides what has settled; after the last one, one read decides all the rest.
+    // While creates go on, a read decides what has settled. After the last one, a read every `every` (from the
+    // newest create on) decides what it shows, and one once the newest has settled decides all the rest: on a Jira
+    // whose index lags a second, the run ends about a second after its last create, not SETTLE_MS.
     const settle = this.o.settleMs ?? SETTLE_MS;
-    const settled = (this.creating > 0 ? oldest : newestWaiting(this.waiting)) + settle - now;
+    const newest = newestWaiting(this.waiting);
+    const settled =
+      this.creating > 0
+        ? oldest + settle - now
+        : Math.min(newest + settle, Math.max(newest, this.lastRecheck) + every) - now;
     this.recheckTimer = setTimeout(
       () => {
         this.recheckTimer = undefined;
-        // The creates ended while this waited: one read once the newest has settled decides them all.
-        if (this.creating === 0 && newestWaiting(this.waiting) + settle > Date.now()) this.scheduleRecheck();
-        else void this.recheck();
+        void this.recheck();
       },
       Math.max(0, paced, settled),
     );
@@ -529,6 +554,16 @@ export class CaseRegistry {
     }
     try {
       await this.refresh();
+      // A create this read shows is decided by it too: a search that shows a case shows every case made before it
+      // (each node's index takes the cluster's changes in order), so an older one of its test would be here.
+      for (const [id, list] of this.waiting) {
+        const shown = list.filter((w) => this.index.shown(w.key));
+        if (shown.length === 0) continue;
+        batch.set(id, [...(batch.get(id) ?? []), ...shown]);
+        const rest = list.filter((w) => !this.index.shown(w.key));
+        if (rest.length) this.waiting.set(id, rest);
+        else this.waiting.delete(id);
+      }
       for (const [id, list] of batch) {
         const kept = this.survivor(id)?.key;
         for (const w of list) {

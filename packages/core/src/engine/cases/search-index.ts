@@ -53,6 +53,8 @@ export class CaseIndex {
   private readonly all = new Map<string, Found & { identity: string }>();
   /** Id and creation time (server clock, ms) of every case read: where re-reads start (`floor`). */
   private readonly times = new Map<number, number>();
+  /** Keys a search has answered (a case this process added is not among them until one shows it). */
+  private readonly seen = new Set<string>();
   private newest = Number.NEGATIVE_INFINITY;
   private byIdentity?: Map<string, Found[]>;
   private first?: Promise<void>;
@@ -108,6 +110,11 @@ export class CaseIndex {
     return this.byIdentity.get(identity) ?? [];
   }
 
+  /** Whether a search has shown the case (not only `add`). */
+  shown(key: string): boolean {
+    return this.seen.has(key);
+  }
+
   /** A case this process created: in the index before a (lagging) search shows it. */
   add(identity: string, key: string): void {
     if (this.all.has(key)) return;
@@ -147,6 +154,7 @@ export class CaseIndex {
         this.times.set(issue.id, created);
         if (created > this.newest) this.newest = created;
       }
+      this.seen.add(issue.key);
       const identity = this.o.identityOf(String(issue.fields.description ?? ''));
       // Not (or no longer) a case of a test: a labelled duplicate, or a description someone rewrote.
       if (!identity) {

@@ -61,7 +61,8 @@ const category = (t: Transition) => t.to?.statusCategory?.key?.toLowerCase();
 
 /**
  * Closes in flight, process-wide: two reads that find the same duplicate at once (the case registry and a defect
- * search, two engines of one process) share one close. A later call reads the issue again (`already`).
+ * search, two engines of one process) share one close, which only the first reports (`closed`, `labelled`; the
+ * others get `already`, as another machine's read would). A later call reads the issue again (`already`).
  */
 const closes = new Map<string, Promise<DuplicateOutcome>>();
 
@@ -71,12 +72,12 @@ export function closeAsDuplicate(
   signal?: AbortSignal,
   survivor?: string,
 ): Promise<DuplicateOutcome> {
-  let p = closes.get(key);
-  if (!p) {
-    p = close(tm, key, signal, survivor);
-    closes.set(key, p);
-    void p.then(() => closes.delete(key));
-  }
+  const under = closes.get(key);
+  // Joined: the other caller closes it and reports it; for this one it was closed already.
+  if (under) return under.then((o) => (o === 'closed' || o === 'labelled' ? 'already' : o));
+  const p = close(tm, key, signal, survivor);
+  closes.set(key, p);
+  void p.then(() => closes.delete(key));
   return p;
 }
 
