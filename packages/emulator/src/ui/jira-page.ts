@@ -21,6 +21,7 @@ const KNOBS: [keyof typeof PROFILES.realistic, string, string][] = [
   ['textSearch', 'Text search (~)', 'tokenised (Jira) or substring'],
   ['patAsBasic', 'Token as Basic password', 'on or off'],
   ['captchaAfterFailedLogins', 'CAPTCHA after failed logins', 'a number, or off (the seed wins)'],
+  ['bulkCreateMax', 'Bulk create cap', 'issues per POST /rest/api/2/issue/bulk; 0: no such route (404)'],
 ];
 
 const shown = (v: unknown): string =>
