@@ -34,6 +34,7 @@ Usage: casebridge-emulator [options]
   --text-search M      ~ as tokenised (Jira) or substring
   --pat-as-basic on|off   a personal access token works as a Basic password (realistic off)
   --captcha-after N|off   failed logins before the CAPTCHA when the seed sets none (realistic 3)
+  --bulk-create-max N     issues one bulk create takes; 0: no bulk create route (realistic 50)
   Faults (all scoped by --fault-route, deterministic with --fault-seed):
   --latency MS         added latency per request
   --jitter MS          random extra latency in [0, MS)
@@ -140,6 +141,7 @@ function jiraKnobs(values: Record<string, string | boolean | undefined>): JiraBe
     textSearch: str('text-search') as JiraBehaviourInput['textSearch'],
     patAsBasic: onOff('pat-as-basic', str('pat-as-basic')),
     captchaAfterFailedLogins: numOrOff('captcha-after', str('captcha-after')),
+    bulkCreateMax: num('bulk-create-max', str('bulk-create-max')),
   };
 }
 
@@ -166,6 +168,7 @@ async function main(): Promise<void> {
       'text-search': { type: 'string' },
       'pat-as-basic': { type: 'string' },
       'captcha-after': { type: 'string' },
+      'bulk-create-max': { type: 'string' },
       latency: { type: 'string' },
       jitter: { type: 'string' },
       'error-rate': { type: 'string' },
