@@ -133,6 +133,13 @@ export class SuiteLinks {
     this.waiting.set(path, keys);
   }
 
+  /** Cases waiting to be linked. */
+  get size(): number {
+    let n = 0;
+    for (const keys of this.waiting.values()) n += keys.length;
+    return n;
+  }
+
   /** Links sent and not answered, or waiting. */
   get busy(): boolean {
     return this.sending !== undefined || this.waiting.size > 0;

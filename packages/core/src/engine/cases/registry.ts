@@ -361,8 +361,9 @@ export class CaseRegistry {
         this.running -= 1;
         this.creating -= jobs.length;
         this.pump();
-        // No create left under way: the cases made meanwhile are filed in their suites, one request per path.
-        if (this.running === 0) void this.links.flush().then(() => this.o.onProgress?.());
+        // A batch's worth of cases waits to be filed in their suites: one request per path (the rest go once the
+        // creates are over, see recheck).
+        if (this.links.size >= this.batchSize) this.fileInSuites();
         this.scheduleRecheck();
       });
     }
@@ -430,6 +431,11 @@ export class CaseRegistry {
       this.waiting.set(job.id, list);
     }
     await Promise.all(outcome.refused.map((i) => this.createOne(todo[i] as Job)));
+  }
+
+  /** Files the cases that wait in their suites, one request per suite path. */
+  private fileInSuites(): void {
+    void this.links.flush().then(() => this.o.onProgress?.());
   }
 
   private summaryOf(test: TestResult): string {
@@ -585,6 +591,8 @@ export class CaseRegistry {
     } finally {
       this.rechecking = false;
       this.lastRecheck = Date.now();
+      // The creates are over: what waits is filed in its suites.
+      if (this.creating === 0) this.fileInSuites();
       this.scheduleRecheck();
     }
   }
