@@ -53,6 +53,19 @@ export const jiraProjectOp = defineOperation({
   errors: [{ status: 404, when: 'no project has that id or key' }],
 });
 
+/** One issue create, `{fields, update}`: the body of `POST /issue` and each element of a bulk create. */
+const issueCreate = () =>
+  z.strictObject({
+    fields: z.looseObject({
+      project: byNameOrId().extend({ key: z.string().optional() }).optional(),
+      summary: z.string().optional(),
+      description: z.string().nullable().optional(),
+      issuetype: byNameOrId().optional(),
+      ...issueCreateFields(),
+    }),
+    update: z.record(z.string(), z.unknown()).optional(),
+  });
+
 export const jiraCreateIssue = defineOperation({
   id: 'jira.createIssue',
   service: 'jira',
@@ -60,17 +73,7 @@ export const jiraCreateIssue = defineOperation({
   method: 'POST',
   path: '/rest/api/2/issue',
   summary: "Create an issue (answers 201 {id, key, self}); the fields must be on the issue type's create screen",
-  body: () =>
-    z.strictObject({
-      fields: z.looseObject({
-        project: byNameOrId().extend({ key: z.string().optional() }).optional(),
-        summary: z.string().optional(),
-        description: z.string().nullable().optional(),
-        issuetype: byNameOrId().optional(),
-        ...issueCreateFields(),
-      }),
-      update: z.record(z.string(), z.unknown()).optional(),
-    }),
+  body: issueCreate,
   response: (mode) => obj(mode, { id: jiraId(mode), key: z.string(), self: loose(mode, z.string()) }),
   errors: [
     {
@@ -111,20 +114,7 @@ export const jiraBulkCreateIssues = defineOperation({
     'failedElementNumber}]}): what can be created is, each refused element is named by its 0-based position',
   body: () =>
     z.strictObject({
-      issueUpdates: z
-        .array(
-          z.strictObject({
-            fields: z.looseObject({
-              project: byNameOrId().extend({ key: z.string().optional() }).optional(),
-              summary: z.string().optional(),
-              description: z.string().nullable().optional(),
-              issuetype: byNameOrId().optional(),
-              ...issueCreateFields(),
-            }),
-            update: z.record(z.string(), z.unknown()).optional(),
-          }),
-        )
-        .min(1),
+      issueUpdates: z.array(issueCreate()).min(1),
     }),
   response: (mode) =>
     obj(mode, {
