@@ -128,7 +128,7 @@ function mappingEntries(dir) {
 const load = () => Math.round(loadavg()[0] * 100) / 100;
 
 /** Drops what a report need not keep of a run: the request tail (thousands of lines here). */
-const slim = ({ tail, ...run }) => run;
+const slim = ({ tail, timeline, ...run }) => run;
 
 /**
  * The adoption cell: an unmeasured bare run (Jest's transform cache), the bare run (Jest's `summary` reporter only),
@@ -153,6 +153,7 @@ export async function runAdoption(variant, log) {
     first.state = tally(emu, 'Adoption 1');
     first.mapped = mappingEntries(dir);
     log(`  first run  ${runLine(first)}`);
+    if (first.timeline) log(timelineText(first.timeline));
     const casesBefore = first.state.cases;
     const second = await measure({ ...base, casebridge: true, cycle: 'Adoption 2', env, reset: false });
     second.state = tally(emu, 'Adoption 2');
@@ -179,6 +180,12 @@ export async function runAdoption(variant, log) {
   } finally {
     await emu.close();
   }
+}
+
+/** BENCH_TIMELINE=1: the first run's requests, one line each (start–end ms from the spawn, operation). */
+function timelineText({ lastTestEnd, requests }) {
+  const lines = requests.map(([a, b, op]) => `    ${String(a).padStart(6)}–${String(b).padEnd(6)} ${op}`);
+  return [`  timeline (ms from spawn; last test ended at ${lastTestEnd}):`, ...lines].join('\n');
 }
 
 const journalText = (j) =>

@@ -217,6 +217,16 @@ export async function measure({
     failedRequests: failed,
     byOp,
     tail,
+    // BENCH_TIMELINE=1: every request as [start, end, op], ms from the spawn, with the last test's end: where a
+    // run's time goes (kept out of the reports otherwise: thousands of entries).
+    ...(process.env.BENCH_TIMELINE
+      ? {
+          timeline: {
+            lastTestEnd: pre?.lastTestEnd ? Math.round(pre.lastTestEnd - started) : null,
+            requests: requests.map((r) => [Math.round(r.at - started), Math.round(r.at + r.ms - started), r.op]),
+          },
+        }
+      : {}),
     delivered: casebridge ? delivered(emu, mode, cycle) : null,
     /** What the run left in the fixture's journal folder (the default `.casebridge/journal`). */
     journal: casebridge ? journalLeft(join(dir, '.casebridge', 'journal')) : null,
