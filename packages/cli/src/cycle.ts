@@ -58,7 +58,7 @@ export async function cycleCommand(
     const found = await findCycle(svc, plan, name);
     return found
       ? { ...found, created: false }
-      : createCycle(svc, { plan, name, environment: c.environment, build: c.build });
+      : createCycle(svc, { plan, name, environment: c.environment, build: c.build, preloadRuns: c.preloadRuns });
   };
   try {
     if (action === 'create') return await findOrCreate();

@@ -111,7 +111,9 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
   const target: Target = {
     mode: c.mode,
     projectKey: c.projectKey,
-    ...(c.mode === 'cycle' ? { plan: c.testPlan as string, cycleName: cycleNameFor(c, env) } : {}),
+    ...(c.mode === 'cycle'
+      ? { plan: c.testPlan as string, cycleName: cycleNameFor(c, env), preloadRuns: c.preloadRuns }
+      : {}),
     ...(c.environment ? { environment: c.environment } : {}),
     ...(c.build ? { build: c.build } : {}),
   };

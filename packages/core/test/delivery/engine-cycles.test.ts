@@ -33,6 +33,58 @@ describe('cycles', () => {
     ]);
   });
 
+  it('preloadRuns: the new cycle holds every case of the plan; a run of two costs no add to the cycle', async () => {
+    // Latency on every answer: requests sent together overlap in the log.
+    emu.faults.set([{ route: '**', latencyMs: 50 }]);
+    const end = await report(
+      base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI preloaded', preloadRuns: true }),
+      [result('DEMO-2 a', 'passed'), result('DEMO-3 b', 'passed')],
+    );
+    expect(end.summary.problems).toEqual([]);
+    expect(emu.store.cycles.find((c) => c.name === 'CI preloaded')?.status).toBe('Active');
+    // The plan's six cases: the two reported, the four the run left out Not Tested.
+    expect(
+      runsOfCycle('CI preloaded')
+        .map((r) => [r.key, r.status])
+        .sort(),
+    ).toEqual([
+      ['DEMO-2', 'Passed'],
+      ['DEMO-3', 'Passed'],
+      ['DEMO-4', 'Not Tested'],
+      ['DEMO-5', 'Not Tested'],
+      ['DEMO-6', 'Not Tested'],
+      ['DEMO-7', 'Not Tested'],
+    ]);
+    // Find, create, read back and start (together: the create answers no id), the run list, one bulk.
+    const sent = emu
+      .requests()
+      .filter((r) => r.service === 'tm')
+      .map((r) => r.op);
+    expect(sent.sort()).toEqual(
+      [
+        'plans.cycles',
+        'plans.addCycle',
+        'plans.cycles',
+        'cycles.workflow',
+        'cycles.testRunsByCycleId',
+        'runs.bulkStatusUpdate',
+      ].sort(),
+    );
+    const [readBack, start] = [ops('plans.cycles')[1], ops('cycles.workflow')[0]];
+    // Both sent before either was answered.
+    expect(
+      readBack && start && Math.max(readBack.at, start.at) <= Math.min(readBack.at + readBack.ms, start.at + start.ms),
+    ).toBe(true);
+  });
+
+  it('preloadRuns off (the default): the new cycle holds only what the run reports', async () => {
+    await report(base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI empty' }), [
+      result('DEMO-2 a', 'passed'),
+    ]);
+    expect(runsOfCycle('CI empty').map((r) => [r.key, r.status])).toEqual([['DEMO-2', 'Passed']]);
+    expect(ops('cycles.addMembersToTestCycle')).toHaveLength(1);
+  });
+
   for (const planned of [true, false]) {
     it(`a cycle completed by someone else mid-run is resumed, gets the result and is completed again (${
       planned ? 'planned' : 'unplanned'

@@ -31,6 +31,11 @@ export interface CasebridgeOptions {
   build?: string | undefined;
   /** Complete the cycle when the run ends (default false: shards may still be reporting). */
   completeCycle?: boolean | undefined;
+  /**
+   * A cycle the run creates gets a run for every case of the test plan, Not Tested until reported: the cycle shows
+   * what the run left out (default false: it starts empty and holds only the cases the run reports).
+   */
+  preloadRuns?: boolean | undefined;
   /** Regular expression of a case key; default: keys of `projectKey`. */
   keyPattern?: string | undefined;
   /** Mapping file, relative to the project root (default `casebridge.keys.json`). */

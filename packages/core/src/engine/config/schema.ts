@@ -79,6 +79,8 @@ export const configSchema = z
     build: z.string().optional(),
     /** Complete the cycle when the run ends (off: shards may still be reporting). */
     completeCycle: z.boolean().default(false),
+    /** A cycle the run creates gets a run (Not Tested) for every case of the test plan; false: it starts empty. */
+    preloadRuns: z.boolean().default(false),
     /** Regular expression of a case key; default: keys of `projectKey`. */
     keyPattern: z.string().optional(),
     /** Mapping file, relative to the project root. */

@@ -79,8 +79,8 @@ export class CycleRuns {
     const cycle = await this.cycles.ensure(t);
     const ck = this.cycles.key(t);
     let runs = this.runs.get(ck);
-    // A cycle this run just created has no runs yet: no need to ask.
-    if (!runs) runs = cycle.created ? new Map<string, number>() : await this.read(t, cycle);
+    // A cycle this run just created empty has no runs yet: no need to ask. One preloaded holds the plan's cases.
+    if (!runs) runs = cycle.created && !cycle.preloaded ? new Map<string, number>() : await this.read(t, cycle);
     this.runs.set(ck, runs);
     let added = this.added.get(ck);
     if (!added) {

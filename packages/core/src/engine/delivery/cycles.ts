@@ -18,6 +18,11 @@ export interface CycleSpec {
   name: string;
   environment?: string;
   build?: string;
+  /**
+   * Whether the new cycle gets a run for every case of the plan (`preloadRuns: yes`, runs Not Tested), or starts
+   * empty. Always sent: the service's default when it is left out is not documented.
+   */
+  preloadRuns?: boolean;
 }
 
 /** The workflow actions of a cycle (case-sensitive, as the service matches them) and the status each leads to. */
@@ -44,14 +49,23 @@ export async function findCycle(svc: Service, plan: string, name: string): Promi
 /**
  * Creates the cycle and reads it back; when another process created it first (or the answer was lost), takes
  * theirs (`created: false`). Throws PermanentProblem when it is still not there.
+ *
+ * `start`: a cycle this process created is started at the same time as it is read back (the create answers no id:
+ * the read is needed anyway, and the start goes by name), one round trip instead of two. A cycle another process
+ * made is left as it was read: the caller decides.
  */
-export async function createCycle(svc: Service, spec: CycleSpec): Promise<CycleInfo & { created: boolean }> {
+export async function createCycle(
+  svc: Service,
+  spec: CycleSpec,
+  { start = false }: { start?: boolean } = {},
+): Promise<CycleInfo & { created: boolean }> {
   const { plan, name } = spec;
   const input = {
     testPlanIssueKey: plan,
     name,
     ...(spec.environment ? { environment: spec.environment } : {}),
     ...(spec.build ? { build: spec.build } : {}),
+    preloadRuns: spec.preloadRuns ? 'yes' : 'no',
   };
   let created = false;
   let failure: unknown;
@@ -63,14 +77,26 @@ export async function createCycle(svc: Service, spec: CycleSpec): Promise<CycleI
     failure = err;
   }
   // A dry run's read would find no cycle (and show one more call): the cycle it would have made, id 0.
-  const cycle = svc.dryRun ? { id: 0, name, plan, status: 'Draft' } : await findCycle(svc, plan, name);
+  if (svc.dryRun) {
+    const cycle = { id: 0, name, plan, status: 'Draft', created };
+    if (start && created) await moveCycle(svc, cycle, 'Start');
+    return cycle;
+  }
+  const started = start && created ? moveCycle(svc, { id: 0, name, plan, status: 'Draft' }, 'Start') : undefined;
+  // Both settle before either's failure is thrown: a start left running would be a request nobody waits for.
+  const [read, moved] = await Promise.allSettled([findCycle(svc, plan, name), started]);
+  if (read.status === 'rejected') throw read.reason;
+  if (moved.status === 'rejected') throw moved.reason;
+  const cycle = read.value;
   if (!cycle) {
     // A 500 or a lost answer, and no cycle: maybe a fault, not a refusal. Thrown as it is, the results are tried
     // again (or journaled); a PermanentProblem would drop every result of the run.
     if (failure instanceof AmbiguousError || (failure instanceof ValidationError && failure.uncertain)) throw failure;
     throw new PermanentProblem(`cycle "${name}" could not be created in test plan ${plan}`);
   }
-  return { ...cycle, created };
+  // The read may have been answered before the start took effect.
+  if (started) cycle.status = CYCLE_STATUS_AFTER.Start;
+  return { ...cycle, created, ...(created && spec.preloadRuns ? { preloaded: true } : {}) };
 }
 
 /**
@@ -133,7 +159,8 @@ export class Cycles {
         `test plan ${plan} was not found (HTTP 404): check testPlan (CASEBRIDGE_TEST_PLAN); no result of this run can go to a cycle`,
       );
     }
-    cycle ??= await createCycle(this.svc, { plan, name, environment: t.environment, build: t.build });
+    const spec = { plan, name, environment: t.environment, build: t.build, preloadRuns: t.preloadRuns };
+    cycle ??= await createCycle(this.svc, spec, { start: true });
     if (cycle.status === 'Draft') await moveCycle(this.svc, cycle, 'Start');
     else if (cycle.status === 'Completed' || cycle.status === 'Aborted') await resumeCycle(this.svc, cycle);
     this.seen.push(cycle);

@@ -123,6 +123,8 @@ export interface CycleInfo {
   status: string;
   /** This process created it (false: another process did first; absent: it was there already). */
   created?: boolean;
+  /** This process created it with a run for every case of the plan (`preloadRuns`): its run list is not empty. */
+  preloaded?: boolean;
   /** This run resumed it (someone completed or aborted it): it completes it again at the end. */
   resumed?: boolean;
 }

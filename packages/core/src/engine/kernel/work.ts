@@ -42,6 +42,8 @@ export interface Target {
   cycleName?: string;
   environment?: string;
   build?: string;
+  /** A cycle this run creates gets a run for every case of the plan (option `preloadRuns`); absent: it does not. */
+  preloadRuns?: boolean;
 }
 
 export interface Progress {
