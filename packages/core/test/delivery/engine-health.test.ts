@@ -151,6 +151,18 @@ describe('splitting a failing batch', () => {
     expect(calls.filter((c) => c.length === 1 && c[0] === 41)).toHaveLength(2);
   });
 
+  it('sends halves depth first, first half first, then each item that failed alone once more, in that order', async () => {
+    // The order of the recursive walk the split was before it became one loop (same requests, same order).
+    const calls: string[] = [];
+    const out = await splitBatch([1, 2, 3, 4, 5, 6, 7], async (part) => {
+      calls.push(part.join(''));
+      if (part.includes(3) || part.includes(6)) throw e500();
+    });
+    expect(calls).toEqual(['1234567', '1234', '12', '34', '3', '4', '567', '56', '5', '6', '7', '3', '6']);
+    expect(out).toMatchObject({ sent: [1, 2, 4, 5, 7], unsent: [] });
+    expect(out.refused.map((r) => r.item)).toEqual([3, 6]);
+  });
+
   it('every item failing alike is an outage: nothing refused, all unsent, three requests', async () => {
     let calls = 0;
     const out = await splitBatch([1, 2, 3, 4, 5, 6, 7, 8], async () => {

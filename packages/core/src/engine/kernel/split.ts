@@ -54,6 +54,9 @@ export interface SplitOptions {
  * alone. An item alone that fails uncertainly is tried once more after the others: refused when it fails again while
  * something else succeeded, else kept as unsent. When the first failures (the batch, then both halves) succeed
  * nowhere, the split stops: an outage, every item unsent. Errors that are not splittable are thrown as they are.
+ *
+ * One loop over the parts still to send, not a recursive walk around a function that sends: every request of the
+ * split is sent from here, one frame between the caller and `send` (bench/frames.mjs counts the way to the socket).
  */
 export async function splitBatch<T>(
   items: readonly T[],
@@ -62,62 +65,55 @@ export async function splitBatch<T>(
 ): Promise<SplitOutcome<T>> {
   const now = o.now ?? Date.now;
   const out: SplitOutcome<T> = { sent: [], refused: [], unsent: [] };
-  const suspects: Array<{ item: T; error: unknown; at: number }> = [];
+  // A stack, the next part last: halves go first half first, depth first, the order of a recursive walk.
+  const parts: T[][] = items.length > 0 ? [[...items]] : [];
+  // Items that failed alone, uncertainly: each sent once more when no part is left (the others went through, or not).
+  const suspects: Array<{ item: T; at: number }> = [];
   let succeeded = false;
   let failedInRow = 0;
   let outage = false;
 
-  const attempt = async (part: T[]): Promise<unknown> => {
-    try {
-      await send(part);
-      succeeded = true;
-      failedInRow = 0;
-      out.sent.push(...part);
-      return undefined;
-    } catch (err) {
-      if (!splittable(err)) throw err;
-      // Only answers that may be faults make an outage: certain refusals (a 404 per bad key) are found one by one.
-      if (!certain(err)) failedInRow += 1;
-      out.error = err;
-      return err;
-    }
-  };
-
-  const walk = async (part: T[]): Promise<void> => {
-    if (part.length === 0) return;
+  for (;;) {
+    const part = parts.pop();
+    const suspect = part ? undefined : suspects.shift();
+    const sending = part ?? (suspect ? [suspect.item] : undefined);
+    if (!sending) break;
     if (outage) {
-      out.unsent.push(...part);
-      return;
-    }
-    const err = await attempt(part);
-    if (err === undefined) return;
-    if (!succeeded && failedInRow >= OUTAGE_AFTER) {
-      outage = true;
-      out.unsent.push(...part);
-      return;
-    }
-    if (part.length === 1) {
-      const item = part[0] as T;
-      if (certain(err)) out.refused.push({ item, error: err });
-      else suspects.push({ item, error: err, at: now() });
-      return;
-    }
-    const half = Math.ceil(part.length / 2);
-    await walk(part.slice(0, half));
-    await walk(part.slice(half));
-  };
-
-  await walk([...items]);
-  // Each item that failed alone, once more: the others went through meanwhile (or not).
-  for (const s of suspects) {
-    if (outage) {
-      out.unsent.push(s.item);
+      out.unsent.push(...sending);
       continue;
     }
-    const err = await attempt([s.item]);
-    if (err === undefined) continue;
-    if (certain(err) || succeeded || o.answeredSince?.(s.at)) out.refused.push({ item: s.item, error: err });
-    else out.unsent.push(s.item);
+    let err: unknown;
+    try {
+      await send(sending);
+    } catch (e) {
+      if (!splittable(e)) throw e;
+      err = e;
+    }
+    if (err === undefined) {
+      succeeded = true;
+      failedInRow = 0;
+      out.sent.push(...sending);
+      continue;
+    }
+    // Only answers that may be faults make an outage: certain refusals (a 404 per bad key) are found one by one.
+    if (!certain(err)) failedInRow += 1;
+    out.error = err;
+    if (suspect) {
+      // Its second try failed too: refused when the service took something else meanwhile, else kept for later.
+      if (certain(err) || succeeded || o.answeredSince?.(suspect.at))
+        out.refused.push({ item: suspect.item, error: err });
+      else out.unsent.push(suspect.item);
+    } else if (!succeeded && failedInRow >= OUTAGE_AFTER) {
+      outage = true;
+      out.unsent.push(...sending);
+    } else if (sending.length === 1) {
+      const item = sending[0] as T;
+      if (certain(err)) out.refused.push({ item, error: err });
+      else suspects.push({ item, at: now() });
+    } else {
+      const half = Math.ceil(sending.length / 2);
+      parts.push(sending.slice(half), sending.slice(0, half));
+    }
   }
   if (out.unsent.length === 0) delete out.error;
   return out;
