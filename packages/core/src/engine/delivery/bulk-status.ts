@@ -1,4 +1,4 @@
-import { answerOf, splitBatch } from '../kernel/split.js';
+import { answerOf, type SplitOptions, type SplitOutcome } from '../kernel/split.js';
 import type { CycleInfo } from '../kernel/types.js';
 import { appendTo, type WorkItem } from '../kernel/work.js';
 import type { DeliveryService } from './compose.js';
@@ -18,7 +18,7 @@ export interface BulkOutcome {
 }
 
 /** Which runs got their status, which the service refused (with its answer), and lines for the summary. */
-interface Sent {
+export interface Sent {
   sent: Set<number>;
   refused: Map<number, unknown>;
   problems: string[];
@@ -27,12 +27,15 @@ interface Sent {
 type Fields = { result?: string; comment?: string; bugs?: string[] };
 
 /**
- * The bulk status updates of a run: one `bulkStatusUpdate` per status, split when the service fails it (see
- * splitBatch), one run update per run where the service has no bulk update (the older variant: 404 on the route).
+ * The parts of a bulk's status writes (Delivery.bulk sends them, in the runs' turn): which runs get which status,
+ * one `bulkStatusUpdate` per status (the split's `send`, see splitBatch) or one run update per run where the service
+ * has no bulk update (the older variant: 404 on the route), and what became of each status's runs.
  */
 export class BulkStatuses {
   /** Statuses already named in the summary as failing for every run. */
   private readonly named = new Set<string>();
+  /** The split's options: a run that fails alone while the service answers others is refused (see splitBatch). */
+  readonly splitOptions: SplitOptions;
 
   constructor(
     private readonly svc: DeliveryService,
@@ -42,45 +45,26 @@ export class BulkStatuses {
     private readonly statusFor: (runId: number, status: string) => string | undefined,
     private readonly updateRun: (cycle: CycleInfo, runId: number, fields: Fields) => Promise<void>,
     private readonly onProgress: () => void,
-  ) {}
+  ) {
+    this.splitOptions = svc.answeredSince ? { answeredSince: svc.answeredSince } : {};
+  }
 
-  async send(cycle: CycleInfo, wanted: Map<number, string>, started: number): Promise<Sent> {
-    const out: Sent = { sent: new Set(), refused: new Map(), problems: [] };
+  /**
+   * The runs of `wanted` by the status to write to them; a run that holds this status or a worse one already has
+   * nothing to write and goes to `out.sent`. Asked in the runs' turn, after the writes before it (see statusFor).
+   */
+  toWrite(wanted: Map<number, string>, out: Sent): Map<string, number[]> {
     const byStatus = new Map<string, number[]>();
     for (const [runId, status] of wanted) {
       const s = this.statusFor(runId, status);
-      // The run holds this status or a worse one already: nothing to write.
       if (s) appendTo(byStatus, s, runId);
       else out.sent.add(runId);
     }
-    for (const [status, runIds] of byStatus) {
-      const split = await splitBatch(runIds, (part) => this.sendOne(cycle, status, part), {
-        ...(this.svc.answeredSince ? { answeredSince: this.svc.answeredSince } : {}),
-      });
-      for (const runId of split.sent) {
-        out.sent.add(runId);
-        this.runStatus.set(runId, status);
-      }
-      for (const r of split.refused) out.refused.set(r.item, r.error);
-      // Every run of the status failed while the service answered other requests: the instance may not know the
-      // status (administrators rename and disable them), or its bulk update is failing. Said once; the runs wait.
-      if (
-        split.sent.length === 0 &&
-        split.unsent.length === runIds.length &&
-        this.svc.answeredSince?.(started) &&
-        !this.named.has(status)
-      ) {
-        this.named.add(status);
-        out.problems.push(
-          `the service answered every update of run status '${status}' (${runIds.length} run(s)) with an error while it answered other requests (${answerOf(split.error)}): it may refuse the status (administrators rename and disable run statuses: check statusMap against the instance's statuses), or its bulk update is failing; the results are kept in the journal, \`casebridge replay\` delivers them once the cause is fixed`,
-        );
-      }
-    }
-    return out;
+    return byStatus;
   }
 
   /** One bulk update, or one update per run where the service has none (see DeliveryService.lacks). */
-  private async sendOne(cycle: CycleInfo, status: string, runIds: number[]): Promise<void> {
+  async sendOne(cycle: CycleInfo, status: string, runIds: number[]): Promise<void> {
     if (!this.svc.lacks('bulkStatus')) {
       const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, status, runIds };
       await this.svc.inCycle(cycle).runs.bulkStatusUpdate(input, this.svc.o);
@@ -90,6 +74,28 @@ export class BulkStatuses {
       }
     }
     for (const runId of runIds) await this.updateRun(cycle, runId, { result: status });
+  }
+
+  /** What the split of one status's runs did, into `out`; `started`: when the bulk began. */
+  record(status: string, runIds: number[], split: SplitOutcome<number>, out: Sent, started: number): void {
+    for (const runId of split.sent) {
+      out.sent.add(runId);
+      this.runStatus.set(runId, status);
+    }
+    for (const r of split.refused) out.refused.set(r.item, r.error);
+    // Every run of the status failed while the service answered other requests: the instance may not know the
+    // status (administrators rename and disable them), or its bulk update is failing. Said once; the runs wait.
+    if (
+      split.sent.length === 0 &&
+      split.unsent.length === runIds.length &&
+      this.svc.answeredSince?.(started) &&
+      !this.named.has(status)
+    ) {
+      this.named.add(status);
+      out.problems.push(
+        `the service answered every update of run status '${status}' (${runIds.length} run(s)) with an error while it answered other requests (${answerOf(split.error)}): it may refuse the status (administrators rename and disable run statuses: check statusMap against the instance's statuses), or its bulk update is failing; the results are kept in the journal, \`casebridge replay\` delivers them once the cause is fixed`,
+      );
+    }
   }
 }
 

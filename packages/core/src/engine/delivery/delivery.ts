@@ -4,16 +4,16 @@ import { DefectCap } from '../defects/cap.js';
 import { type DefectOutcome, findOrFileDefect } from '../defects/defects.js';
 import { DefectRefusals, type Refusal } from '../defects/refusals.js';
 import { PermanentProblem } from '../kernel/errors.js';
-import { serialByKey } from '../kernel/keyed.js';
 import { displayName, outcomeOf } from '../kernel/model.js';
 import { jiraCheck } from '../kernel/problems.js';
+import { splitBatch } from '../kernel/split.js';
 import { type StatusRank, statusRanker, worseOf } from '../kernel/status-rank.js';
 import { pipelineMarker } from '../kernel/text.js';
 import type { CycleInfo, RunnerInfo } from '../kernel/types.js';
 import { appendTo, runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
 import { AdhocRuns } from './adhoc.js';
 import { type AttachmentStats, Attachments } from './attachments.js';
-import { type BulkOutcome, BulkStatuses, settleBulk } from './bulk-status.js';
+import { type BulkOutcome, BulkStatuses, type Sent, settleBulk } from './bulk-status.js';
 import { commentFor } from './comment.js';
 import type { DeliveryService } from './compose.js';
 import { CycleRuns } from './cycle-runs.js';
@@ -101,10 +101,10 @@ export class Delivery {
   private readonly refusedItems = new WeakMap<WorkItem, Refusal>();
   /** Status this process wrote to each run, and the status writes of each run, one after the other (see bulk). */
   private readonly runStatus = new Map<number, string>();
-  private readonly inRunOrder = serialByKey<number>();
+  private readonly runOrder = new RunOrder();
   /** The worse of two statuses wins on a run; a renamed or custom status ranks as the outcome mapped to it. */
   private readonly rank: StatusRank;
-  /** The bulk status updates (split when the service fails one; per run where it has none). */
+  /** The parts of the bulk status updates (split when the service fails one; per run where it has none). */
   private readonly statuses: BulkStatuses;
 
   constructor(o: DeliveryOptions) {
@@ -174,7 +174,21 @@ export class Delivery {
       const runId = runs.get(key);
       if (runId !== undefined && status && !this.heldByPipeline(runId, status)) wanted.set(runId, status);
     }
-    const sent = await this.inRunOrder([...wanted.keys()], () => this.statuses.send(cycle, wanted, started));
+    // In the runs' turn, after the status writes queued before on them (see statusFor): one bulk per status, split
+    // when the service fails it (see splitBatch). The split's `send` is sendOne bound, not an arrow forwarding to it
+    // (one frame fewer on the way to the socket, as bindGroup's methods).
+    const sent: Sent = { sent: new Set(), refused: new Map(), problems: [] };
+    const turn = this.runOrder.turn([...wanted.keys()]);
+    try {
+      await turn.ready;
+      for (const [status, runIds] of this.statuses.toWrite(wanted, sent)) {
+        const send = this.statuses.sendOne.bind(this.statuses, cycle, status);
+        const split = await splitBatch(runIds, send, this.statuses.splitOptions);
+        this.statuses.record(status, runIds, split, sent, started);
+      }
+    } finally {
+      turn.done();
+    }
     return settleBulk(items, runs, wanted, sent, this.badKeys, (item) => runStatusOf(item.test, this.config.statusMap));
   }
 
@@ -200,18 +214,23 @@ export class Delivery {
     const why = refused ? [this.refusals.note(refused)] : this.notFiled.has(item) ? [this.defectCap.note()] : [];
     const comment = commentFor(item, [...notes, ...why], this.pipeline);
     const status = runStatusOf(item.test, this.config.statusMap);
-    await this.inRunOrder([runId], async () => {
+    const turn = this.runOrder.turn([runId]);
+    try {
+      await turn.ready;
       // In a cycle, a case another test of this run already failed stays failed; an ad hoc run is this result's own.
       let result = t.mode === 'cycle' ? this.statusFor(runId, status) : status;
       if (result && t.mode === 'cycle' && this.heldByPipeline(runId, result)) result = undefined;
-      if (!result && !comment && bugs.length === 0) return;
-      await this.updateRun(cycle, runId, {
-        ...(result ? { result } : {}),
-        ...(comment ? { comment } : {}),
-        ...(bugs.length ? { bugs } : {}),
-      });
-      if (result) this.runStatus.set(runId, result);
-    });
+      if (result || comment || bugs.length > 0) {
+        await this.updateRun(cycle, runId, {
+          ...(result ? { result } : {}),
+          ...(comment ? { comment } : {}),
+          ...(bugs.length ? { bugs } : {}),
+        });
+        if (result) this.runStatus.set(runId, result);
+      }
+    } finally {
+      turn.done();
+    }
     this.onProgress();
   }
 
@@ -294,7 +313,13 @@ export class Delivery {
     for (const { item, cycle, runId } of this.filedLinks.get(key) ?? []) {
       item.progress.defect = survivor;
       item.progress.defectCreated = false;
-      await this.inRunOrder([runId], () => this.updateRun(cycle, runId, { bugs: [survivor] }));
+      const turn = this.runOrder.turn([runId]);
+      try {
+        await turn.ready;
+        await this.updateRun(cycle, runId, { bugs: [survivor] });
+      } finally {
+        turn.done();
+      }
     }
     this.filedLinks.delete(key);
   }
@@ -311,7 +336,7 @@ export class Delivery {
 
   /**
    * The status to write to a run: the worse of `status` and what this run wrote there; undefined when unchanged.
-   * With the writes of a run in order (inRunOrder), when several tests report one case the worse status stays (a
+   * With the writes of a run in order (RunOrder), when several tests report one case the worse status stays (a
    * Failed is not overwritten by a later bulk Passed), whatever order the deliveries finish in.
    */
   private statusFor(runId: number, status: string | undefined): string | undefined {
@@ -326,5 +351,29 @@ export class Delivery {
     fields: { result?: string; comment?: string; bugs?: string[] },
   ): Promise<void> {
     await this.svc.inCycle(cycle).runs.update({ runId, ...fields }, this.svc.o);
+  }
+}
+
+/**
+ * The status writes of each run, one after the other: `turn(runIds)` is ready once the writes queued before on any
+ * of them have settled (whether they failed or not), and the next ones wait until `done()` (call it in a `finally`).
+ * A turn taken by the writer, not a wrapper that calls it back: the writes are sent by Delivery's own methods, one
+ * frame fewer on the way to the socket (bench/frames.mjs). A run that went quiet is forgotten.
+ */
+class RunOrder {
+  private readonly last = new Map<number, Promise<void>>();
+
+  turn(runIds: readonly number[]): { ready: Promise<unknown>; done: () => void } {
+    // The turns before never reject: each is settled by its `done()`.
+    const ready = Promise.all(runIds.map((id) => this.last.get(id)));
+    let done: () => void = () => undefined;
+    const mine = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    for (const id of runIds) this.last.set(id, mine);
+    void mine.then(() => {
+      for (const id of runIds) if (this.last.get(id) === mine) this.last.delete(id);
+    });
+    return { ready, done };
   }
 }
