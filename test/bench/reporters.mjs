@@ -26,6 +26,7 @@ import { adoptionTargets, renderAdoption } from './lib/adoption-report.mjs';
 import { changedSince, median, OUT, ROOT, seedFor, versions } from './lib/common.mjs';
 import { jest } from './lib/jest.mjs';
 import { measure, stopRunning } from './lib/measure.mjs';
+import { runPeers } from './lib/peers.mjs';
 import { playwright } from './lib/playwright.mjs';
 import { render, summarizeCell, summarizeFiles, targets } from './lib/report.mjs';
 import { vitest } from './lib/vitest.mjs';
@@ -307,7 +308,7 @@ async function runMatrix() {
 }
 
 async function main() {
-  const parts = ['matrix', 'adoption', 'replay'];
+  const parts = ['matrix', 'adoption', 'replay', 'peers'];
   const unknown = settings.only.filter((p) => !parts.includes(p));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown part "${unknown[0]}": expected ${parts.join(', ')}`);
   const variant = settings.adoptionVariants.find((v) => v !== 'passing' && v !== 'failing');
@@ -319,6 +320,8 @@ async function main() {
   }
   if (settings.only.includes('matrix')) await runMatrix();
   if (settings.only.includes('adoption') || settings.only.includes('replay')) await runIssue14();
+  // Issue 25: casebridge beside Qase's and testomat.io's reporters (lib/peers.mjs); installs them from npm.
+  if (settings.only.includes('peers')) await runPeers({ log, environment: environment() });
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
