@@ -83,13 +83,18 @@ const env = (cycle: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-function project(name: string): string {
+/**
+ * `assertionsFirst`: the assertions' file is made the largest, and Jest runs the largest file first when it has no
+ * timings yet (one worker): the twelve assertion failures then reach the reporter before the outage's thirty.
+ */
+function project(name: string, assertionsFirst = false): string {
+  const padding = assertionsFirst ? `\n// ${'padding '.repeat(4000)}\n` : '';
   return fixture(name, {
     'package.json': JEST_PACKAGE,
     'jest.config.js': jestConfig(),
     'tests/db-a.test.js': dbFile(0, DB_TESTS / 2),
     'tests/db-b.test.js': dbFile(DB_TESTS / 2, DB_TESTS),
-    'tests/assert.test.js': ASSERT_FILE,
+    'tests/assert.test.js': ASSERT_FILE + padding,
   });
 }
 
@@ -173,6 +178,28 @@ describe('defect flood guard (Jest, cycle mode)', () => {
     expect(out.stderr).toContain(
       '  2 failure(s) not filed as defects: the cap of 10 new defects per run (defects.maxPerRun) was reached',
     );
+  });
+
+  it('(e) 30 refused connections among 12 assertion failures: the outage gets a defect whatever came first, 9 others', async () => {
+    await emu.reset();
+    // One worker, the assertions' file first: arrival order would give the cap's ten slots to the assertions.
+    const dir = project('jest-flood-mixed', true);
+    const out = await jest(dir, ['--maxWorkers=1'], env('flood mixed'));
+    expect(out.code).toBe(1);
+    expect(bugs(), `the cap of 10\n${out.stderr}`).toHaveLength(10);
+    const outage = bugs().find((b) => b.summary.startsWith('Environment error (connection refused)'));
+    expect(outage, `the outage has its defect\n${out.stderr}`).toBeDefined();
+    const runs = runsOf('flood mixed');
+    for (const key of DB_KEYS) expect(runs.get(key), key).toMatchObject({ status: 'Failed', bugs: [outage?.key] });
+    const without = ASSERT_KEYS.filter((k) => runs.get(k)?.bugs.length === 0);
+    expect(without).toHaveLength(3);
+    for (const key of without) {
+      expect(runs.get(key)?.status, key).toBe('Failed');
+      expect(runs.get(key)?.comment, key).toContain("not filed: the run's cap of 10 new defects was reached");
+    }
+    // The summary names each group left out with the tests it hit (one each here).
+    expect(out.stderr).toContain('3 failure(s) not filed as defects');
+    expect(out.stderr.match(/^ {4}.*\(1 test\)$/gm)).toHaveLength(3);
   });
 
   it('(c) two shards racing into one cycle with the same refused connection end with one open defect', async () => {

@@ -2,6 +2,7 @@ import { NotFoundError } from '../client/errors.js';
 import { redact } from '../client/secrets.js';
 import { resolveKeys } from './cases/mapping.js';
 import { type CasebridgeConfig, describeSearched, loadConfig } from './config/schema.js';
+import { groupOf } from './defects/groups.js';
 import { RunHealth } from './delivery/health.js';
 import { displayName, outcomeOf, type TestResult } from './kernel/model.js';
 import { Problems } from './kernel/problems.js';
@@ -152,7 +153,14 @@ export class Engine {
       if (keys.length === 0 && s.cases) pipeline.submit(pipeline.take(result, ''));
       else if (keys.length === 0) pipeline.unmapped.push(displayName(result));
       for (const key of keys) pipeline.submit(pipeline.take(result, key));
-      if (last) pipeline.flush();
+      // The cap ranks failure groups by how many tests they hit: it counts each failing test as it comes in.
+      const d = s.config.defects;
+      const wantsDefect = outcome === 'failed' || (outcome === 'flaky' && d.onFlaky);
+      if (d.enabled && wantsDefect && (keys.length > 0 || s.cases)) s.delivery.defectCap.saw(groupOf(result, d.group));
+      if (last) {
+        s.delivery.defectCap.allIn();
+        pipeline.flush();
+      }
     } catch (err) {
       this.problems.add('internal', `internal error while adding a result: ${redact(String(err))}`);
     }
@@ -175,6 +183,8 @@ export class Engine {
     this.ended = true;
     const c = s.config;
     try {
+      // Every result is in: the failure groups still waiting for a defect slot are ranked now (defects/cap.ts).
+      s.delivery.defectCap.allIn();
       if (!(await s.pipeline.drain(this.out))) {
         this.abort.abort();
         await s.pipeline.settle(2_000);

@@ -1,5 +1,6 @@
 import type { TestManagementClient } from '../../client/tm.js';
 import type { CycleInfo } from '../kernel/types.js';
+import type { FailureGroup } from './groups.js';
 
 /**
  * The flood guard's count: at most `defects.maxPerRun` new defects per run, and in cycle mode per cycle, across the
@@ -14,12 +15,38 @@ import type { CycleInfo } from '../kernel/types.js';
  *
  * The count includes defects of other machines that were linked (not created) into the cycle: the list cannot
  * tell the two apart, so the cap errs on the side of filing fewer. Those this process linked are left out.
+ *
+ * Which groups get the slots: the widest blast radius, not the first to arrive. The engine tells the cap every
+ * failing test's group as it comes in (`saw`). The first half of the slots go to groups as they need a defect
+ * (streaming: the first failures of a run get their defect while it runs); a group that needs one when those are
+ * taken waits until every result of the run is in (`allIn`: the last planned test reported, or the run ended). Then
+ * the groups still without a defect are ranked by their number of failing tests (environment errors first on a tie,
+ * then the one seen first), and the slots left go to the top of that list; the rest are named in the summary,
+ * largest first. A group ranked in whose failure finds an existing defect (linked, no slot needed) leaves its slot
+ * unused: the cap errs on filing fewer here too.
  */
 
 /** How close to the cap the cycle's list is read again before each new defect. */
 const NEAR = 3;
 /** `[cb-<16 hex>]` in a defect summary. */
 const MARKER = /\[(cb-[0-9a-f]{16})\]/;
+
+/** A group of failures as the cap ranks it. */
+interface Demand {
+  /** Failing tests of the group seen in this run. */
+  tests: number;
+  environment: boolean;
+  /** Order of first sight: the last tie-break. */
+  order: number;
+  /** What the summary calls it. */
+  label: string;
+}
+
+/** A failure group the cap did not file, for the summary: what it is and how many failing tests it had. */
+export interface NotFiledGroup {
+  label: string;
+  tests: number;
+}
 
 interface CycleDefects {
   /** Marker → defect key, from the last read of the list. */
@@ -40,6 +67,18 @@ export class DefectCap {
   /** Reservations near the cap, one after the other; callers waiting for the creates under way to settle. */
   private near: Promise<unknown> = Promise.resolve();
   private readonly waiting: Array<() => void> = [];
+  /** Failure groups by hash: the blast radius of each (see `saw`). */
+  private readonly demand = new Map<string, Demand>();
+  /** Groups that took a slot, and groups that linked an existing defect: never ranked. */
+  private readonly served = new Set<string>();
+  /** Groups that wait for `allIn` to know whether they get a slot. */
+  private readonly queued = new Map<string, Array<(ranked: boolean) => void>>();
+  /** Set by `allIn`: the groups ranked into the slots left (undefined: results are still coming in). */
+  private ranked?: Set<string>;
+  /** The groups `allIn` ranked (those outside its slots among them are refused). */
+  private rankedFrom = new Set<string>();
+  /** Groups the cap left without a defect. */
+  private readonly refused = new Set<string>();
 
   constructor(
     readonly max: number,
@@ -54,14 +93,53 @@ export class DefectCap {
     return c.byMarker.get(marker);
   }
 
+  /** A failing test of this group came in (before its delivery): its blast radius grows by one. */
+  saw(group: FailureGroup): void {
+    const d = this.demand.get(group.hash);
+    if (d) d.tests += 1;
+    else
+      this.demand.set(group.hash, {
+        tests: 1,
+        environment: !!group.environment,
+        order: this.demand.size,
+        label: labelOf(group),
+      });
+  }
+
   /**
-   * Takes a slot for one new defect, or answers false when the cap is reached (in cycle mode counted over the
-   * cycle). A taken slot is given back with `settle`: the key that was created, or undefined when none was.
+   * Every result of the run is in: the groups waiting for a slot, and those seen whose delivery has not asked yet,
+   * are ranked by blast radius and the slots left go to the top ones (see the class comment). Once only.
    */
-  async reserve(cycle: CycleInfo | undefined): Promise<boolean> {
-    if (this.max === 0) return false;
-    if (!cycle) return this.take(undefined);
-    const c = await this.cycleState(cycle);
+  allIn(cycle?: CycleInfo): void {
+    if (this.ranked) return;
+    const left = Math.max(0, this.max - this.count(cycle ? this.cycles.get(cycle.id) : this.anyCycle()));
+    const order = [...this.demand.entries()]
+      .filter(([hash]) => !this.served.has(hash))
+      .sort(([, a], [, b]) => b.tests - a.tests || Number(b.environment) - Number(a.environment) || a.order - b.order);
+    this.rankedFrom = new Set(order.map(([hash]) => hash));
+    this.ranked = new Set(order.slice(0, left).map(([hash]) => hash));
+    for (const [hash, wakes] of this.queued) for (const wake of wakes) wake(this.ranked.has(hash));
+    this.queued.clear();
+  }
+
+  /**
+   * Takes a slot for one new defect of the group, or answers false when the cap leaves it without one (in cycle
+   * mode counted over the cycle). While results still come in and the first half of the slots is taken, it waits for
+   * `allIn` (see the class comment). A taken slot is given back with `settle`: the key that was created, or undefined
+   * when none was.
+   */
+  async reserve(cycle: CycleInfo | undefined, group?: FailureGroup): Promise<boolean> {
+    if (this.max === 0) return this.refuse(group);
+    if (group && !this.demand.has(group.hash)) this.saw(group);
+    const c = cycle ? await this.cycleState(cycle) : undefined;
+    if (group) {
+      // No await between this check and the take below while the streaming half is free: concurrent callers
+      // cannot all pass it.
+      const streams = !this.ranked && this.count(c) < Math.floor(this.max / 2);
+      if (!streams && !(await this.ranksIn(c, group.hash))) return this.refuse(group);
+      this.served.add(group.hash);
+    }
+    if (!cycle || !c) return this.take(undefined);
     if (this.count(c) < this.max - NEAR) return this.take(c);
     // Near the cap another machine may have filed since the last read: read again (see the costs above). One
     // reservation at a time, once this process's creates have settled: a defect created here whose answer has not
@@ -89,7 +167,8 @@ export class DefectCap {
   }
 
   /** A defect that existed and was linked (not counted towards the cap unless another machine created it). */
-  noteLinked(key: string): void {
+  noteLinked(key: string, group?: FailureGroup): void {
+    if (group) this.served.add(group.hash);
     if (!this.created.has(key)) this.linked.add(key);
   }
 
@@ -98,19 +177,53 @@ export class DefectCap {
     this.notFiledCount += 1;
   }
 
-  /** For the summary: failures not filed, and why. */
-  notFiled(cycleMode: boolean): { notFiled?: number; notFiledReason?: string } {
+  /** For the summary: failures not filed, and why, and the groups left without a defect, largest first. */
+  notFiled(cycleMode: boolean): { notFiled?: number; notFiledReason?: string; notFiledGroups?: NotFiledGroup[] } {
     if (this.notFiledCount === 0) return {};
     const where = cycleMode ? ', counted across the machines reporting into the cycle' : '';
+    const groups = [...this.refused]
+      .map((hash) => this.demand.get(hash))
+      .filter((d): d is Demand => d !== undefined)
+      .sort((a, b) => b.tests - a.tests || a.order - b.order)
+      .map((d) => ({ label: d.label, tests: d.tests }));
     return {
       notFiled: this.notFiledCount,
       notFiledReason: `the cap of ${this.max} new defects per run (defects.maxPerRun) was reached${where}`,
+      ...(groups.length ? { notFiledGroups: groups } : {}),
     };
   }
 
   /** The run comment's note for a failure that got no defect. */
   note(): string {
     return `Defect not filed: the run's cap of ${this.max} new defects was reached (defects.maxPerRun)`;
+  }
+
+  /**
+   * Whether the group may take a slot once the streaming half is taken: as ranked by `allIn`, waiting for it while
+   * results come in. A group `allIn` did not know (a replayed result) takes what no ranked group still needs.
+   */
+  private ranksIn(c: CycleDefects | undefined, hash: string): Promise<boolean> | boolean {
+    if (!this.ranked) {
+      return new Promise((wake) => {
+        const list = this.queued.get(hash) ?? [];
+        list.push(wake);
+        this.queued.set(hash, list);
+      });
+    }
+    if (this.ranked.has(hash)) return true;
+    if (this.rankedFrom.has(hash)) return false;
+    const owed = [...this.ranked].filter((h) => !this.served.has(h)).length;
+    return this.count(c) + owed < this.max;
+  }
+
+  private refuse(group: FailureGroup | undefined): false {
+    if (group) this.refused.add(group.hash);
+    return false;
+  }
+
+  /** The state of the cycle read first (the count `allIn` ranks against, when it is not told the cycle). */
+  private anyCycle(): CycleDefects | undefined {
+    return this.cycles.values().next().value;
   }
 
   /** No await between the check and the increment: concurrent callers cannot both take the last slot. */
@@ -163,4 +276,11 @@ export class DefectCap {
       // search before each create still finds an existing defect.
     }
   }
+}
+
+/** What the summary calls a group: its environment kind, or its error type and first message line. */
+function labelOf(group: FailureGroup): string {
+  const first = group.normalisedMessage.split('\n')[0]?.trim() ?? '';
+  const text = group.environment ? `Environment error (${group.environment}): ${first}` : `${group.type}: ${first}`;
+  return text.length > 100 ? `${text.slice(0, 99)}…` : text;
 }

@@ -160,21 +160,25 @@ async function fileOrLink(input: DefectInput, project: string, group: FailureGro
   // Another machine (or an earlier run into this cycle) linked the group's defect here already: no search needed.
   const inCycle = await cap.inCycle(input.cycle, marker(hash));
   if (inCycle) {
-    cap.noteLinked(inCycle);
+    cap.noteLinked(inCycle, group);
     return { key: inCycle, created: false };
   }
   const found = await search(tm, project, hash, signal);
   const open = found.find((d) => d.open);
   if (open) {
-    cap.noteLinked(open.key);
+    cap.noteLinked(open.key, group);
     return { key: open.key, created: false };
   }
+  // The slot first: a group that waits for the run's ranking (cap.ts) must not hold the turn other creates wait on.
+  if (!(await cap.reserve(input.cycle, group))) return { notFiled: true };
   const answered = await input.refusals.turn();
   try {
     // After a refused create every other would be refused too (the same defects.fields): not sent.
     const refused = input.refusals.blocking;
-    if (refused) return { notFiled: true, refusal: refused };
-    if (!(await cap.reserve(input.cycle))) return { notFiled: true };
+    if (refused) {
+      cap.settle(undefined);
+      return { notFiled: true, refusal: refused };
+    }
     return await createDefect(input, project, group, found[found.length - 1]?.key);
   } finally {
     answered();

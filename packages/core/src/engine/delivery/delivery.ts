@@ -9,7 +9,7 @@ import { jiraCheck } from '../kernel/problems.js';
 import { splitBatch } from '../kernel/split.js';
 import { type StatusRank, statusRanker, worseOf } from '../kernel/status-rank.js';
 import { pipelineMarker } from '../kernel/text.js';
-import type { CycleInfo, RunnerInfo } from '../kernel/types.js';
+import type { CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
 import { appendTo, runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
 import { AdhocRuns } from './adhoc.js';
 import { type AttachmentStats, Attachments } from './attachments.js';
@@ -33,7 +33,7 @@ export interface DeliveryStats {
   /** Problems with the content repository (it is optional: the files went to the runs). */
   repoProblems: string[];
   /** `notFiled`: failures that got no defect because of `defects.maxPerRun`, with the reason. */
-  defects: { created: string[]; linked: string[]; notFiled?: number; notFiledReason?: string };
+  defects: RunSummary['defects'];
   /** Defects Jira refused for their fields: one problem line per distinct refusal, with the count. */
   defectProblems: string[];
   attachments: AttachmentStats;
@@ -93,7 +93,8 @@ export class Delivery {
   private readonly survivorOf = new Map<string, string>();
   private readonly track: (work: Promise<unknown>, what: string) => void;
   /** The flood guard: new defects per run, per cycle across machines (see DefectCap). */
-  private readonly defectCap: DefectCap;
+  /** The flood guard: the engine tells it each failing test's group and when every result is in (cap.ts). */
+  readonly defectCap: DefectCap;
   /** Failures that got no defect because of the cap (counted once each, even when their delivery is retried). */
   private readonly notFiled = new WeakSet<WorkItem>();
   /** Creates Jira refused for their fields, and the failures each left without a defect (see DefectRefusals). */

@@ -68,9 +68,16 @@ export interface RunSummary {
   cycle?: { name: string; id: number; plan: string; url?: string };
   /**
    * `notFiled`: failures that got no defect because the cap (`defects.maxPerRun`) was reached, and `notFiledReason`
-   * says so in words; both absent when every failure got its defect.
+   * says so in words; `notFiledGroups` names each group of failures left without a defect with its number of failing
+   * tests, largest first; all absent when every failure got its defect.
    */
-  defects: { created: string[]; linked: string[]; notFiled?: number; notFiledReason?: string };
+  defects: {
+    created: string[];
+    linked: string[];
+    notFiled?: number;
+    notFiledReason?: string;
+    notFiledGroups?: Array<{ label: string; tests: number }>;
+  };
   /** The failed tests with a case key, in the order they ended (at most 200; `failuresOmitted` counts the rest). */
   failures?: FailureLine[];
   failuresOmitted?: number;

@@ -85,6 +85,7 @@ export function formatSummary(s: RunSummary): string {
   }
   if (s.defects.linked.length) lines.push(`  defects linked: ${s.defects.linked.join(', ')}`);
   if (s.defects.notFiled) lines.push(`  ${notFiledLine(s.defects)}`);
+  lines.push(...notFiledGroups(s.defects).map((g) => `    ${g}`));
   if (s.attachments.uploaded) lines.push(`  attachments uploaded: ${s.attachments.uploaded}`);
   if (s.attachments.stored.length) lines.push(`  stored in the content repository: ${s.attachments.stored.join(', ')}`);
   if (s.attachments.skipped.length) {
@@ -160,6 +161,14 @@ function notFiledLine(d: RunSummary['defects']): string {
   return `${d.notFiled} failure(s) not filed as defects: ${d.notFiledReason ?? 'the cap of new defects was reached'}`;
 }
 
+/** The groups of failures left without a defect, largest first: at most 10 lines, then how many more. */
+function notFiledGroups(d: RunSummary['defects']): string[] {
+  const groups = d.notFiledGroups ?? [];
+  const lines = groups.slice(0, 10).map((g) => `${g.label} (${g.tests} test${g.tests === 1 ? '' : 's'})`);
+  if (groups.length > 10) lines.push(`... and ${groups.length - 10} more group(s)`);
+  return lines;
+}
+
 function keyLinks(keys: readonly string[], base: string | undefined): string {
   return keys.map((k) => (base ? link(k, issueUrl(base, k)) : k)).join(', ');
 }
@@ -176,7 +185,10 @@ export function markdownSummary(s: RunSummary): string {
   out.push(...failureTable(s));
   if (s.defects.created.length) out.push(`Defects created: ${keyLinks(s.defects.created, s.url)}`, '');
   if (s.defects.linked.length) out.push(`Defects linked: ${keyLinks(s.defects.linked, s.url)}`, '');
-  if (s.defects.notFiled) out.push(notFiledLine(s.defects), '');
+  if (s.defects.notFiled) {
+    const groups = notFiledGroups(s.defects).map((g) => `- ${cell(g)}`);
+    out.push(notFiledLine(s.defects), '', ...(groups.length ? [...groups, ''] : []));
+  }
   if (s.unmapped.length) out.push(`${s.unmapped.length} test(s) without a case key`, '');
   if (s.problems.length) out.push('Problems:', '', ...s.problems.map((p) => `- ${p}`), '');
   if (s.journaled) {

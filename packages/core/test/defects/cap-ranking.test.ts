@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import type { TestManagementClient } from '../../src/client/tm.js';
+import { DefectCap } from '../../src/engine/defects/cap.js';
+import type { FailureGroup } from '../../src/engine/defects/groups.js';
+
+/**
+ * The cap's choice of groups (ad hoc mode: no cycle list, so no request is made and the client is never called):
+ * the first half of the slots streams, the rest go by blast radius once every result is in.
+ */
+
+const noClient = {} as TestManagementClient;
+
+function group(name: string, environment?: FailureGroup['environment']): FailureGroup {
+  return {
+    hash: name.padEnd(16, '-').slice(0, 16),
+    label: `casebridge-${name}`,
+    normalisedMessage: `${name} failed\nat line <n>`,
+    type: environment ? 'ECONNREFUSED' : 'AssertionError',
+    perTest: false,
+    ...(environment ? { environment } : {}),
+  };
+}
+
+/** Reserves a slot for each group in order, settling each granted one as created (as a create that answered). */
+function reserveAll(cap: DefectCap, groups: FailureGroup[]) {
+  const outcome = new Map<string, boolean>();
+  const done = groups.map((g, i) =>
+    cap.reserve(undefined, g).then((ok) => {
+      outcome.set(g.hash, ok);
+      if (ok) cap.settle(`BUG-${i + 1}`);
+      else cap.noteNotFiled();
+    }),
+  );
+  return { outcome, done: Promise.all(done) };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+describe('the defect cap ranks by blast radius', () => {
+  it('30 tests on one refused connection after 12 distinct assertions: the outage gets a defect, 9 others do', async () => {
+    const cap = new DefectCap(10, noClient, new AbortController().signal);
+    const asserts = Array.from({ length: 12 }, (_, i) => group(`assert${i}`));
+    const outage = group('database', 'connection refused');
+    // The engine sees every failing test as it comes in: the assertions first, then the 30 tests of the outage.
+    for (const g of asserts) cap.saw(g);
+    for (let i = 0; i < 30; i++) cap.saw(outage);
+    const { outcome, done } = reserveAll(cap, [...asserts, outage]);
+    await tick();
+    // The first half of the slots went as the failures came; the others wait for the whole run.
+    expect([...outcome.values()].filter(Boolean)).toHaveLength(5);
+    expect(outcome.has(outage.hash)).toBe(false);
+    cap.allIn();
+    await done;
+    expect(outcome.get(outage.hash)).toBe(true);
+    expect([...outcome.values()].filter(Boolean)).toHaveLength(10);
+    // The ones left out: the last assertions to arrive (each hit one test), named largest first.
+    const summary = cap.notFiled(false);
+    expect(summary.notFiled).toBe(3);
+    expect(summary.notFiledGroups?.map((g) => g.tests)).toEqual([1, 1, 1]);
+    expect(summary.notFiledGroups?.[0]?.label).toBe('AssertionError: assert9 failed');
+  });
+
+  it('groups ranked by their failing tests, environment errors first on a tie, then the first seen', async () => {
+    const cap = new DefectCap(2, noClient, new AbortController().signal);
+    const a = group('a');
+    const b = group('b');
+    const env = group('dns', 'DNS');
+    const c = group('c');
+    for (const [g, n] of [
+      [a, 1],
+      [b, 3],
+      [env, 3],
+      [c, 2],
+    ] as const)
+      for (let i = 0; i < n; i++) cap.saw(g);
+    // One slot streams (half of 2): `a` asked first and took it.
+    const { outcome, done } = reserveAll(cap, [a, b, env, c]);
+    await tick();
+    expect(outcome.get(a.hash)).toBe(true);
+    cap.allIn();
+    await done;
+    // One slot left: b and the DNS error hit 3 tests each; the environment error wins the tie.
+    expect(outcome.get(env.hash)).toBe(true);
+    expect(outcome.get(b.hash)).toBe(false);
+    expect(outcome.get(c.hash)).toBe(false);
+    expect(cap.notFiled(false).notFiledGroups).toEqual([
+      { label: 'AssertionError: b failed', tests: 3 },
+      { label: 'AssertionError: c failed', tests: 2 },
+    ]);
+  });
+
+  it('a group whose delivery asks after the ranking gets the slot it was ranked into', async () => {
+    const cap = new DefectCap(2, noClient, new AbortController().signal);
+    const [a, b, big] = [group('a'), group('b'), group('big')];
+    cap.saw(a);
+    cap.saw(b);
+    for (let i = 0; i < 5; i++) cap.saw(big);
+    expect(await cap.reserve(undefined, a)).toBe(true);
+    cap.settle('BUG-1');
+    // All results are in before the deliveries of b and big asked.
+    cap.allIn();
+    expect(await cap.reserve(undefined, b)).toBe(false);
+    expect(await cap.reserve(undefined, big)).toBe(true);
+  });
+
+  it('a group the ranking did not know (a replayed result) takes only a slot no ranked group still needs', async () => {
+    const cap = new DefectCap(3, noClient, new AbortController().signal);
+    const [a, b] = [group('a'), group('b')];
+    cap.saw(a);
+    cap.saw(b);
+    expect(await cap.reserve(undefined, a)).toBe(true);
+    cap.settle('BUG-1');
+    cap.allIn();
+    // b is owed one of the two slots left: the replayed group takes the other.
+    expect(await cap.reserve(undefined, group('replayed'))).toBe(true);
+    cap.settle('BUG-2');
+    expect(await cap.reserve(undefined, group('another'))).toBe(false);
+    expect(await cap.reserve(undefined, b)).toBe(true);
+  });
+
+  it('under the streaming half nothing waits, and a cap of 0 files nothing', async () => {
+    const cap = new DefectCap(10, noClient, new AbortController().signal);
+    for (let i = 0; i < 5; i++) {
+      expect(await cap.reserve(undefined, group(`g${i}`))).toBe(true);
+      cap.settle(`BUG-${i}`);
+    }
+    const none = new DefectCap(0, noClient, new AbortController().signal);
+    expect(await none.reserve(undefined, group('x'))).toBe(false);
+  });
+});
