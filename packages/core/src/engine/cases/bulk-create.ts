@@ -50,9 +50,9 @@ export interface BulkJob {
   summary: string;
 }
 
-/** What one bulk create did: keys by job position; `refused` positions go alone through the add-on. */
+/** What one bulk create did: key and id by job position; `refused` positions go alone through the add-on. */
 export interface BulkOutcome {
-  created: Map<number, string>;
+  created: Map<number, { key: string; id: number }>;
   refused: number[];
 }
 
@@ -72,13 +72,13 @@ export async function bulkCreate(
     if (typeof e.failedElementNumber === 'number') refused.add(e.failedElementNumber);
   }
   // Jira lists the created issues in the order of their elements, the refused ones left out.
-  const created = new Map<number, string>();
+  const created = new Map<number, { key: string; id: number }>();
   const issues = answer.issues;
   let next = 0;
   for (let i = 0; i < jobs.length; i++) {
     if (refused.has(i)) continue;
     const issue = issues[next++];
-    if (issue) created.set(i, issue.key);
+    if (issue) created.set(i, { key: issue.key, id: Number(issue.id) });
     else refused.add(i);
   }
   return { created, refused: [...refused].sort((a, b) => a - b) };

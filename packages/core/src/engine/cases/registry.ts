@@ -135,6 +135,8 @@ export class CaseRegistry {
   /** Cases created by this process, waiting for the re-read that decides whether they are the oldest. */
   private waiting = new Map<string, Waiting[]>();
   private recheckTimer?: NodeJS.Timeout;
+  /** When the re-read's timer fires (scheduleRecheck moves it as creates start and end). */
+  private recheckAt = 0;
   private rechecking = false;
   /** The first re-read waits as long after the start as later ones after each other: a burst of creates, one read. */
   private lastRecheck = Date.now();
@@ -304,13 +306,15 @@ export class CaseRegistry {
   }
 
   private async resolve(test: TestResult, id: string): Promise<string> {
-    if (this.o.dryRun) return this.create(test, id);
+    if (this.o.dryRun) return (await this.create(test, id)).key;
     await this.lookup();
     const found = this.survivor(id);
     if (found) return found.key;
     return new Promise<string>((done, fail) => {
       this.creating += 1;
       this.queue.push({ test, id, done, fail });
+      // Creates start again: a re-read brought forward for their end waits for them (scheduleRecheck).
+      if (this.creating === 1) this.scheduleRecheck();
       this.pump();
     });
   }
@@ -411,10 +415,10 @@ export class CaseRegistry {
     }
     this.o.onProgress?.();
     const made: Array<{ job: Job; key: string }> = [];
-    for (const [i, key] of outcome.created) {
+    for (const [i, { key, id }] of outcome.created) {
       const job = todo[i] as Job;
       // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
-      this.index.add(job.id, key);
+      this.index.add(job.id, key, id);
       made.push({ job, key });
     }
     const failures = await addCaseSteps(
@@ -476,10 +480,10 @@ export class CaseRegistry {
         job.done(found.key);
         return;
       }
-      const key = await this.create(job.test, job.id);
+      const { key, id } = await this.create(job.test, job.id);
       this.o.onProgress?.();
       // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
-      this.index.add(job.id, key);
+      this.index.add(job.id, key, id);
       const list = this.waiting.get(job.id) ?? [];
       list.push({ key, at: Date.now(), done: job.done, fail: job.fail });
       this.waiting.set(job.id, list);
@@ -488,7 +492,8 @@ export class CaseRegistry {
     }
   }
 
-  private async create(test: TestResult, id: string): Promise<string> {
+  /** Creates one case through the add-on: its key, and its id when the answer says it (a re-read slices by ids). */
+  private async create(test: TestResult, id: string): Promise<{ key: string; id?: number }> {
     const { tm, project } = this.o;
     const fields = caseFields(project, this.summaryOf(test), test, id);
     const testcasesteps = caseSteps(test);
@@ -499,28 +504,36 @@ export class CaseRegistry {
     };
     const signal = this.o.signal ? { signal: this.o.signal } : undefined;
     try {
-      return (await tm.cases.createTestCaseInSuite(input, signal)).testCaseKey;
+      // A dry run's stand-in answers the key alone.
+      const made: { testCaseKey: string; createdTestCase?: { id: number | string } } =
+        await tm.cases.createTestCaseInSuite(input, signal);
+      return { key: made.testCaseKey, id: Number(made.createdTestCase?.id) };
     } catch (err) {
       if (err instanceof AmbiguousError) {
         // The answer was lost: the create may have happened. Read again (a fresh read, not the cached one).
         await this.refresh();
         const again = this.survivor(id);
-        if (again) return again.key;
+        if (again) return { key: again.key };
         throw err;
       }
       // The older service variant has no suite creation: a plain test case.
       if (!(err instanceof NotFoundError)) throw err;
-      return (await tm.cases.createTestCase({ fields, testcasesteps }, signal)).key;
+      const made = await tm.cases.createTestCase({ fields, testcasesteps }, signal);
+      return { key: made.key, id: Number(made.id) };
     }
   }
 
   /**
    * One re-read for every create answered since the last: at once when no create is left, otherwise at most one
    * per `recheckEveryMs` (a 1,400-case adoption costs a handful of re-reads, not one per case), and never before the
-   * oldest waiting create has settled (`settleMs`); once no create is left, when the newest has.
+   * oldest waiting create has settled (`settleMs`); once no create is left, when the newest has, or `recheckEveryMs`
+   * after it (the index lag), whichever comes first. The timer follows the creates: set for the oldest to settle
+   * while they go on (3 s), it is brought forward to the newest's index lag (1 s) when they end, and put back when
+   * new ones start before it fires (a gap between two test files is not the end of the run: a read then would
+   * read the run's new cases once more for nothing).
    */
   private scheduleRecheck(): void {
-    if (this.rechecking || this.recheckTimer || this.waiting.size === 0) return;
+    if (this.rechecking || this.waiting.size === 0) return;
     const now = Date.now();
     const every = this.duplicates.length > 0 || this.followerReady ? Math.min(this.every, 250) : this.every;
     const paced = this.creating > 0 ? this.lastRecheck + every - now : 0;
@@ -535,13 +548,16 @@ export class CaseRegistry {
       this.creating > 0
         ? oldest + settle - now
         : Math.min(newest + settle, Math.max(newest, this.lastRecheck) + every) - now;
-    this.recheckTimer = setTimeout(
-      () => {
-        this.recheckTimer = undefined;
-        void this.recheck();
-      },
-      Math.max(0, paced, settled),
-    );
+    const at = now + Math.max(0, paced, settled);
+    if (this.recheckTimer) {
+      if (this.recheckAt === at) return;
+      clearTimeout(this.recheckTimer);
+    }
+    this.recheckAt = at;
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      void this.recheck();
+    }, at - now);
   }
 
   private async recheck(): Promise<void> {

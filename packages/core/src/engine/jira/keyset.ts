@@ -10,7 +10,10 @@ import type { TestManagementClient } from '../../client/tm.js';
  * way. Each page asks for the page size the server answered with (its `maxResults`: Jira caps what it is asked for,
  * often at 1,000, and administrators lower it), so a small window is never overrun by the size either.
  *
- * Cost: one request per page: 10,000 issues are 10 requests at Jira's usual cap of 1,000, 100 at a cap of 100.
+ * Cost: one request per page: 10,000 issues are 10 requests at Jira's usual cap of 1,000, 100 at a cap of 100. The
+ * pages of one search go one after another (each starts above the last id of the one before); a caller that knows
+ * where the issues are (ids it read or created) reads slices of the range at once instead (slicedKeysetSearch): the
+ * same requests in a quarter of the round trips.
  *
  * An empty page while `total` says more is never the end: it is asked again (a lagging node, a window) a few times,
  * then `SearchIncompleteError`, which names the query and how many issues were not read.
@@ -31,6 +34,8 @@ export interface KeysetSearch {
   fields: string;
   /** Read only issues above this id (an incremental re-read); default: all. */
   afterId?: number;
+  /** Read only issues up to this id, inclusive (one slice of a range read at once, see keysetSlices); default: all. */
+  upToId?: number;
   signal?: AbortSignal;
   /** A page arrived (the end of the run keeps waiting while requests succeed). */
   onPage?: () => void;
@@ -47,6 +52,8 @@ export interface KeysetResult {
   requests: number;
   /** The highest id read (the `afterId` of the search when nothing was read). */
   maxId: number;
+  /** The page size the server answered with: asked first by the next search, so that its first page fits. */
+  pageSize: number;
 }
 
 /**
@@ -89,8 +96,10 @@ export async function keysetSearch(o: KeysetSearch): Promise<KeysetResult> {
   let requests = 0;
   let empties = 0;
   const retries = o.emptyPageRetries ?? 3;
+  const upTo = o.upToId ?? Number.POSITIVE_INFINITY;
+  const bound = o.upToId === undefined ? '' : ` AND id <= ${o.upToId}`;
   for (;;) {
-    const jql = `${o.jql} AND id > ${after} ORDER BY id ASC`;
+    const jql = `${o.jql} AND id > ${after}${bound} ORDER BY id ASC`;
     let page: Awaited<ReturnType<TestManagementClient['jira']['search']>>;
     try {
       requests += 1;
@@ -118,11 +127,18 @@ export async function keysetSearch(o: KeysetSearch): Promise<KeysetResult> {
     }
     empties = 0;
     let top = after;
+    // Past the slice's top (a server that ignores `id <=`): the slice is read, the ids are in order.
+    let past = false;
     for (const issue of page.issues) {
       const id = Number(issue.id);
-      if (!(id > after)) continue;
+      if (id > upTo) past = true;
+      if (!(id > after) || id > upTo) continue;
       issues.push({ id, key: issue.key, fields: (issue as { fields?: Record<string, unknown> }).fields ?? {} });
       if (id > top) top = id;
+    }
+    if (past) {
+      after = top;
+      break;
     }
     // A server that ignores the id range would page forever: say so instead.
     if (top === after) {
@@ -136,5 +152,74 @@ export async function keysetSearch(o: KeysetSearch): Promise<KeysetResult> {
     after = top;
     if (page.issues.length >= page.total) break;
   }
-  return { issues, requests, maxId: after };
+  return { issues, requests, maxId: after, pageSize: size };
+}
+
+/** A slice of an id range: the issues above `afterId`, up to `upToId` inclusive (none: open above). */
+export interface IdSlice {
+  afterId: number;
+  upToId?: number;
+}
+
+/**
+ * Cuts the id range above `afterId` into slices that each hold `perSlice` of the `known` ids (issues the caller knows
+ * are there: read before, or made by this process), the last one open above them (for what it does not know of).
+ * With a page's worth in each, the slices read at once cost the round trips of one page or two instead of one per
+ * page in a row, and the same requests as one search when the known ids are all there is: 1,400 known ids at a page
+ * cap of 100 are 14 slices, 14 requests. An issue the caller does not know of in a full slice costs that slice a
+ * second page.
+ */
+export function keysetSlices(afterId: number, known: Iterable<number>, perSlice: number): IdSlice[] {
+  const ids = [...new Set(known)].filter((id) => id > afterId).sort((a, b) => a - b);
+  const per = Math.max(1, Math.floor(perSlice));
+  const slices: IdSlice[] = [];
+  let from = afterId;
+  // The last slice keeps the last (up to) `per` known ids and is open above them: never a slice of its own above.
+  for (let k = per; k < ids.length; k += per) {
+    const top = ids[k - 1] as number;
+    slices.push({ afterId: from, upToId: top });
+    from = top;
+  }
+  slices.push({ afterId: from });
+  return slices;
+}
+
+export interface SlicedKeysetSearch extends KeysetSearch {
+  /** Ids the caller knows are in the range (see keysetSlices); `pageSize` is how many go in one slice. */
+  known: Iterable<number>;
+  /** Slices read at once. Default 4. */
+  concurrency?: number;
+}
+
+/**
+ * The range above `afterId` read as `keysetSlices`, at most `concurrency` slices at once, each a keyset search
+ * within its bounds (never past the window, its empty pages asked again). The issues come in id order, as from one
+ * search. A slice that fails fails the whole (a short list is never taken as the whole), once the slices under way
+ * have ended; no slice starts after a failure.
+ */
+export async function slicedKeysetSearch(o: SlicedKeysetSearch): Promise<KeysetResult> {
+  const { known, concurrency, ...search } = o;
+  const slices = keysetSlices(o.afterId ?? 0, known, o.pageSize ?? 1000);
+  const results: KeysetResult[] = [];
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const reader = async () => {
+    while (!failure && next < slices.length) {
+      const i = next++;
+      const { afterId, upToId } = slices[i] as IdSlice;
+      try {
+        results[i] = await keysetSearch({ ...search, afterId, ...(upToId === undefined ? {} : { upToId }) });
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency ?? 4, slices.length)) }, reader));
+  if (failure) throw failure.err;
+  return {
+    issues: results.flatMap((r) => r.issues),
+    requests: results.reduce((n, r) => n + r.requests, 0),
+    maxId: results.reduce((m, r) => Math.max(m, r.maxId), o.afterId ?? 0),
+    pageSize: Math.min(...results.map((r) => r.pageSize)),
+  };
 }
