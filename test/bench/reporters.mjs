@@ -13,7 +13,8 @@
  * BENCH_LATENCIES=0,20,100, BENCH_MODES=adhoc,cycle, BENCH_VARIANTS=passing,failing, BENCH_RUNNERS=playwright,vitest,
  * BENCH_REPS=7 (runs of the overhead cell), BENCH_FILES=0 (skip the attachment scenario), BENCH_FILE_MB=1,20,
  * BENCH_FULL_MATRIX=1 (every cell at 10,000 tests too), BENCH_OUT_NAME=reporters (output file stem),
- * BENCH_ONLY=matrix,adoption,replay (the parts to run), BENCH_ADOPTION_VARIANTS=passing,failing,
+ * BENCH_ONLY=matrix,adoption,replay (the parts to run; `peers`, not by default, is the cell of issue 25 in
+ * lib/peers.mjs: casebridge beside Qase's and testomat.io's reporters), BENCH_ADOPTION_VARIANTS=passing,failing,
  * BENCH_REPLAY_TIMEOUT_S=150. Builds nothing: `npm run build` first. See README.md here.
  */
 import { execFileSync } from 'node:child_process';

@@ -16,7 +16,12 @@ const ops = (byOp = {}) =>
     .sort((a, b) => b[1] - a[1])
     .map(([op, n]) => `${op} ×${n}`)
     .join(', ') || 'none';
-const cpu = (ms) => (Number.isFinite(ms) ? `${ms >= 0 ? '+' : '−'}${round(Math.abs(ms) / 1000, 1)} s` : '–');
+/** A CPU difference in seconds with its sign; "0 s" when it rounds to zero. */
+const cpu = (ms) => {
+  const sec = round(ms / 1000, 1);
+  if (sec === null) return '–';
+  return sec === 0 ? '0 s' : `${sec > 0 ? '+' : '−'}${Math.abs(sec)} s`;
+};
 const partName = (p) => `${p.latency} ms${p.requestsPerSecond ? `, ${p.requestsPerSecond} req/s` : ''}`;
 
 /** A run that did not report its end (probes missing) or exited with an error: named, not counted as a figure. */
