@@ -157,6 +157,7 @@ export function peersFixture(log) {
   } catch (err) {
     installError = `npm install in ${DIR.slice(ROOT.length + 1)} failed: ${String(err.stderr || err.message)
       .trim()
+      .replace(/\s*\n\s*/g, ' ')
       .slice(-600)}`;
   }
   log(
@@ -172,11 +173,13 @@ export function peersFixture(log) {
     cpSync(join(ROOT, 'packages', name, 'package.json'), join(to, 'package.json'));
     cpSync(join(ROOT, 'packages', name, 'dist'), join(to, 'dist'), { recursive: true });
   }
+  // A failed install leaves an earlier one in place; that one is not what was asked for, so it is not run either.
   const peer = (pkg, extra = {}) => {
     const version = installedVersion(pkg);
+    if (installError) return { package: pkg, unavailable: installError };
     return version
       ? { package: pkg, version, ...extra }
-      : { package: pkg, unavailable: installError ?? `${pkg} is not in the fixture's node_modules after npm install` };
+      : { package: pkg, unavailable: `${pkg} is not in the fixture's node_modules after npm install` };
   };
   return {
     dir: DIR,
