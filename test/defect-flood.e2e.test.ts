@@ -224,3 +224,28 @@ describe('defect flood guard (Jest, cycle mode)', () => {
     }
   });
 });
+
+describe('classification from the case history (Jest, cycle mode)', () => {
+  it('(f) a test failing in two runs is new in the first run comment and known in the second', async () => {
+    await emu.reset();
+    const dir = fixture('jest-history-known', {
+      'package.json': JEST_PACKAGE,
+      'jest.config.js': jestConfig(),
+      'tests/one.test.js': `test('${assertKey(0)} checks the total', () => { expect(1 + 1).toBe(3); });`,
+    });
+    const first = await jest(dir, [], env('history 1'));
+    expect(first.code).toBe(1);
+    expect(runsOf('history 1').get(assertKey(0))?.comment).toMatch(/^Classification: new \(first failure/m);
+    expect(first.stderr).toContain('failures: 1 (1 new)');
+
+    const second = await jest(dir, [], env('history 2'));
+    expect(second.code).toBe(1);
+    const run = runsOf('history 2').get(assertKey(0));
+    expect(run?.comment, second.stderr).toMatch(/^Classification: known \(/m);
+    expect(run?.comment).toMatch(/^casebridge signature: cb-[0-9a-f]{16}$/m);
+    expect(second.stderr).toContain('failures: 1 (1 known)');
+    // The defect the first run filed is linked again, nothing new is filed.
+    expect(bugs()).toHaveLength(1);
+    expect(run?.bugs).toEqual([bugs()[0]?.key]);
+  });
+});

@@ -68,6 +68,7 @@ describe('summary and dry run', () => {
         runId: run?.id,
         defect: bug,
         defectCreated: true,
+        classification: 'new',
         caseUrl: `${emu.url}/browse/DEMO-5`,
         runUrl: `${cycle}&run=${run?.id}#run-${run?.id}`,
         defectUrl: `${emu.url}/browse/${bug}`,
@@ -76,6 +77,10 @@ describe('summary and dry run', () => {
     const printed = lines.join('\n');
     expect(printed).toContain(`cycle "CI links" (id ${s.cycle?.id}) of test plan DEMO-1: ${cycle}`);
     expect(printed).toContain(`    ${bug}  ${emu.url}/browse/${bug}`);
+    // The failure, classified from its case's history (new ones and regressions first).
+    expect(printed).toContain(
+      '  failures: 1 (1 new)\n    new  DEMO-5  t.spec.ts > DEMO-5 pays | with a card: expected 200',
+    );
     const annotation = lines.find((l) => l.startsWith('::error '));
     expect(annotation).toBe(
       `::error file=${failing.file},line=17,title=casebridge%3A DEMO-5 failed::expected 200%0Atest: ${failing.file} > DEMO-5 pays | with a card%0Acase: ${emu.url}/browse/DEMO-5%0Arun: ${cycle}&run=${run?.id}#run-${run?.id}%0Anew defect: ${emu.url}/browse/${bug}`,
@@ -83,7 +88,7 @@ describe('summary and dry run', () => {
     const text = readFileSync(file, 'utf8');
     expect(text).toContain('#### Failures (1)');
     expect(text).toContain(
-      `| t.spec.ts \\> DEMO-5 pays \\| with a card<br>expected 200<br>t.spec.ts:17 | [DEMO-5](${emu.url}/browse/DEMO-5) | [run ${run?.id}](${cycle}&run=${run?.id}#run-${run?.id}) | [${bug}](${emu.url}/browse/${bug}) (new) |`,
+      `| t.spec.ts \\> DEMO-5 pays \\| with a card<br>expected 200<br>t.spec.ts:17 | new | [DEMO-5](${emu.url}/browse/DEMO-5) | [run ${run?.id}](${cycle}&run=${run?.id}#run-${run?.id}) | [${bug}](${emu.url}/browse/${bug}) (new) |`,
     );
   });
 

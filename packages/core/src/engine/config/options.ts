@@ -36,6 +36,12 @@ export interface CasebridgeOptions {
    * what the run left out (default false: it starts empty and holds only the cases the run reports).
    */
   preloadRuns?: boolean | undefined;
+  /**
+   * Read the execution history of each failing case (one request per case and run, none for passing tests): a bug a
+   * person linked to the case's failed run is linked instead of a new defect, and each failure and flaky test is
+   * classified `new`, `known`, `flaky` or `regression` (default true; `CASEBRIDGE_HISTORY`).
+   */
+  history?: boolean | undefined;
   /** Regular expression of a case key; default: keys of `projectKey`. */
   keyPattern?: string | undefined;
   /** Mapping file, relative to the project root (default `casebridge.keys.json`). */

@@ -81,6 +81,11 @@ export const configSchema = z
     completeCycle: z.boolean().default(false),
     /** A cycle the run creates gets a run (Not Tested) for every case of the test plan; false: it starts empty. */
     preloadRuns: z.boolean().default(false),
+    /**
+     * Read each failing case's execution history (one request per case, none for passing tests): a bug a person linked
+     * to a failed run is linked instead of a new defect, and each failure is classified new, known, flaky or regression.
+     */
+    history: z.boolean().default(true),
     /** Regular expression of a case key; default: keys of `projectKey`. */
     keyPattern: z.string().optional(),
     /** Mapping file, relative to the project root. */

@@ -26,6 +26,9 @@ import { type DefectTextInput, defectDescription, defectSummary, marker, templat
  * defect without a search; a new defect takes a slot under `defects.maxPerRun` first, and without one the failure
  * is not filed (its run still gets its status and a comment saying why).
  *
+ * A failure whose case's history names a known bug (history.ts) links it when it is open, and files a new defect
+ * naming it as a regression when every known bug is closed.
+ *
  * A create Jira refuses for its fields (defect-refusals.ts) is not sent again: the failure is not filed, its run
  * gets its status and a comment naming the fields, and no other defect is created in the run.
  */
@@ -50,6 +53,13 @@ export interface DefectInput {
    * cap, a refused create) gets none either.
    */
   known: Map<string, DefectOutcome>;
+  /**
+   * An open bug known for this failure from its case's history (defects/history.ts): linked, no search, no new defect
+   * and no slot under the cap.
+   */
+  knownBug?: string | undefined;
+  /** Every known bug of the failure is closed: a new defect names this one as its regression. */
+  regressionOf?: string | undefined;
   /** The cycle of the run (cycle mode): its defect list is the state shared with other machines. */
   cycle?: CycleInfo;
   cap: DefectCap;
@@ -79,6 +89,12 @@ export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
   const group = groupOf(input.item.test, input.config.defects.group);
   const project = input.config.defects.projectKey ?? input.config.projectKey;
   const k = groupKey(project, group);
+  // A bug known for this case (a person linked it to the case's failed run, or to a run that failed the same way):
+  // this failure's own, not the group's; other tests of the group go on to the group's defect.
+  if (input.knownBug) {
+    input.cap.noteLinked(input.knownBug, group);
+    return Promise.resolve({ key: input.knownBug, created: false });
+  }
   return inFlight([k], async () => {
     // A second failure of the group in this run links the defect of the first (or, capped, gets none either).
     const earlier = input.known.get(k);
@@ -179,7 +195,7 @@ async function fileOrLink(input: DefectInput, project: string, group: FailureGro
       cap.settle(undefined);
       return { notFiled: true, refusal: refused };
     }
-    return await createDefect(input, project, group, found[found.length - 1]?.key);
+    return await createDefect(input, project, group, input.regressionOf ?? found[found.length - 1]?.key);
   } finally {
     answered();
   }

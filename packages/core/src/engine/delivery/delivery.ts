@@ -1,7 +1,10 @@
 import type { ContentRepositoryClient } from '../../client/repo.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import { DefectCap } from '../defects/cap.js';
+import type { Verdict } from '../defects/classify.js';
 import { type DefectOutcome, findOrFileDefect } from '../defects/defects.js';
+import { groupOf } from '../defects/groups.js';
+import { KnownFailures } from '../defects/history.js';
 import { DefectRefusals, type Refusal } from '../defects/refusals.js';
 import { PermanentProblem } from '../kernel/errors.js';
 import { displayName, outcomeOf } from '../kernel/model.js';
@@ -9,7 +12,7 @@ import { jiraCheck } from '../kernel/problems.js';
 import { splitBatch } from '../kernel/split.js';
 import { type StatusRank, statusRanker, worseOf } from '../kernel/status-rank.js';
 import { pipelineMarker } from '../kernel/text.js';
-import type { CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
+import type { Classification, CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
 import { appendTo, runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
 import { AdhocRuns } from './adhoc.js';
 import { type AttachmentStats, Attachments } from './attachments.js';
@@ -37,6 +40,8 @@ export interface DeliveryStats {
   /** Defects Jira refused for their fields: one problem line per distinct refusal, with the count. */
   defectProblems: string[];
   attachments: AttachmentStats;
+  /** The classification of each failing and flaky result, by work item id (option `history`). */
+  classifications: ReadonlyMap<string, Classification>;
 }
 
 /** What a Delivery is made with (by the session). */
@@ -107,6 +112,11 @@ export class Delivery {
   private readonly rank: StatusRank;
   /** The parts of the bulk status updates (split when the service fails one; per run where it has none). */
   private readonly statuses: BulkStatuses;
+  /** The failing cases' execution history (option `history`; none in a dry run): known bugs and classifications. */
+  private readonly history?: KnownFailures;
+  /** The verdict on each failing or flaky result, decided once (a delivery tried again has written to its run). */
+  private readonly verdicts = new WeakMap<WorkItem, Promise<Verdict | undefined>>();
+  private readonly classified = new Map<string, Classification>();
 
   constructor(o: DeliveryOptions) {
     const { config, svc } = o;
@@ -121,6 +131,7 @@ export class Delivery {
     this.rank = statusRanker(config.statusMap);
     this.defectCap = new DefectCap(config.defects.maxPerRun, svc.tm, signal);
     this.refusals = new DefectRefusals(config.defects.fields);
+    if (config.history && !svc.dryRun) this.history = new KnownFailures(svc.tm, config.statusMap, signal);
     const standInId = () => ++this.sequenceNo;
     this.cycles = new Cycles(svc, this.checkJira);
     this.runs = new CycleRuns(svc, this.cycles, this.badKeys, standInId, this.onProgress);
@@ -150,6 +161,7 @@ export class Delivery {
       },
       defectProblems: this.refusals.lines(),
       attachments: this.files.stats(),
+      classifications: new Map(this.classified),
     };
   }
 
@@ -200,20 +212,27 @@ export class Delivery {
   async deliver(item: WorkItem, replaying: boolean): Promise<void> {
     const t = item.target;
     const p = item.progress;
+    // Read while the run is found or made, and before any write to it: the run's state is then the last one.
+    const verdicting = this.verdictOf(item);
     p.runId ??= t.mode === 'cycle' ? await this.cycleRun(item) : await this.adhoc.run(item, replaying);
     const cycle = t.mode === 'cycle' ? await this.cycles.ensure(t) : undefined;
     const runId = p.runId;
+    const verdict = await verdicting;
+    if (verdict) this.classified.set(item.id, verdict.classification);
     let failedStepId: number | undefined;
     if (!p.steps) {
       failedStepId = await this.steps.write(cycle, runId, topSteps(item.test));
       p.steps = true;
     }
     const notes = await this.files.send(cycle, item, runId, replaying);
-    const defect = await this.defectOf(item, cycle, runId, failedStepId);
+    const defect = await this.defectOf(item, cycle, runId, failedStepId, verdict);
     const bugs = defect ? [defect] : [];
     const refused = this.refusedItems.get(item);
     const why = refused ? [this.refusals.note(refused)] : this.notFiled.has(item) ? [this.defectCap.note()] : [];
-    const comment = commentFor(item, [...notes, ...why], this.pipeline);
+    const comment = commentFor(item, [...notes, ...why], this.pipeline, {
+      classification: verdict,
+      signature: this.signatureOf(item),
+    });
     const status = runStatusOf(item.test, this.config.statusMap);
     const turn = this.runOrder.turn([runId]);
     try {
@@ -247,12 +266,46 @@ export class Delivery {
     return runId;
   }
 
+  /** The failure group's hash of a failed or flaky result (its signature in the run comment), else undefined. */
+  private signatureOf(item: WorkItem): string | undefined {
+    const outcome = outcomeOf(item.test);
+    if (outcome !== 'failed' && outcome !== 'flaky') return undefined;
+    return groupOf(item.test, this.config.defects.group).hash;
+  }
+
+  /**
+   * The verdict on a failing or flaky result from its case's history (defects/history.ts), once per item; undefined
+   * when it is neither, the history is off or could not be read. A flaky result is flaky whatever its history: the
+   * history is read for it only when flaky tests get defects (`defects.onFlaky`), for its known bug.
+   */
+  private verdictOf(item: WorkItem): Promise<Verdict | undefined> {
+    const outcome = outcomeOf(item.test);
+    const history = this.history;
+    if (!history || !item.key || (outcome !== 'failed' && outcome !== 'flaky')) return Promise.resolve(undefined);
+    const d = this.config.defects;
+    if (outcome === 'flaky' && !(d.enabled && d.onFlaky)) {
+      return Promise.resolve({ classification: 'flaky', reason: 'passed on retry' });
+    }
+    let v = this.verdicts.get(item);
+    if (!v) {
+      const signature = groupOf(item.test, d.group).hash;
+      // A run this process wrote to, or another machine of this pipeline run (its comment names the pipeline), is
+      // this run's, not the history's.
+      const ours = (runId: number, comment: string) =>
+        this.runStatus.has(runId) || (!!this.pipeline && comment.includes(pipelineMarker(this.pipeline)));
+      v = history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
+      this.verdicts.set(item, v);
+    }
+    return v;
+  }
+
   /** The defect of a failure (option `defects`): found by its fingerprint or filed, once per item. */
   private async defectOf(
     item: WorkItem,
     cycle: CycleInfo | undefined,
     runId: number,
     stepRunId: number | undefined,
+    verdict: Verdict | undefined,
   ): Promise<string | undefined> {
     const p = item.progress;
     // On the outcome, not on the status `statusMap` writes: a failure mapped to Blocked still gets its defect, a
@@ -272,6 +325,8 @@ export class Delivery {
         runId,
         stepRunId,
         known: this.knownDefects,
+        knownBug: verdict?.knownBug,
+        regressionOf: verdict?.regressionOf,
         ...(cycle ? { cycle } : {}),
         cap: this.defectCap,
         refusals: this.refusals,

@@ -102,6 +102,15 @@ export interface RunSummary {
   serviceDown?: string;
 }
 
+/**
+ * What a failing or flaky result is, from its case's execution history in synapseRT (defects/history.ts):
+ * - `new`: the case never failed before, or its last executed run passed;
+ * - `known`: it failed the same way before (a run comment with the same signature), or has an open known bug;
+ * - `flaky`: it passed on retry in this run, or flipped between pass and fail at least twice in its last 10 runs;
+ * - `regression`: its known bug is closed.
+ */
+export type Classification = 'new' | 'known' | 'flaky' | 'regression';
+
 /** A failed test in the summary, with links to what a person opens next (absent in a dry run's stand-ins). */
 export interface FailureLine {
   /** `file > describe > title`. */
@@ -115,6 +124,8 @@ export interface FailureLine {
   defect?: string;
   /** The defect was filed by this run (not an existing one linked). */
   defectCreated?: boolean;
+  /** What the case's execution history says of this failure (option `history`); absent when it could not be read. */
+  classification?: Classification;
   caseUrl?: string;
   runUrl?: string;
   defectUrl?: string;

@@ -1,6 +1,6 @@
 import { redact } from '../../client/secrets.js';
 import { displayName, lastAttempt, outcomeOf } from '../kernel/model.js';
-import type { FailureLine } from '../kernel/types.js';
+import type { Classification, FailureLine } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
 
 /**
@@ -39,6 +39,7 @@ export function failuresOf(
   items: readonly WorkItem[],
   base: string | undefined,
   cycle: { id: number; plan: string; name: string } | undefined,
+  classifications: ReadonlyMap<string, Classification> = new Map(),
 ): { failures: FailureLine[]; omitted: number } {
   const failed = items.filter((i) => outcomeOf(i.test) === 'failed');
   const failures = failed.slice(0, MAX_FAILURES).map((i): FailureLine => {
@@ -52,6 +53,8 @@ export function failuresOf(
     if (at !== undefined) line.line = at;
     if (message) line.message = redact(message.trim()).slice(0, 300);
     if (i.progress.runId !== undefined) line.runId = i.progress.runId;
+    const classification = classifications.get(i.id);
+    if (classification) line.classification = classification;
     if (i.progress.defect) {
       line.defect = i.progress.defect;
       line.defectCreated = i.progress.defectCreated === true;

@@ -53,7 +53,7 @@ export function assembleSummary(p: SummaryParts): RunSummary {
   }
   const base = p.url && p.calls === undefined ? p.url : undefined;
   const cycle = d?.cycle && base ? { ...d.cycle, url: cycleUrl(base, d.cycle.plan, d.cycle.id) } : d?.cycle;
-  const { failures, omitted } = failuresOf(p.items, base, cycle);
+  const { failures, omitted } = failuresOf(p.items, base, cycle, d?.classifications);
   return {
     enabled: p.enabled,
     mode: p.mode ?? 'adhoc',

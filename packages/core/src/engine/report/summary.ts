@@ -1,4 +1,4 @@
-import type { RunSummary } from '../kernel/types.js';
+import type { FailureLine, RunSummary } from '../kernel/types.js';
 import { issueUrl } from './links.js';
 
 /** The command that delivers what waits in the journal, as a user's install runs it. */
@@ -64,6 +64,34 @@ function shortList(items: readonly string[], max = 10): string {
   return items.length > max ? `${shown} ... and ${items.length - max} more` : shown;
 }
 
+/** The order a reader acts on failures: what is new or came back first, then what is known, then flaky ones. */
+const CLASS_ORDER = ['new', 'regression', 'known', 'flaky'];
+
+/** The failures, new ones and regressions first (the run's order otherwise); unclassified ones last. */
+function byClassification(failures: readonly FailureLine[]): FailureLine[] {
+  const rank = (f: FailureLine) => (f.classification ? CLASS_ORDER.indexOf(f.classification) : CLASS_ORDER.length);
+  return [...failures].sort((a, b) => rank(a) - rank(b));
+}
+
+/**
+ * The console's failure lines, when the run classified its failures (option `history`): how many of each kind, then
+ * one line each (at most 10), new ones and regressions first.
+ */
+function failureLines(s: RunSummary): string[] {
+  const failures = s.failures ?? [];
+  if (!failures.some((f) => f.classification)) return [];
+  const total = failures.length + (s.failuresOmitted ?? 0);
+  const kinds = CLASS_ORDER.map((c) => [c, failures.filter((f) => f.classification === c).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([c, n]) => `${n} ${c}`);
+  const width = Math.max(...failures.map((f) => (f.classification ?? '').length));
+  const lines = byClassification(failures).map((f) => {
+    const what = `${(f.classification ?? '').padEnd(width)}  ${f.key}  ${f.test}`;
+    return f.message ? `${what}: ${f.message}` : what;
+  });
+  return [`  failures: ${total} (${kinds.join(', ')})`, ...list(lines)];
+}
+
 /** The end-of-run summary for the console: a few lines, more only when something needs attention. */
 export function formatSummary(s: RunSummary): string {
   const lines: string[] = [];
@@ -76,6 +104,7 @@ export function formatSummary(s: RunSummary): string {
   }
   if (!s.dryRun) lines.push(`  delivered ${s.delivered} run result(s)`);
   if (s.replayed) lines.push(`  ${s.replayed} result(s) of an earlier run taken from the journal`);
+  lines.push(...failureLines(s));
   if (s.defects.created.length && s.url) {
     const base = s.url;
     lines.push(`  defects created: ${s.defects.created.length}`);
@@ -140,13 +169,21 @@ function failureTable(s: RunSummary): string[] {
   const failures = s.failures ?? [];
   if (!failures.length) return [];
   const total = failures.length + (s.failuresOmitted ?? 0);
-  const out = [`#### Failures (${total})`, '', '| test | case | run | defect |', '|---|---|---|---|'];
-  for (const f of failures.slice(0, MAX_FAILURE_ROWS)) {
+  // A column for the classification when the run classified its failures (option `history`), new ones first.
+  const classified = failures.some((f) => f.classification);
+  const out = [
+    `#### Failures (${total})`,
+    '',
+    classified ? '| test | class | case | run | defect |' : '| test | case | run | defect |',
+    classified ? '|---|---|---|---|---|' : '|---|---|---|---|',
+  ];
+  for (const f of (classified ? byClassification(failures) : failures).slice(0, MAX_FAILURE_ROWS)) {
     const where = f.line !== undefined ? `${f.file}:${f.line}` : f.file;
     const test = `${cell(f.test)}${f.message ? `<br>${cell(f.message)}` : ''}<br>${cell(where)}`;
     const run = f.runId !== undefined ? link(`run ${f.runId}`, f.runUrl) : '';
     const defect = f.defect ? `${link(f.defect, f.defectUrl)}${f.defectCreated ? ' (new)' : ''}` : '';
-    out.push(`| ${test} | ${link(f.key, f.caseUrl)} | ${run} | ${defect} |`);
+    const kind = classified ? ` ${f.classification ?? ''} |` : '';
+    out.push(`| ${test} |${kind} ${link(f.key, f.caseUrl)} | ${run} | ${defect} |`);
   }
   if (total > MAX_FAILURE_ROWS) {
     const more = `… and ${total - MAX_FAILURE_ROWS} more`;

@@ -1,0 +1,113 @@
+import type { Classification } from '../kernel/types.js';
+import { marker } from './text.js';
+
+/**
+ * What a failure is, from its case's execution history (history.ts reads it): pure rules, no I/O.
+ *
+ * The signature of a failure is its group's marker, `cb-<16 hex>` (groups.ts): casebridge writes it into every failed
+ * and flaky run it reports (`casebridge signature: cb-…`, delivery/comment.ts), so a later run of the case finds the
+ * runs that failed the same way by their comment.
+ *
+ * Known bugs of a failure, newest first: (a) the bugs linked to earlier runs of the case whose comment holds the same
+ * signature (linked by anyone: casebridge's defect or a person's bug, marker or not), newest run first; then (b) the
+ * bugs linked to the case's last failed run (a person triaging in synapseRT links a bug to the failed run: that marks
+ * it known for the test). A casebridge defect of another group (its summary carries another `[cb-…]`) is left out.
+ */
+
+/** One executed run of the case, as its execution history lists it. */
+export interface Execution {
+  runId: number;
+  result: 'passed' | 'failed';
+  comment: string;
+  bugs: ReadonlyArray<{ key: string; summary?: string }>;
+}
+
+/** A bug's state from Jira: open, or closed (a duplicate closed is not a fixed bug: never a regression's). */
+export interface BugState {
+  open: boolean;
+  duplicate: boolean;
+}
+
+/** The classification of one failure and what it means for its defect. */
+export interface Verdict {
+  classification: Classification;
+  /** Why, for the run comment (`Classification: known (failed the same way in run 12)`). */
+  reason: string;
+  /** The first open known bug: linked instead of a new defect. */
+  knownBug?: string;
+  /** Every known bug is closed: the new defect is a regression of the newest. */
+  regressionOf?: string;
+}
+
+/** How many executed runs the flip count looks at (this one included). */
+export const FLIP_WINDOW = 10;
+/** Flips between pass and fail in the window that make a failure flaky. */
+export const FLIPS_FLAKY = 2;
+
+const OTHER_MARKER = /\[cb-([0-9a-f]{16})\]/;
+
+/** The known bugs of a failure with `signature`, newest first (see the file comment). */
+export function knownBugs(history: readonly Execution[], signature: string): string[] {
+  const sig = marker(signature);
+  const ofThisGroup = (b: { summary?: string }) => {
+    const other = OTHER_MARKER.exec(b.summary ?? '')?.[1];
+    return other === undefined || other === signature;
+  };
+  const out: string[] = [];
+  const add = (e: Execution | undefined) => {
+    for (const b of e?.bugs ?? []) if (ofThisGroup(b) && !out.includes(b.key)) out.push(b.key);
+  };
+  const newestFirst = [...history].reverse();
+  for (const e of newestFirst) if (e.comment.includes(sig)) add(e);
+  add(newestFirst.find((e) => e.result === 'failed'));
+  return out;
+}
+
+/** Changes between passed and failed along the results, oldest first. */
+export function flips(results: ReadonlyArray<'passed' | 'failed'>): number {
+  let n = 0;
+  for (let i = 1; i < results.length; i += 1) if (results[i] !== results[i - 1]) n += 1;
+  return n;
+}
+
+/**
+ * Classifies a failing (`failed`) or flaky (passed on retry) result of a case, given the case's earlier executed runs
+ * (oldest first, this run's own writes left out), its failure signature and the states of its known bugs (a bug
+ * whose state could not be read is left out). In order:
+ * - passed on retry in this run: `flaky`;
+ * - known bugs, every one closed: `regression` of the newest;
+ * - at least FLIPS_FLAKY flips between pass and fail in the last FLIP_WINDOW runs (this failure included): `flaky`
+ *   (what the test does says more than its bug; an open known bug is still linked);
+ * - an open known bug: `known`, and that bug is linked;
+ * - no run before, or the last run passed: `new`;
+ * - a failed run with the same signature before: `known`; otherwise (the last run failed another way): `new`.
+ */
+export function classify(
+  outcome: 'failed' | 'flaky',
+  history: readonly Execution[],
+  signature: string,
+  states: ReadonlyMap<string, BugState>,
+): Verdict {
+  const bugs = knownBugs(history, signature).filter((k) => states.has(k));
+  const open = bugs.find((k) => states.get(k)?.open);
+  const fixed = bugs.filter((k) => !states.get(k)?.open && !states.get(k)?.duplicate);
+  const withBug = open ? { knownBug: open } : {};
+  if (outcome === 'flaky') return { classification: 'flaky', reason: 'passed on retry', ...withBug };
+  if (!open && fixed[0]) {
+    return { classification: 'regression', reason: `its known bug ${fixed[0]} is closed`, regressionOf: fixed[0] };
+  }
+  const recent = [...history.slice(-(FLIP_WINDOW - 1)).map((e) => e.result), 'failed' as const];
+  const n = flips(recent);
+  if (n >= FLIPS_FLAKY) {
+    const reason = `${n} flips between pass and fail in its last ${recent.length} runs`;
+    return { classification: 'flaky', reason, ...withBug };
+  }
+  if (open) return { classification: 'known', reason: `known bug ${open} is open`, knownBug: open };
+  const last = history[history.length - 1];
+  if (!last) return { classification: 'new', reason: 'first failure of the case' };
+  if (last.result === 'passed') return { classification: 'new', reason: `its last run (${last.runId}) passed` };
+  const sig = marker(signature);
+  const same = [...history].reverse().find((e) => e.result === 'failed' && e.comment.includes(sig));
+  if (same) return { classification: 'known', reason: `failed the same way in run ${same.runId}` };
+  return { classification: 'new', reason: `its last run (${last.runId}) failed another way` };
+}

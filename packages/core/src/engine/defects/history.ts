@@ -1,0 +1,178 @@
+import type { TestManagementClient } from '../../client/tm.js';
+import { isDone } from '../jira/duplicate.js';
+import { keysetSearch } from '../jira/keyset.js';
+import type { StatusMap } from '../kernel/work.js';
+import { type BugState, classify, type Execution, knownBugs, type Verdict } from './classify.js';
+
+/**
+ * The execution history of the failing cases of a run, read from synapseRT (`GET /testRun/{key}/testRuns`,
+ * `runs.caseTestRuns`), and the states of their known bugs (one Jira search per batch), for classify.ts.
+ *
+ * Costs: one history read per failing case and run (cached: a case with two failing tests, or a delivery tried
+ * again, reads once), at most READS at a time; none for passing tests. The known bugs' states: one search
+ * (`key in (...)`) for the bugs asked for while the one before was under way or within BATCH_MS, so failures
+ * delivered together share it. At 10,000 tests with 1,000 failing: 1,000 reads and a few tens of searches.
+ *
+ * A read that fails (an outage after the client's retries, a 404) classifies the failure as unknown: the result is
+ * delivered as without history, never held back. So is a search that fails (a bug deleted since: Jira answers 400 on
+ * `key in (...)` naming it): no known bugs then, the defect is found or filed as without history.
+ */
+
+/** History reads under way at once: the transport's queue bounds all requests; this keeps room for the writes. */
+const READS = 4;
+/** How long the first bug asked for waits for others, so failures delivered together share one search. */
+const BATCH_MS = 20;
+/** Keys per search: `key in (...)` of 100 keys is about 1 KB of query. */
+const SEARCH_KEYS = 100;
+
+/** Why an executed run is left out of the history: this run wrote it (its own result, another shard's). */
+export type Ours = (runId: number, comment: string) => boolean;
+
+export class KnownFailures {
+  private readonly reads = new Map<string, Promise<Execution[] | undefined>>();
+  private readonly states = new Map<string, Promise<BugState | undefined>>();
+  private readonly asked = new Map<string, (s: BugState | undefined) => void>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private searching = false;
+  private reading = 0;
+  private readonly waiting: Array<() => void> = [];
+  /** Cases whose history could not be read in this run. */
+  readonly unread = new Set<string>();
+
+  constructor(
+    private readonly tm: TestManagementClient,
+    private readonly statusMap: StatusMap,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /**
+   * The verdict on a failure (`failed`) or flaky result of `key` with `signature`; undefined when the case's history
+   * could not be read. Start it before the result's first write to its run: the run's state then is the last one.
+   */
+  async verdict(key: string, outcome: 'failed' | 'flaky', signature: string, ours: Ours): Promise<Verdict | undefined> {
+    const read = await this.read(key);
+    if (!read) return undefined;
+    const history = read.filter((e) => !ours(e.runId, e.comment));
+    const bugs = knownBugs(history, signature);
+    const states = new Map<string, BugState>();
+    if (bugs.length) {
+      const got = await Promise.all(bugs.map((k) => this.state(k)));
+      bugs.forEach((k, i) => {
+        const s = got[i];
+        if (s) states.set(k, s);
+      });
+    }
+    return classify(outcome, history, signature, states);
+  }
+
+  /** The case's executed runs, oldest first; undefined when it could not be read (see the file comment). */
+  private read(key: string): Promise<Execution[] | undefined> {
+    let r = this.reads.get(key);
+    if (!r) {
+      r = this.limited(() => this.tm.runs.caseTestRuns({ testCaseIssueKey: key }, { signal: this.signal })).then(
+        (items) => executions(items, this.statusMap),
+        () => {
+          this.unread.add(key);
+          return undefined;
+        },
+      );
+      this.reads.set(key, r);
+    }
+    return r;
+  }
+
+  private async limited<T>(read: () => Promise<T>): Promise<T> {
+    while (this.reading >= READS) await new Promise<void>((wake) => this.waiting.push(wake));
+    this.reading += 1;
+    try {
+      return await read();
+    } finally {
+      this.reading -= 1;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** A bug's state, from the next search (see the costs above); undefined when it could not be read. */
+  private state(key: string): Promise<BugState | undefined> {
+    let s = this.states.get(key);
+    if (!s) {
+      s = new Promise((resolve) => this.asked.set(key, resolve));
+      this.states.set(key, s);
+      this.schedule();
+    }
+    return s;
+  }
+
+  private schedule(): void {
+    if (this.timer || this.searching || this.asked.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.search();
+    }, BATCH_MS);
+    this.timer.unref?.();
+  }
+
+  private async search(): Promise<void> {
+    this.searching = true;
+    const batch = [...this.asked].slice(0, SEARCH_KEYS);
+    for (const [key] of batch) this.asked.delete(key);
+    const found = new Map<string, BugState>();
+    try {
+      const { issues } = await keysetSearch({
+        tm: this.tm,
+        jql: `key in (${batch.map(([key]) => `"${key}"`).join(', ')})`,
+        fields: 'status,resolution',
+        pageSize: SEARCH_KEYS,
+        signal: this.signal,
+      });
+      for (const i of issues) {
+        const resolution = (i.fields.resolution as { name?: unknown } | null | undefined)?.name;
+        found.set(i.key, { open: !isDone(i.fields), duplicate: /duplicate/i.test(String(resolution ?? '')) });
+      }
+    } catch {
+      // Unknown states: no known bugs for these failures (see the file comment).
+    } finally {
+      for (const [key, resolve] of batch) resolve(found.get(key));
+      this.searching = false;
+      this.schedule();
+    }
+  }
+}
+
+/** Executed runs of an execution history, oldest first: passed or failed as the run statuses of `statusMap` say. */
+function executions(
+  items: ReadonlyArray<{
+    id: number;
+    status: string;
+    comment?: string | null;
+    bugs: Array<{ key: string; summary: string }>;
+    executionOn?: string | null;
+  }>,
+  statusMap: StatusMap,
+): Execution[] {
+  const lower = (s: string | null | undefined) => (s ?? '').toLowerCase();
+  const passed = new Set(['passed', lower(statusMap.passed), lower(statusMap.flaky)].filter(Boolean));
+  const failed = new Set(['failed', lower(statusMap.failed), lower(statusMap.timedOut)].filter(Boolean));
+  const out: Array<Execution & { at: number; order: number }> = [];
+  items.forEach((r, order) => {
+    const status = lower(r.status);
+    const result = failed.has(status) ? 'failed' : passed.has(status) ? 'passed' : undefined;
+    if (!result) return;
+    const at = executedAt(r.executionOn) ?? Number.NEGATIVE_INFINITY;
+    out.push({ runId: r.id, result, comment: r.comment ?? '', bugs: r.bugs, at, order });
+  });
+  // The history lists runs by creation; a cycle's run created days ago may have been executed last. Only when every
+  // run says when (to the second; ties keep the list's order).
+  if (out.every((e) => Number.isFinite(e.at))) out.sort((a, b) => a.at - b.at || a.order - b.order);
+  return out.map(({ at: _at, order: _order, ...e }) => e);
+}
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
+/** `executionOn` (`26-Nov-2026 02:49:03`, the server's time) in ms, or undefined. */
+function executedAt(text: string | null | undefined): number | undefined {
+  const m = /^(\d{1,2})-([A-Za-z]{3})-(\d{4}) (\d{1,2}):(\d{2})(?::(\d{2}))?/.exec(text?.trim() ?? '');
+  const month = MONTHS.indexOf(m?.[2]?.toLowerCase() ?? '');
+  if (!m || month < 0) return undefined;
+  return Date.UTC(Number(m[3]), month, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
+}

@@ -1,0 +1,174 @@
+import type { RunningEmulator } from '@casebridge/emulator';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { EndResult } from '../../src/index.js';
+import { base, report, result, useEngineWorld } from '../support/engine-world.js';
+
+/**
+ * Known bugs and classifications from the failing case's execution history (defects/history.ts, classify.ts),
+ * against the real emulator over real HTTP: a bug a person linked to a failed run, a test failing twice, a test that
+ * passed last run, a passed-on-retry test, a test that flips, a closed known bug, a history that cannot be read. Each
+ * test asserts the emulator's final state and the run's summary.
+ */
+
+const world = useEngineWorld();
+const { adhocRuns, bugs, bugKeysOfRun, ops, admin, runsOfCycle } = world;
+let emu: RunningEmulator;
+beforeAll(() => {
+  emu = world.emulator();
+});
+
+const classOf = (end: EndResult, key: string) => end.summary.failures?.find((f) => f.key === key)?.classification;
+const SIGNATURE = /^casebridge signature: cb-[0-9a-f]{16}$/m;
+
+/** A bug a person files in Jira (no marker) and links to a run in synapseRT. */
+async function linkByHand(runId: number, summary = 'Login is broken for SSO users'): Promise<string> {
+  const tm = admin();
+  const { key } = await tm.jira.createIssue({
+    fields: { project: { key: 'DEMO' }, issuetype: { name: 'Bug' }, summary },
+  });
+  await tm.runs.update({ runId: String(runId), bugs: [key] });
+  return key;
+}
+
+function close(key: string): void {
+  const issue = emu.store.issues.find((i) => i.key === key);
+  if (!issue) throw new Error(`${key} not found`);
+  emu.store.issues.update({ ...issue, status: 'Done', resolution: 'Done' });
+}
+
+describe('history: known bugs', () => {
+  it('a bug a person linked to the failed run is linked on the next failure, and nothing new is filed', async () => {
+    const failing = () => result('DEMO-3 logs out', 'failed');
+    await report(base(emu.url, { defects: { enabled: false } }), [failing()]);
+    const [first] = adhocRuns('DEMO-3');
+    expect(first?.comment).toMatch(SIGNATURE);
+    const human = await linkByHand(first?.id as number);
+
+    const end = await report(base(emu.url), [failing()]);
+    expect(end.summary.problems).toEqual([]);
+    expect(bugs().map((b) => b.key)).toEqual([human]);
+    expect(end.summary.defects).toEqual({ created: [], linked: [human] });
+    const runs = adhocRuns('DEMO-3');
+    expect(runs.map((r) => r.status)).toEqual(['Failed', 'Failed']);
+    expect(bugKeysOfRun(runs[1]?.id as number)).toEqual([human]);
+    expect(classOf(end, 'DEMO-3')).toBe('known');
+    expect(runs[1]?.comment).toContain(`Classification: known (known bug ${human} is open)`);
+    // One history read, one search for the bug's state; no defect search, no create.
+    expect(ops('runs.caseTestRuns')).toHaveLength(2);
+    expect(ops('defects.createRunBug')).toHaveLength(0);
+  });
+
+  it('a bug linked to the last failed run is known even when this failure differs from it', async () => {
+    await report(base(emu.url, { defects: { enabled: false } }), [result('DEMO-4 searches', 'failed')]);
+    const human = await linkByHand(adhocRuns('DEMO-4')[0]?.id as number);
+    const other = result('DEMO-4 searches', 'failed', {});
+    other.attempts[0] = {
+      ...(other.attempts[0] as NonNullable<(typeof other.attempts)[0]>),
+      errors: [{ message: 'TypeError: cannot read properties of undefined', stack: 'TypeError\n at t.spec.ts:9:3' }],
+    };
+    const end = await report(base(emu.url), [other]);
+    expect(end.summary.defects).toEqual({ created: [], linked: [human] });
+    expect(bugs()).toHaveLength(1);
+  });
+
+  it('a closed known bug makes the failure a regression: a new defect names it', async () => {
+    const failing = () => result('DEMO-3 logs out', 'failed');
+    await report(base(emu.url, { defects: { enabled: false } }), [failing()]);
+    const human = await linkByHand(adhocRuns('DEMO-3')[0]?.id as number);
+    close(human);
+
+    const end = await report(base(emu.url), [failing()]);
+    expect(end.summary.problems).toEqual([]);
+    expect(classOf(end, 'DEMO-3')).toBe('regression');
+    const fresh = bugs().find((b) => b.key !== human);
+    expect(end.summary.defects.created).toEqual([fresh?.key]);
+    expect(fresh?.description).toContain(`Regression: ${human} had the same failure and is closed.`);
+    const runs = adhocRuns('DEMO-3');
+    expect(bugKeysOfRun(runs[1]?.id as number)).toEqual([fresh?.key]);
+    expect(runs[1]?.comment).toContain(`Classification: regression (its known bug ${human} is closed)`);
+  });
+});
+
+describe('history: classification', () => {
+  it('a test failing twice in a row is new the first time and known the second', async () => {
+    const failing = () => result('DEMO-3 logs out', 'failed');
+    const first = await report(base(emu.url), [failing()]);
+    expect(classOf(first, 'DEMO-3')).toBe('new');
+    expect(adhocRuns('DEMO-3')[0]?.comment).toContain('Classification: new (first failure of the case)');
+
+    const second = await report(base(emu.url), [failing()]);
+    expect(second.summary.problems).toEqual([]);
+    expect(classOf(second, 'DEMO-3')).toBe('known');
+    // The defect the first run filed is the known bug of the run that failed the same way: linked, no search for it.
+    expect(second.summary.defects).toEqual({ created: [], linked: [bugs()[0]?.key] });
+    expect(bugs()).toHaveLength(1);
+  });
+
+  it('a test that passed last run and fails now is new', async () => {
+    await report(base(emu.url), [result('DEMO-3 logs out', 'passed')]);
+    const end = await report(base(emu.url), [result('DEMO-3 logs out', 'failed')]);
+    expect(classOf(end, 'DEMO-3')).toBe('new');
+    const runs = adhocRuns('DEMO-3');
+    expect(runs[1]?.comment).toContain(`Classification: new (its last run (${runs[0]?.id}) passed)`);
+  });
+
+  it('a test that passes on retry is flaky, without a history read; one that flips is flaky too', async () => {
+    const end = await report(base(emu.url), [result('DEMO-2 logs in', 'flaky')]);
+    expect(ops('runs.caseTestRuns')).toHaveLength(0);
+    const [run] = adhocRuns('DEMO-2');
+    expect(run?.comment).toContain('Classification: flaky (passed on retry)');
+    expect(run?.comment).toMatch(SIGNATURE);
+    expect(end.summary.failures ?? []).toEqual([]);
+
+    // Failed, passed, failed: two flips in its last three runs.
+    await report(base(emu.url), [result('DEMO-4 searches', 'failed')]);
+    await report(base(emu.url), [result('DEMO-4 searches', 'passed')]);
+    const third = await report(base(emu.url), [result('DEMO-4 searches', 'failed')]);
+    expect(classOf(third, 'DEMO-4')).toBe('flaky');
+    // Its defect, filed by the first failure, is linked: a known bug whatever the word.
+    expect(third.summary.defects).toEqual({ created: [], linked: [bugs()[0]?.key] });
+  });
+
+  it('two runs into one cycle: the second failure is known from the run the first one wrote', async () => {
+    const options = base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'Nightly' });
+    const first = await report(options, [result('DEMO-3 logs out', 'failed'), result('DEMO-2 logs in', 'passed')]);
+    expect(classOf(first, 'DEMO-3')).toBe('new');
+    const second = await report(options, [result('DEMO-3 logs out', 'failed'), result('DEMO-2 logs in', 'passed')]);
+    expect(second.summary.problems).toEqual([]);
+    expect(classOf(second, 'DEMO-3')).toBe('known');
+    const run = runsOfCycle('Nightly').find((r) => r.key === 'DEMO-3')?.run;
+    expect(run?.comment).toMatch(/^Classification: known \(/m);
+    // None for the passing test.
+    expect(ops('runs.caseTestRuns').map((r) => r.path)).toEqual([
+      expect.stringContaining('/testRun/DEMO-3/testRuns'),
+      expect.stringContaining('/testRun/DEMO-3/testRuns'),
+    ]);
+  });
+
+  it('history: false reads nothing and classifies nothing; the signature is still written', async () => {
+    const end = await report(base(emu.url, { history: false }), [result('DEMO-3 logs out', 'failed')]);
+    expect(ops('runs.caseTestRuns')).toHaveLength(0);
+    expect(classOf(end, 'DEMO-3')).toBeUndefined();
+    const [run] = adhocRuns('DEMO-3');
+    expect(run?.comment).not.toContain('Classification');
+    expect(run?.comment).toMatch(SIGNATURE);
+  });
+
+  it('a history read answering 503 throughout loses nothing: the result, its defect, no classification', async () => {
+    emu.faults.set([{ route: '**/testRun/*/testRuns', methods: ['GET'], errors: { '503': 1 }, retryAfterSeconds: 0 }]);
+    const started = Date.now();
+    const end = await report(base(emu.url), [result('DEMO-3 logs out', 'failed'), result('DEMO-2 logs in', 'passed')]);
+    expect(end.summary.problems).toEqual([]);
+    expect(end.summary.journaled).toBe(0);
+    expect(end.summary.delivered).toBe(2);
+    expect(classOf(end, 'DEMO-3')).toBeUndefined();
+    expect(end.summary.defects.created).toHaveLength(1);
+    const [run] = adhocRuns('DEMO-3');
+    expect(run?.status).toBe('Failed');
+    expect(run?.comment).not.toContain('Classification');
+    const reads = emu.requests().filter((r) => r.path.endsWith('/testRun/DEMO-3/testRuns'));
+    expect(reads.length).toBeGreaterThan(1);
+    expect(reads.every((r) => r.status === 503)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});
