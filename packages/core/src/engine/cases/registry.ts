@@ -108,6 +108,9 @@ const SETTLE_MS = 3_000;
  */
 const GATHER_MS = 100;
 
+/** A suite path whose file is still being created is filed anyway once this many batches' worth of cases wait. */
+const LINK_MAX_BATCHES = 4;
+
 function newestWaiting(waiting: Map<string, Waiting[]>): number {
   let newest = 0;
   for (const list of waiting.values()) for (const w of list) newest = Math.max(newest, w.at);
@@ -138,7 +141,11 @@ export class CaseRegistry {
   /** When the re-read's timer fires (scheduleRecheck moves it as creates start and end). */
   private recheckAt = 0;
   private rechecking = false;
-  /** The first re-read waits as long after the start as later ones after each other: a burst of creates, one read. */
+  /**
+   * When the last re-read began: the next begins `recheckEveryMs` later at the earliest (from its beginning, not its
+   * end: a read of many pages at 100 ms put the run's last read off by its own length). The first waits as long
+   * after the start: a burst of creates, one read.
+   */
   private lastRecheck = Date.now();
   /** Cases this process created and kept (and the same as a set, for `isNew` on every result). */
   readonly created: string[] = [];
@@ -171,8 +178,10 @@ export class CaseRegistry {
   private bulkRoute = true;
   /** Steps that did not go to cases this run created in bulk (the cases are used all the same). */
   private readonly stepFailures: string[] = [];
-  /** Cases created in bulk, waiting to be filed in their suites: sent when no create is left under way. */
+  /** Cases created in bulk, waiting to be filed in their suites (fileInSuites). */
   private readonly links: SuiteLinks;
+  /** The batches whose creates are under way: the suite paths they belong to are not filed yet (fileInSuites). */
+  private readonly underWay = new Set<Job[]>();
 
   constructor(private readonly o: CaseRegistryOptions) {
     this.every = o.recheckEveryMs ?? 1000;
@@ -361,13 +370,13 @@ export class CaseRegistry {
     while (this.running < max && this.queue.length > 0) {
       const jobs = this.isSecond ? this.queue.splice(-n, n).reverse() : this.queue.splice(0, n);
       this.running += 1;
+      this.underWay.add(jobs);
       void (jobs.length > 1 ? this.createMany(jobs) : this.createOne(jobs[0] as Job)).finally(() => {
         this.running -= 1;
         this.creating -= jobs.length;
+        this.underWay.delete(jobs);
         this.pump();
-        // A batch's worth of cases waits to be filed in their suites: one request per path (the rest go once the
-        // creates are over, see recheck).
-        if (this.links.size >= this.batchSize) this.fileInSuites();
+        this.fileInSuites();
         this.scheduleRecheck();
       });
     }
@@ -437,9 +446,25 @@ export class CaseRegistry {
     await Promise.all(outcome.refused.map((i) => this.createOne(todo[i] as Job)));
   }
 
-  /** Files the cases that wait in their suites, one request per suite path. */
+  /**
+   * Files the cases that wait in their suites, one request per suite path: every path once no create is left; while
+   * creates go on and a batch's worth waits, the paths that no queued or running create belongs to (the run has
+   * moved past their file: one link for a file's cases instead of one per batch, 14 instead of 28 for 1,400 tests
+   * in 14 files), and a path with LINK_MAX_BATCHES batches' worth (a file of thousands of tests). A run cut short
+   * leaves unfiled only the cases of the files its last creates were for (their cases are used all the same).
+   */
   private fileInSuites(): void {
-    void this.links.flush().then(() => this.o.onProgress?.());
+    if (this.links.size === 0) return;
+    let which: ((path: string, count: number) => boolean) | undefined;
+    if (this.creating > 0) {
+      if (this.links.size < this.batchSize) return;
+      const active = new Set<string>();
+      for (const job of this.queue) active.add(suitePathOf(job.test.file));
+      for (const jobs of this.underWay) for (const job of jobs) active.add(suitePathOf(job.test.file));
+      const most = LINK_MAX_BATCHES * this.batchSize;
+      which = (path, count) => !active.has(path) || count >= most;
+    }
+    void this.links.flush(which).then(() => this.o.onProgress?.());
   }
 
   private summaryOf(test: TestResult): string {
@@ -563,6 +588,7 @@ export class CaseRegistry {
   private async recheck(): Promise<void> {
     this.rechecking = true;
     const began = Date.now();
+    this.lastRecheck = began;
     const settle = this.o.settleMs ?? SETTLE_MS;
     // The creates this read decides: those answered `settleMs` before it began. Later ones wait for the next.
     const batch = new Map<string, Waiting[]>();
@@ -606,7 +632,6 @@ export class CaseRegistry {
       for (const list of batch.values()) for (const w of list) w.fail(err);
     } finally {
       this.rechecking = false;
-      this.lastRecheck = Date.now();
       // The creates are over: what waits is filed in its suites.
       if (this.creating === 0) this.fileInSuites();
       this.scheduleRecheck();
