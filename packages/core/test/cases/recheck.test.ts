@@ -16,6 +16,7 @@ const EVERY = 200;
 function fakeJira(createDelays: number[]) {
   const issues: Array<{ id: string; key: string; fields: Record<string, unknown> }> = [];
   const searches: number[] = [];
+  const links: Array<{ path: string; keys: number }> = [];
   const t0 = Date.now();
   let creates = 0;
   const tm = {
@@ -41,14 +42,19 @@ function fakeJira(createDelays: number[]) {
         return { issues: made, errors: [] };
       },
     },
-    cases: { linkTestCaseToSuite: async () => undefined, addSteps: async () => [] },
+    cases: {
+      linkTestCaseToSuite: async (input: { testSuitePath: string; testCaseKeys: string[] }) => {
+        links.push({ path: input.testSuitePath, keys: input.testCaseKeys.length });
+      },
+      addSteps: async () => [],
+    },
   } as unknown as TestManagementClient;
-  return { tm, searches, since: () => Date.now() - t0 };
+  return { tm, searches, links, since: () => Date.now() - t0 };
 }
 
-const test = (i: number): TestResult => ({
+const test = (i: number, file = 'tests/a.spec.ts'): TestResult => ({
   id: `t${i}`,
-  file: 'tests/a.spec.ts',
+  file,
   titlePath: [`does thing ${i}`],
   tags: [],
   annotations: [],
@@ -87,5 +93,21 @@ describe('the re-read that decides new cases', () => {
     // The first read of the project, then one re-read: none in the gap.
     expect(f.searches).toHaveLength(2);
     expect(r.created).toHaveLength(4);
+  });
+});
+
+describe('filing new cases in their suites', () => {
+  it("three files of 6 tests, a file's results together, 2 a create: one link per file, all its cases in it", async () => {
+    const f = fakeJira([]);
+    const r = new CaseRegistry({ tm: f.tm, project: 'P', batchSize: 2, recheckEveryMs: EVERY, settleMs: SETTLE });
+    const files = ['tests/a.spec.ts', 'tests/b.spec.ts', 'tests/c.spec.ts'];
+    const all: Array<Promise<string>> = [];
+    for (const [n, file] of files.entries()) {
+      for (let i = 0; i < 6; i++) all.push(r.keyOf(test(n * 10 + i, file)));
+      await new Promise((res) => setTimeout(res, 30));
+    }
+    await Promise.all(all);
+    expect(f.links.map((l) => l.path).sort()).toEqual(['tests/a', 'tests/b', 'tests/c']);
+    expect(f.links.every((l) => l.keys === 6)).toBe(true);
   });
 });
