@@ -1,0 +1,91 @@
+import { demoSeed, type RunningEmulator } from '@casebridge/emulator';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { TestResult } from '../../src/index.js';
+import { useEmulator } from '../support/emulator.js';
+import { base, report, result } from '../support/engine-world.js';
+
+/**
+ * What the history costs (issue 26: "1,000 tests with 100 failing, history classification on: requests ≤ 100 + the
+ * run's usual"): the same two runs (a first night, then a second one where every failure has a history and ten of
+ * them a defect) with `history` on and off, in cycle mode, counted in the emulator's request log. Prints the figures.
+ */
+
+const TESTS = 1_000;
+const FAILING = 100;
+const caseKey = (i: number) => `COST-${i + 2}`;
+
+const seed = {
+  users: demoSeed.users,
+  projects: [
+    {
+      key: 'COST',
+      name: 'Cost',
+      issues: [
+        { type: 'Test Plan', summary: 'Nightly', members: Array.from({ length: TESTS }, (_, i) => caseKey(i)) },
+        ...Array.from({ length: TESTS }, (_, i) => ({ type: 'Test Case', summary: `case ${i + 2}` })),
+      ],
+    },
+  ],
+};
+
+/** 1,000 tests, every tenth failing, each failure its own group (its own line). */
+function tests(): TestResult[] {
+  return Array.from({ length: TESTS }, (_, i) => {
+    const failing = i % (TESTS / FAILING) === 0;
+    const t = result(`${caseKey(i)} case ${i}`, failing ? 'failed' : 'passed');
+    if (failing) {
+      const a = t.attempts[0] as NonNullable<TestResult['attempts'][0]>;
+      a.errors = [{ message: `expected 200, got 500 in case ${i}`, stack: `Error\n at t.spec.ts:${i + 1}:3` }];
+    }
+    return t;
+  });
+}
+
+const emulator = useEmulator({ profile: 'ideal', seed });
+let emu: RunningEmulator;
+beforeEach(async () => {
+  emu = emulator();
+  await emu.reset();
+});
+
+async function night(history: boolean, cycle: string) {
+  emu.clearRequests();
+  const options = base(emu.url, { projectKey: 'COST', mode: 'cycle', testPlan: 'COST-1', cycle, history });
+  const end = await report(options, tests());
+  expect(end.summary.problems).toEqual([]);
+  expect(end.summary.journaled).toBe(0);
+  const log = emu.requests();
+  const reads = log.filter((r) => r.op === 'runs.caseTestRuns').length;
+  // The log has no query strings: the bug-state searches are counted with the defect searches.
+  const searches = log.filter((r) => r.op === 'jira.search').length;
+  return { total: log.length, reads, searches, summary: end.summary };
+}
+
+describe('history: cost', () => {
+  it(`${TESTS} tests, ${FAILING} failing: one history read per failing case and a few bug-state searches`, async () => {
+    const off1 = await night(false, 'off 1');
+    const off2 = await night(false, 'off 2');
+    await emu.reset();
+    const on1 = await night(true, 'on 1');
+    const on2 = await night(true, 'on 2');
+    type Night = Awaited<ReturnType<typeof night>>;
+    const line = (n: string, o: Night, h: Night) =>
+      `${n}: ${o.total} requests with history off, ${h.total} on (${h.total - o.total >= 0 ? '+' : ''}${h.total - o.total}: ${h.reads} history reads; Jira searches ${o.searches} off, ${h.searches} on)`;
+    console.log(line('first night', off1, on1));
+    console.log(line('second night', off2, on2));
+    expect(on1.reads).toBe(FAILING);
+    expect(on2.reads).toBe(FAILING);
+    // The first night has no known bugs: no bug-state search, the same defect searches.
+    expect(on1.searches).toBe(off1.searches);
+    expect(on1.total - off1.total).toBe(FAILING);
+    // The second: the first night's ten defects are known bugs, linked without their defect search (10 fewer); their
+    // states cost a search per batch.
+    expect(on2.summary.failures?.filter((f) => f.classification === 'known')).toHaveLength(FAILING);
+    expect(on2.summary.defects.linked).toHaveLength(10);
+    const stateSearches = on2.searches - (off2.searches - 10);
+    console.log(`second night: ${stateSearches} bug-state search(es) for the 10 known bugs`);
+    expect(stateSearches).toBeGreaterThanOrEqual(1);
+    expect(stateSearches).toBeLessThanOrEqual(10);
+    expect(on2.total - off2.total).toBeLessThanOrEqual(FAILING + stateSearches);
+  }, 120_000);
+});
