@@ -10,15 +10,22 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '@casebridge/emulator';
-import { closedPort, PROJECT, ROOT, seedFor, versions, writeFixture } from './common.mjs';
+import { closedPort, PROBE_CORE, PROJECT, ROOT, seedFor, versions, writeFixture } from './common.mjs';
 import { jest, jestProjectFiles } from './jest.mjs';
 import { baseEnv, casebridgeEnv, delivered, journalLeft, measure, requestsOf, timedRun } from './measure.mjs';
+import { playwright } from './playwright.mjs';
 
 /** BENCH_ADOPTION_LATENCY (ms, default 20) and BENCH_ADOPTION_RPS (a per-user rate limit, default none). */
 const RPS = Number(process.env.BENCH_ADOPTION_RPS ?? 0);
+/**
+ * BENCH_ADOPTION_RUNNER=playwright runs the same keyless suite under Playwright (results one by one, as its
+ * onTestEnd gives them; issue 25's "first run, 10,000 new tests" with BENCH_ADOPTION_TESTS=10000).
+ */
+const RUNNER = process.env.BENCH_ADOPTION_RUNNER === 'playwright' ? 'playwright' : 'jest';
 
 export const ADOPTION = {
-  tests: 1400,
+  runner: RUNNER,
+  tests: Number(process.env.BENCH_ADOPTION_TESTS ?? 1400),
   perFile: 100,
   latency: Number(process.env.BENCH_ADOPTION_LATENCY ?? 20),
   rateLimit: RPS > 0 ? { requestsPerSecond: RPS, perUser: true } : undefined,
@@ -82,19 +89,61 @@ function adoptionFile(module, from, to, variant) {
   return `${lines.join('\n')}\n`;
 }
 
-/** The adoption suite: `ADOPTION.tests` tests without keys, `perFile` a file, in `test/.fixtures/bench-adoption-jest-*`. */
+/**
+ * The Playwright project of the adoption cell: the matrix's config (lib/playwright.mjs: 2 workers, fully parallel,
+ * JUnit, the probes first and last, casebridge when BENCH_CASEBRIDGE=1), written here because the matrix's suites
+ * carry a case key in every title.
+ */
+const PLAYWRIGHT_FILES = {
+  'playwright.config.mjs': `
+import { defineConfig } from '@playwright/test';
+
+const casebridge = process.env.BENCH_CASEBRIDGE === '1';
+export default defineConfig({
+  testDir: 'tests',
+  outputDir: 'test-results',
+  workers: 2,
+  fullyParallel: true,
+  retries: 0,
+  reporter: [
+    ['./timing-reporter.mjs', { probe: 'pre' }],
+    ['junit', { outputFile: 'junit.xml' }],
+    ...(casebridge ? [['@casebridge/playwright', JSON.parse(process.env.BENCH_CB_OPTIONS || '{}')]] : []),
+    ['./timing-reporter.mjs', { probe: 'post' }],
+  ],
+});
+`,
+  'probe.mjs': PROBE_CORE,
+  'timing-reporter.mjs': `
+import { probe } from './probe.mjs';
+export default class Timing {
+  constructor(options) { this.p = probe(options.probe); }
+  printsToStdio() { return false; }
+  onTestEnd() { this.p.testEnded(); }
+  onEnd() { this.p.ended(); }
+}
+`,
+};
+
+/** The runner slot of the cell (its command and the end hooks' probes). */
+export const adoptionRunner = () => (ADOPTION.runner === 'playwright' ? playwright : jest);
+
+/**
+ * The adoption suite: `ADOPTION.tests` tests without keys, `perFile` a file, in
+ * `test/.fixtures/bench-adoption-<runner>-*` (Playwright: the same describes and titles, `describe` being
+ * `test.describe`).
+ */
 export function adoptionSuite(variant) {
-  const files = jestProjectFiles();
+  const pw = ADOPTION.runner === 'playwright';
+  const files = pw ? { ...PLAYWRIGHT_FILES } : jestProjectFiles();
+  const header = "import { expect, test } from '@playwright/test';\n\nconst describe = test.describe;\n\n";
   for (let from = 0, n = 0; from < ADOPTION.tests; from += ADOPTION.perFile, n++) {
     const module = MODULES[n % MODULES.length] + (n >= MODULES.length ? `-${Math.floor(n / MODULES.length)}` : '');
-    files[`tests/${module}.test.js`] = adoptionFile(
-      module,
-      from,
-      Math.min(ADOPTION.tests, from + ADOPTION.perFile),
-      variant,
-    );
+    const body = adoptionFile(module, from, Math.min(ADOPTION.tests, from + ADOPTION.perFile), variant);
+    if (pw) files[`tests/${module}.spec.mjs`] = header + body;
+    else files[`tests/${module}.test.js`] = body;
   }
-  return writeFixture(`bench-adoption-jest-${ADOPTION.tests}-${variant}`, files);
+  return writeFixture(`bench-adoption-${ADOPTION.runner}-${ADOPTION.tests}-${variant}`, files);
 }
 
 /** The emulator's state that tells whether every test got exactly one case and one result. */
@@ -144,7 +193,8 @@ export async function runAdoption(variant, log) {
     const dir = adoptionSuite(variant);
     // The builds the fixture's copies of the packages come from (others rebuild packages/*/dist meanwhile).
     const { builds } = versions();
-    const base = { runner: jest, dir, mode: 'cycle', latency: ADOPTION.latency, emu, timeoutMs: 600_000 };
+    const runner = adoptionRunner();
+    const base = { runner, dir, mode: 'cycle', latency: ADOPTION.latency, emu, timeoutMs: 1_200_000 };
     await measure({ ...base, casebridge: false });
     const bare = await measure({ ...base, casebridge: false });
     log(`  bare       wall ${(bare.wallMs / 1000).toFixed(1)} s, ${bare.tests} tests, exit ${bare.code}`);
@@ -163,7 +213,7 @@ export async function runAdoption(variant, log) {
     const failing = Array.from({ length: ADOPTION.tests }, (_, i) => adoptionFails(variant, i)).filter(Boolean).length;
     return {
       cell: 'adoption',
-      runner: 'jest',
+      runner: ADOPTION.runner,
       variant,
       tests: ADOPTION.tests,
       files: Math.ceil(ADOPTION.tests / ADOPTION.perFile),
