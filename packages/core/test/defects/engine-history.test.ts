@@ -171,4 +171,33 @@ describe('history: classification', () => {
     expect(reads.every((r) => r.status === 503)).toBe(true);
     expect(Date.now() - started).toBeLessThan(15_000);
   });
+
+  it('six failing cases whose history reads all answer 503 are delivered at once: the reads stop after a failed one', async () => {
+    emu.faults.set([{ route: '**/testRun/*/testRuns', methods: ['GET'], errors: { '503': 1 }, retryAfterSeconds: 0 }]);
+    const keys = ['DEMO-2', 'DEMO-3', 'DEMO-4', 'DEMO-5', 'DEMO-6', 'DEMO-7'];
+    const started = Date.now();
+    const end = await report(
+      base(emu.url),
+      keys.map((k) => result(`${k} fails`, 'failed')),
+    );
+    expect(end.summary.problems).toEqual([]);
+    expect(end.summary.journaled).toBe(0);
+    expect(end.summary.delivered).toBe(keys.length);
+    // One group (the same message and line): one defect, on every run.
+    expect(end.summary.defects.created).toHaveLength(1);
+    for (const k of keys) {
+      const runs = adhocRuns(k);
+      expect(runs.map((r) => r.status)).toEqual(['Failed']);
+      expect(bugKeysOfRun(runs[0]?.id as number)).toEqual(end.summary.defects.created);
+    }
+    // The reads under way when the first failed (at most 4) paid the retries; the others were not sent.
+    const cases = new Set(
+      emu
+        .requests()
+        .filter((r) => r.path.endsWith('/testRuns'))
+        .map((r) => r.path),
+    );
+    expect(cases.size).toBeLessThanOrEqual(4);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
 });

@@ -1,3 +1,4 @@
+import { NotFoundError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
@@ -14,7 +15,9 @@ import { type BugState, classify, type Execution, knownBugs, type Verdict } from
  * delivered together share it. At 10,000 tests with 1,000 failing: 1,000 reads and a few tens of searches.
  *
  * A read that fails (an outage after the client's retries, a 404) classifies the failure as unknown: the result is
- * delivered as without history, never held back. So is a search that fails (a bug deleted since: Jira answers 400 on
+ * delivered as without history, never held back. A read that fails for any reason but a 404 (the case's own) stops
+ * the reads for the rest of the run: with the route down, each read would hold its result for the client's retries
+ * (about 8 s), READS at a time, and 100 failures would wait minutes; so at most the reads under way pay that. So is a search that fails (a bug deleted since: Jira answers 400 on
  * `key in (...)` naming it): no known bugs then, the defect is found or filed as without history.
  */
 
@@ -38,6 +41,8 @@ export class KnownFailures {
   private readonly waiting: Array<() => void> = [];
   /** Cases whose history could not be read in this run. */
   readonly unread = new Set<string>();
+  /** A read failed for another reason than a 404: no more reads in this run (see the file comment). */
+  private stopped = false;
 
   constructor(
     private readonly tm: TestManagementClient,
@@ -70,8 +75,13 @@ export class KnownFailures {
     let r = this.reads.get(key);
     if (!r) {
       r = this.limited(() => this.tm.runs.caseTestRuns({ testCaseIssueKey: key }, { signal: this.signal })).then(
-        (items) => executions(items, this.statusMap),
-        () => {
+        (items) => {
+          if (items) return executions(items, this.statusMap);
+          this.unread.add(key);
+          return undefined;
+        },
+        (err: unknown) => {
+          if (!(err instanceof NotFoundError)) this.stopped = true;
           this.unread.add(key);
           return undefined;
         },
@@ -81,8 +91,13 @@ export class KnownFailures {
     return r;
   }
 
-  private async limited<T>(read: () => Promise<T>): Promise<T> {
+  /** `read`, at most READS at a time; undefined, not sent, once the reads have stopped. */
+  private async limited<T>(read: () => Promise<T>): Promise<T | undefined> {
     while (this.reading >= READS) await new Promise<void>((wake) => this.waiting.push(wake));
+    if (this.stopped) {
+      this.waiting.shift()?.();
+      return undefined;
+    }
     this.reading += 1;
     try {
       return await read();
