@@ -59,6 +59,12 @@ describe('classify', () => {
       classification: 'regression',
       regressionOf: 'B-1',
     });
+    // The group's own defect is known, but found by the defect search (not linked at once).
+    const own = [run('failed', signed(), [{ key: 'B-9', summary: `t: expected [cb-${SIG}]` }])];
+    expect(classify('failed', own, SIG, states({ 'B-9': open }))).toEqual({
+      classification: 'known',
+      reason: 'known bug B-9 is open',
+    });
     // A bug closed as a duplicate was never fixed: not a regression's; an unread state is no known bug.
     expect(classify('failed', h, SIG, states({ 'B-1': { open: false, duplicate: true } })).classification).toBe(
       'known',

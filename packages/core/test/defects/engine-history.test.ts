@@ -53,8 +53,9 @@ describe('history: known bugs', () => {
     expect(bugKeysOfRun(runs[1]?.id as number)).toEqual([human]);
     expect(classOf(end, 'DEMO-3')).toBe('known');
     expect(runs[1]?.comment).toContain(`Classification: known (known bug ${human} is open)`);
-    // One history read, one search for the bug's state; no defect search, no create.
+    // A history read per run; the person's bug is linked at once: no defect search, no create.
     expect(ops('runs.caseTestRuns')).toHaveLength(2);
+    expect(ops('jira.search')).toHaveLength(1);
     expect(ops('defects.createRunBug')).toHaveLength(0);
   });
 
@@ -99,7 +100,7 @@ describe('history: classification', () => {
     const second = await report(base(emu.url), [failing()]);
     expect(second.summary.problems).toEqual([]);
     expect(classOf(second, 'DEMO-3')).toBe('known');
-    // The defect the first run filed is the known bug of the run that failed the same way: linked, no search for it.
+    // The defect the first run filed is the known bug of the run that failed the same way: found and linked.
     expect(second.summary.defects).toEqual({ created: [], linked: [bugs()[0]?.key] });
     expect(bugs()).toHaveLength(1);
   });

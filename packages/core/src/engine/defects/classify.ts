@@ -33,7 +33,11 @@ export interface Verdict {
   classification: Classification;
   /** Why, for the run comment (`Classification: known (failed the same way in run 12)`). */
   reason: string;
-  /** The first open known bug: linked instead of a new defect. */
+  /**
+   * The first open known bug, when it is not the group's own defect (its summary does not end in this signature's
+   * `[cb-…]`): linked at once instead of a new defect. The group's own defect is found by the defect search as
+   * without history (which also closes a defect filed twice, defects.ts).
+   */
   knownBug?: string;
   /** Every known bug is closed: the new defect is a regression of the newest. */
   regressionOf?: string;
@@ -91,7 +95,9 @@ export function classify(
   const bugs = knownBugs(history, signature).filter((k) => states.has(k));
   const open = bugs.find((k) => states.get(k)?.open);
   const fixed = bugs.filter((k) => !states.get(k)?.open && !states.get(k)?.duplicate);
-  const withBug = open ? { knownBug: open } : {};
+  const own = `[${marker(signature)}]`;
+  const groupsOwn = (key: string) => history.some((e) => e.bugs.some((b) => b.key === key && b.summary?.includes(own)));
+  const withBug = open && !groupsOwn(open) ? { knownBug: open } : {};
   if (outcome === 'flaky') return { classification: 'flaky', reason: 'passed on retry', ...withBug };
   if (!open && fixed[0]) {
     return { classification: 'regression', reason: `its known bug ${fixed[0]} is closed`, regressionOf: fixed[0] };
@@ -102,7 +108,7 @@ export function classify(
     const reason = `${n} flips between pass and fail in its last ${recent.length} runs`;
     return { classification: 'flaky', reason, ...withBug };
   }
-  if (open) return { classification: 'known', reason: `known bug ${open} is open`, knownBug: open };
+  if (open) return { classification: 'known', reason: `known bug ${open} is open`, ...withBug };
   const last = history[history.length - 1];
   if (!last) return { classification: 'new', reason: 'first failure of the case' };
   if (last.result === 'passed') return { classification: 'new', reason: `its last run (${last.runId}) passed` };
