@@ -19,6 +19,7 @@ function fakeJira(createDelays: number[]) {
   const links: Array<{ path: string; keys: number }> = [];
   const t0 = Date.now();
   let creates = 0;
+  const batches: number[] = [];
   const tm = {
     jira: {
       search: async (input: { jql: string; maxResults: number }) => {
@@ -28,6 +29,7 @@ function fakeJira(createDelays: number[]) {
         return { startAt: 0, maxResults: input.maxResults, total: found.length, issues: found };
       },
       bulkCreateIssues: async (input: { issueUpdates: Array<{ fields: { description: string } }> }) => {
+        batches.push(input.issueUpdates.length);
         await new Promise((r) => setTimeout(r, createDelays[creates++] ?? 10));
         const made = input.issueUpdates.map((u) => {
           const id = String(1000 + issues.length);
@@ -49,7 +51,7 @@ function fakeJira(createDelays: number[]) {
       addSteps: async () => [],
     },
   } as unknown as TestManagementClient;
-  return { tm, searches, links, since: () => Date.now() - t0 };
+  return { tm, searches, links, batches, since: () => Date.now() - t0 };
 }
 
 const test = (i: number, file = 'tests/a.spec.ts'): TestResult => ({
@@ -109,5 +111,22 @@ describe('filing new cases in their suites', () => {
     await Promise.all(all);
     expect(f.links.map((l) => l.path).sort()).toEqual(['tests/a', 'tests/b', 'tests/c']);
     expect(f.links.every((l) => l.keys === 6)).toBe(true);
+  });
+});
+
+describe('gathering new tests into batches', () => {
+  it('tests one by one (Playwright), faster than GATHER_MS apart: full batches of 50, the rest once they stop', async () => {
+    const f = fakeJira([]);
+    const r = new CaseRegistry({ tm: f.tm, project: 'P', recheckEveryMs: EVERY, settleMs: SETTLE });
+    const all: Array<Promise<string>> = [];
+    for (let i = 0; i < 120; i++) {
+      all.push(r.keyOf(test(i)));
+      await new Promise((res) => setTimeout(res, 4));
+    }
+    await Promise.all(all);
+    // Sent whenever a create ended, the batches held what came in a round trip and 100 ms: 20 or so each.
+    expect(f.batches.reduce((a, b) => a + b, 0)).toBe(120);
+    expect(f.batches.length).toBeLessThanOrEqual(4);
+    expect(f.batches.slice(0, 2)).toEqual([50, 50]);
   });
 });
