@@ -10,10 +10,10 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '@casebridge/emulator';
-import { closedPort, PROBE_CORE, PROJECT, ROOT, seedFor, versions, writeFixture } from './common.mjs';
+import { closedPort, PROJECT, ROOT, seedFor, versions, writeFixture } from './common.mjs';
 import { jest, jestProjectFiles } from './jest.mjs';
 import { baseEnv, casebridgeEnv, delivered, journalLeft, measure, requestsOf, timedRun } from './measure.mjs';
-import { playwright } from './playwright.mjs';
+import { playwright, playwrightProjectFiles } from './playwright.mjs';
 
 /** BENCH_ADOPTION_LATENCY (ms, default 20) and BENCH_ADOPTION_RPS (a per-user rate limit, default none). */
 const RPS = Number(process.env.BENCH_ADOPTION_RPS ?? 0);
@@ -89,42 +89,6 @@ function adoptionFile(module, from, to, variant) {
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * The Playwright project of the adoption cell: the matrix's config (lib/playwright.mjs: 2 workers, fully parallel,
- * JUnit, the probes first and last, casebridge when BENCH_CASEBRIDGE=1), written here because the matrix's suites
- * carry a case key in every title.
- */
-const PLAYWRIGHT_FILES = {
-  'playwright.config.mjs': `
-import { defineConfig } from '@playwright/test';
-
-const casebridge = process.env.BENCH_CASEBRIDGE === '1';
-export default defineConfig({
-  testDir: 'tests',
-  outputDir: 'test-results',
-  workers: 2,
-  fullyParallel: true,
-  retries: 0,
-  reporter: [
-    ['./timing-reporter.mjs', { probe: 'pre' }],
-    ['junit', { outputFile: 'junit.xml' }],
-    ...(casebridge ? [['@casebridge/playwright', JSON.parse(process.env.BENCH_CB_OPTIONS || '{}')]] : []),
-    ['./timing-reporter.mjs', { probe: 'post' }],
-  ],
-});
-`,
-  'probe.mjs': PROBE_CORE,
-  'timing-reporter.mjs': `
-import { probe } from './probe.mjs';
-export default class Timing {
-  constructor(options) { this.p = probe(options.probe); }
-  printsToStdio() { return false; }
-  onTestEnd() { this.p.testEnded(); }
-  onEnd() { this.p.ended(); }
-}
-`,
-};
-
 /** The runner slot of the cell (its command and the end hooks' probes). */
 export const adoptionRunner = () => (ADOPTION.runner === 'playwright' ? playwright : jest);
 
@@ -135,7 +99,7 @@ export const adoptionRunner = () => (ADOPTION.runner === 'playwright' ? playwrig
  */
 export function adoptionSuite(variant) {
   const pw = ADOPTION.runner === 'playwright';
-  const files = pw ? { ...PLAYWRIGHT_FILES } : jestProjectFiles();
+  const files = pw ? playwrightProjectFiles() : jestProjectFiles();
   const header = "import { expect, test } from '@playwright/test';\n\nconst describe = test.describe;\n\n";
   for (let from = 0, n = 0; from < ADOPTION.tests; from += ADOPTION.perFile, n++) {
     const module = MODULES[n % MODULES.length] + (n >= MODULES.length ? `-${Math.floor(n / MODULES.length)}` : '');

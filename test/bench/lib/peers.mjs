@@ -18,6 +18,7 @@ import { BIN, changedSince, FIXTURES, OUT, PROBE_CORE, PROJECT, ROOT, seedFor, v
 import { delivered, measure } from './measure.mjs';
 import { renderPeers } from './peers-report.mjs';
 import { countOf, startQase, startTestomatio } from './peers-standins.mjs';
+import { TIMING_REPORTER } from './playwright.mjs';
 
 const env = process.env;
 const list = (name, fallback) => (env[name] ? env[name].split(',').map((s) => s.trim()) : fallback);
@@ -43,16 +44,6 @@ const NAME = 'bench-peers';
 const DIR = join(FIXTURES, NAME);
 const TOKEN_QASE = 'bench-qase-token';
 const TOKEN_TESTOMATIO = 'bench-testomatio-key';
-
-const TIMING_REPORTER = `
-import { probe } from './probe.mjs';
-export default class Timing {
-  constructor(options) { this.p = probe(options.probe); }
-  printsToStdio() { return false; }
-  onTestEnd() { this.p.testEnded(); }
-  onEnd() { this.p.ended(); }
-}
-`;
 
 /** BENCH_PEER picks the reporter beside junit; each peer is the one line its docs tell a user to add. */
 const CONFIG = `

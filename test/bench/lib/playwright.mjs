@@ -11,7 +11,8 @@ import { BIN, fails, keyOf, PNG_HEX, PROBE_CORE, ROOT, writeFixture } from './co
 
 const PER_FILE = 100;
 
-const TIMING_REPORTER = `
+/** The timing probe as a Playwright reporter (also the peers cell's). */
+export const TIMING_REPORTER = `
 import { probe } from './probe.mjs';
 export default class Timing {
   constructor(options) { this.p = probe(options.probe); }
@@ -77,7 +78,8 @@ function filesSpec(count) {
   return `${lines.join('\n')}\n`;
 }
 
-const common = () => ({
+/** The files of a bench Playwright project besides its tests (also the adoption cell's). */
+export const playwrightProjectFiles = () => ({
   'playwright.config.mjs': CONFIG,
   'probe.mjs': PROBE_CORE,
   'timing-reporter.mjs': TIMING_REPORTER,
@@ -98,7 +100,7 @@ export const playwright = {
   },
   /** Writes the suite's fixture; returns its folder. */
   suite(size, variant) {
-    const files = common();
+    const files = playwrightProjectFiles();
     for (let from = 0, n = 1; from < size; from += PER_FILE, n++) {
       files[`tests/part-${String(n).padStart(3, '0')}.spec.mjs`] = specFile(
         from,
@@ -111,7 +113,7 @@ export const playwright = {
   /** The attachment scenario's fixture: `count` tests, each attaching its own copy of one `mb` MB file. */
   filesSuite(count, mb) {
     const dir = writeFixture(`bench-playwright-files-${mb}mb`, {
-      ...common(),
+      ...playwrightProjectFiles(),
       'tests/files.spec.mjs': filesSpec(count),
     });
     // Random bytes: nothing on the way can compress them.
