@@ -109,18 +109,25 @@ function single<T>(list: T[]): T | undefined {
   return list.length === 1 ? list[0] : undefined;
 }
 
-/** The configuration: casebridge.config.* and CASEBRIDGE_*, below them the runner config's reporter options. */
-async function configFor(query: KeysQuery, cwd: string, env: NodeJS.ProcessEnv, notes: string[]) {
+/**
+ * The configuration: casebridge.config.* and CASEBRIDGE_*, below them the runner config's reporter options, above
+ * them `inline` (what the command line sets).
+ */
+export async function configFor(
+  runner: Runner | undefined,
+  inline: Record<string, unknown>,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  notes: string[],
+) {
   let base: { options: Record<string, unknown>; source: string } | undefined;
-  if (query.runner) {
-    const found = (await readRunnerOptions(cwd, env)).find((r) => r.runner === query.runner);
-    if (found?.problem) notes.push(`${query.runner}: ${found.problem}`);
+  if (runner) {
+    const found = (await readRunnerOptions(cwd, env)).find((r) => r.runner === runner);
+    if (found?.problem) notes.push(`${runner}: ${found.problem}`);
     if (found?.options && Object.keys(found.options).length > 0) {
       base = { options: found.options, source: `reporter options in ${relative(cwd, found.configFile)}` };
     }
   }
-  const inline: Record<string, unknown> = { mode: 'cycle' };
-  if (query.plan) inline.testPlan = query.plan;
   const loaded = loadConfig(inline, { env, cwd, inlineSource: 'the command line', ...(base ? { base } : {}) });
   if (!loaded.ok) {
     throw new CycleError(`the configuration has problems:\n${loaded.problems.map((p) => `  - ${p}`).join('\n')}`, 2);
@@ -129,7 +136,7 @@ async function configFor(query: KeysQuery, cwd: string, env: NodeJS.ProcessEnv, 
 }
 
 /** The mapping file (mappingFile, default casebridge.keys.json), or `{}` with a note when it is missing or wrong. */
-function readMapping(c: CasebridgeConfig, cwd: string, notes: string[]): MappingFile {
+export function readMapping(c: CasebridgeConfig, cwd: string, notes: string[]): MappingFile {
   const re = keyPattern({ pattern: c.keyPattern, projectKeys: [c.projectKey] });
   const { mapping, problems } = readMappingFile(resolve(cwd, c.mappingFile), re);
   if (problems.length) {
@@ -156,7 +163,13 @@ export async function cycleKeys(query: KeysQuery, cwd: string, env: NodeJS.Proce
     );
   }
   const notes: string[] = [];
-  const c = await configFor(query, cwd, env, notes);
+  const c = await configFor(
+    query.runner,
+    { mode: 'cycle', ...(query.plan ? { testPlan: query.plan } : {}) },
+    cwd,
+    env,
+    notes,
+  );
   const plan = c.testPlan as string;
   const { tm, repo } = clientsFor(c);
   try {

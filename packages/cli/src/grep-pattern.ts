@@ -77,6 +77,18 @@ export function grepPattern(
   return parts.join('|');
 }
 
+/**
+ * One regular expression matching every test name that `pattern` does not match, for a runner whose filter cannot
+ * be inverted (Jest's and Vitest's `-t` select; only Playwright has `--grep-invert`): `^(?![\s\S]*(?:<pattern>))`.
+ * The lookahead tries `pattern` at every position of the name, as an unanchored search does, so its own anchors keep
+ * their meaning (`^` still means the start of the name); `[\s\S]` and not `.`, because without the `s` flag `.` stops
+ * at a line break and a title with one would escape the exclusion. Valid with Jest's `i`, Vitest's no flags and
+ * the `u` flag. Empty when `pattern` is (nothing to leave out: the caller prints nothing then).
+ */
+export function allBut(pattern: string): string {
+  return pattern ? `^(?![\\s\\S]*(?:${pattern}))` : '';
+}
+
 /** `DEMO-2` before `DEMO-10`: by project, then by number. */
 export function compareKeys(a: string, b: string): number {
   const [pa = '', na = ''] = splitKey(a);

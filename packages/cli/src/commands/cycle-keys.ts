@@ -2,8 +2,13 @@ import { defineCommand } from '../command-line.js';
 import { CycleError } from '../cycle.js';
 import { cycleKeys, formatKeys, KEYS_FORMATS, type KeysFormat, RUNNERS, splitStatuses } from '../cycle-keys.js';
 import type { Runner } from '../grep-pattern.js';
+import type { Io } from '../output.js';
+import { formatQuarantined, LABEL, quarantinedKeys } from '../quarantine-keys.js';
 
-/** `casebridge cycle keys`: the keys a plan or cycle asks for, as a runner filter (see cycle-keys.ts). */
+/**
+ * `casebridge cycle keys`: the keys a plan or cycle asks for, as a runner filter (see cycle-keys.ts); with
+ * `--quarantined`, the project's quarantined cases, as a filter that leaves them out (see quarantine-keys.ts).
+ */
 export const cycleKeysCommand = defineCommand({
   name: 'cycle keys',
   summary: [
@@ -11,13 +16,22 @@ export const cycleKeysCommand = defineCommand({
       'cycle keys --plan P [--cycle C] [--status S] [--tester me]',
       'the cases a test plan or cycle asks for, as a --grep / -t pattern (or JSON, lines)',
     ],
+    ['cycle keys --quarantined', 'the quarantined cases (Jira label), as a pattern that leaves them out of the run'],
   ],
   usage: `Usage: casebridge cycle keys [--plan KEY] [--cycle NAME|#ID] [--status S,...] [--tester me|USER]
-                             [--format grep|json|lines] [--runner playwright|vitest|jest]`,
+                             [--format grep|json|lines] [--runner playwright|vitest|jest]
+       casebridge cycle keys --quarantined [--label L] [--format grep|json|lines] [--runner playwright|vitest|jest]`,
   about: `The test cases a test plan or one of its cycles asks for, to feed the runner's filter. Without --cycle: the plan's
 test cases. With --cycle (a name, #ID or an id): the cases of the cycle's runs, filtered by --status (Passed,
 Failed, Blocked, Not Tested, NA or a custom status the runs show; comma-separated or repeated, any case) and by
---tester (the run's assigned tester; me: the user of the credentials). --status and --tester need --cycle.`,
+--tester (the run's assigned tester; me: the user of the credentials). --status and --tester need --cycle.
+
+With --quarantined: the project's quarantined cases, as the reporters read them (option quarantine): the open test
+cases carrying the label (quarantine.label, default casebridge-quarantine; --label to name another), and the cases
+whose runs an open issue carrying it (a known bug marked so) is linked to. No plan or cycle is read; --status,
+--tester, --plan and --cycle do not apply. The pattern leaves them out of the run: without --runner and with
+--runner playwright it matches the tests to leave out, for --grep-invert; with --runner jest or vitest it matches
+every test but those, for -t, which only selects. Costs one search, plus one request per open labelled bug.`,
   // Laid out 3 apart before the list was generated; kept so the help reads as it did.
   optionGap: 3,
   options: {
@@ -25,6 +39,8 @@ Failed, Blocked, Not Tested, NA or a custom status the runs show; comma-separate
     cycle: { type: 'string' },
     status: { type: 'list' },
     tester: { type: 'string' },
+    quarantined: { type: 'boolean' },
+    label: { type: 'string' },
     format: {
       type: 'string',
       choices: {
@@ -32,7 +48,10 @@ Failed, Blocked, Not Tested, NA or a custom status the runs show; comma-separate
           '(default) one regular expression for Playwright --grep, Vitest -t and Jest -t: the keys as whole',
           'words, and the title paths of the tests the mapping file (casebridge.keys.json) maps to them',
         ],
-        json: ['{ plan, cycle?, keys, titles (mapping-file test names), grep } (--json too)'],
+        json: [
+          '{ plan, cycle?, keys, titles (mapping-file test names), grep } (--json too); with --quarantined',
+          '{ label, keys, why, titles, grep, invert } (invert: grep matches the tests to leave out)',
+        ],
         lines: ['one key per line'],
       },
     },
@@ -41,7 +60,8 @@ Failed, Blocked, Not Tested, NA or a custom status the runs show; comma-separate
       value: 'R',
       description: [
         "read the casebridge reporter's options from R's config as well (as doctor does), and shape the",
-        'title patterns for R (jest: anchored at both ends)',
+        'title patterns for R (jest: anchored at both ends; with --quarantined, jest and vitest: a pattern',
+        'that matches every test but the quarantined ones)',
       ],
     },
     json: { type: 'boolean' },
@@ -50,10 +70,15 @@ Failed, Blocked, Not Tested, NA or a custom status the runs show; comma-separate
 usage or configuration. The plan and the service come from --plan, testPlan and the other options (casebridge.config.*,
 CASEBRIDGE_*), as for the reporters.
 
+With --quarantined, nothing quarantined is "nothing selected" too: run every test.
+
 Examples:
   npx playwright test --grep "$(casebridge cycle keys --plan PROJ-1 --cycle Nightly --status Failed)"
   npx vitest run -t "$(casebridge cycle keys --plan PROJ-1 --cycle '#42' --tester me)"
-  casebridge cycle keys --plan PROJ-1 --format lines`,
+  casebridge cycle keys --plan PROJ-1 --format lines
+  npx playwright test --grep-invert "$(casebridge cycle keys --quarantined)"
+  npx jest -t "$(casebridge cycle keys --quarantined --runner jest)"
+  casebridge cycle keys --quarantined --label known-broken --format lines`,
   positionals: true,
   async run({ values, positionals }, io) {
     const usage = (message: string) => {
@@ -74,6 +99,26 @@ Examples:
     ] as const) {
       if (value !== undefined && value.trim() === '') return usage(`--${name} is empty`);
     }
+    if (values.quarantined) {
+      const stray = [
+        ['plan', values.plan !== undefined],
+        ['cycle', values.cycle !== undefined],
+        ['status', values.status.length > 0],
+        ['tester', values.tester !== undefined],
+      ].find(([, given]) => given);
+      if (stray) {
+        return usage(
+          `--quarantined lists the project's quarantined cases, not a plan's or a cycle's: --${stray[0]} does not apply; leave it out`,
+        );
+      }
+      if (values.label !== undefined && !LABEL.test(values.label)) {
+        return usage(
+          `--label expects a Jira label (no spaces or quotes), e.g. casebridge-quarantine; got "${values.label}"`,
+        );
+      }
+      return quarantined(values.label, format, runner, io);
+    }
+    if (values.label !== undefined) return usage('--label names the quarantine label: it goes with --quarantined');
     try {
       const result = await cycleKeys(
         {
@@ -102,3 +147,27 @@ Examples:
     }
   },
 });
+
+/** `cycle keys --quarantined`: prints the pattern that leaves the quarantined tests out; 1 when there are none. */
+async function quarantined(label: string | undefined, format: KeysFormat, runner: Runner | undefined, io: Io) {
+  try {
+    const result = await quarantinedKeys(
+      { ...(label ? { label } : {}), ...(runner ? { runner } : {}) },
+      io.cwd,
+      io.env,
+    );
+    for (const note of result.notes) io.err(`casebridge cycle keys: ${note}`);
+    const text = formatQuarantined(result, format, runner);
+    if (!text) {
+      io.err(
+        `casebridge cycle keys: no test case is quarantined (label ${result.label}); nothing printed (exit code 1): run every test`,
+      );
+      return 1;
+    }
+    io.out(text);
+    return 0;
+  } catch (err) {
+    io.err(`casebridge cycle keys: ${err instanceof Error ? err.message : String(err)}`);
+    return err instanceof CycleError ? err.exitCode : 1;
+  }
+}
