@@ -14,7 +14,8 @@
  * BENCH_REPS=7 (runs of the overhead cell), BENCH_FILES=0 (skip the attachment scenario), BENCH_FILE_MB=1,20,
  * BENCH_FULL_MATRIX=1 (every cell at 10,000 tests too), BENCH_OUT_NAME=reporters (output file stem),
  * BENCH_ONLY=matrix,adoption,replay (the parts to run; `peers`, not by default, is the cell of issue 25 in
- * lib/peers.mjs: casebridge beside Qase's and testomat.io's reporters), BENCH_ADOPTION_VARIANTS=passing,failing,
+ * lib/peers.mjs: casebridge beside Qase's and testomat.io's reporters; `history`, not by default, the cell of issue 26
+ * in lib/history.mjs: history classification on vs off), BENCH_ADOPTION_VARIANTS=passing,failing,
  * BENCH_REPLAY_TIMEOUT_S=150. Builds nothing: `npm run build` first. See README.md here.
  */
 import { execFileSync } from 'node:child_process';
@@ -25,6 +26,7 @@ import { startEmulator } from '@casebridge/emulator';
 import { runAdoption, runReplay } from './lib/adoption.mjs';
 import { adoptionTargets, renderAdoption } from './lib/adoption-report.mjs';
 import { changedSince, median, OUT, ROOT, seedFor, versions } from './lib/common.mjs';
+import { runHistory } from './lib/history.mjs';
 import { jest } from './lib/jest.mjs';
 import { measure, stopRunning } from './lib/measure.mjs';
 import { runPeers } from './lib/peers.mjs';
@@ -309,7 +311,7 @@ async function runMatrix() {
 }
 
 async function main() {
-  const parts = ['matrix', 'adoption', 'replay', 'peers'];
+  const parts = ['matrix', 'adoption', 'replay', 'peers', 'history'];
   const unknown = settings.only.filter((p) => !parts.includes(p));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown part "${unknown[0]}": expected ${parts.join(', ')}`);
   const variant = settings.adoptionVariants.find((v) => v !== 'passing' && v !== 'failing');
@@ -323,6 +325,8 @@ async function main() {
   if (settings.only.includes('adoption') || settings.only.includes('replay')) await runIssue14();
   // Issue 25: casebridge beside Qase's and testomat.io's reporters (lib/peers.mjs); installs them from npm.
   if (settings.only.includes('peers')) await runPeers({ log, environment: environment() });
+  // Issue 26: the requests history classification adds, on vs off, two nights (lib/history.mjs).
+  if (settings.only.includes('history')) await runHistory({ log, environment: environment() });
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
