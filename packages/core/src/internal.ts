@@ -5,6 +5,7 @@
  * clients), `@casebridge/core/adapter` (adapters) and `@casebridge/core/runtime` (code inside tests).
  */
 
+export { TEST_CASE_TYPE } from './engine/cases/bulk-create.js';
 export * from './engine/cases/mapping.js';
 export { readMappingFile, writeMapping } from './engine/cases/mapping-file.js';
 export {
@@ -16,6 +17,7 @@ export {
 } from './engine/cases/registry.js';
 export { clientsFor, cycleNameFor } from './engine/clients.js';
 export * from './engine/defects/fingerprint.js';
+export { type QuarantineSet, readQuarantine } from './engine/defects/quarantine.js';
 export {
   CYCLE_STATUS_AFTER,
   type CycleSpec,

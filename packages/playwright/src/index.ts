@@ -5,6 +5,11 @@ import type { CasebridgeOptions } from '@casebridge/core/runtime';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import { isFinal, type Paths, toPlanned, toTestResult } from './translate.js';
 
+/** The part of Playwright 1.62's `TestRun` this reporter uses (declared here: older versions' types lack it). */
+interface PreprocessTestRun {
+  fail(test: TestCase, reason?: string): void;
+}
+
 /**
  * The casebridge reporter for Playwright Test:
  *
@@ -31,6 +36,8 @@ export default class CasebridgeReporter implements Reporter {
   private paths: Paths = { root: process.cwd() };
   /** Tests with an attempt that were not handed over yet: a retry may follow. */
   private readonly waiting = new Set<TestCase>();
+  /** Tests `preprocess` ran expected-to-fail because their case is quarantined in the tool, by `test.id`: why. */
+  private readonly quarantined = new Map<string, string>();
   /** One line per distinct problem on stderr; the test run goes on. */
   private readonly problem = problemPrinter('Playwright');
 
@@ -52,25 +59,58 @@ export default class CasebridgeReporter implements Reporter {
     return false;
   }
 
+  /**
+   * Playwright 1.62+, before the run, on the whole un-sharded suite: tests whose case is quarantined in the tool
+   * (option `quarantine`) run expected-to-fail (`testRun.fail`), so a known failure keeps the run green and a pass
+   * is reported. One search before the first test, at most 10 s; older versions never call this, and report
+   * quarantined failures classified as such instead.
+   */
+  async preprocess(params: { config: FullConfig; suite: Suite; testRun: PreprocessTestRun }): Promise<void> {
+    try {
+      if (this.mode === 'list') return;
+      const engine = this.open(params.config);
+      if (!engine.enabled) return;
+      // A test already expected to fail, skipped or fixme'd is left as its author wrote it.
+      const tests = params.suite.allTests().filter((t) => t.expectedStatus === 'passed');
+      const marks = await engine.quarantined(tests.map((t) => toPlanned(t, this.paths)));
+      if (marks.size === 0) return;
+      for (const t of tests) {
+        const mark = marks.get(toPlanned(t, this.paths).id);
+        if (mark === undefined) continue;
+        params.testRun.fail(t, `casebridge: ${mark.key} is quarantined (${mark.why})`);
+        this.quarantined.set(t.id, mark.why);
+      }
+    } catch (err) {
+      this.problem('preprocess', err);
+    }
+  }
+
   onBegin(config: FullConfig, suite: Suite): void {
     try {
       // `playwright test --list` runs nothing: nothing to report, and no reason to reach the service.
       if (this.mode === 'list') return;
-      // The project root is the config's folder: the mapping file, casebridge.config.json and the journal live
-      // there, and test files are named relative to it (`tests/login.spec.ts`). Playwright's `config.rootDir` is
-      // the testDir.
-      const root =
-        this.configDir || (config.configFile ? dirname(config.configFile) : '') || config.rootDir || process.cwd();
-      this.paths = { root, testDir: config.rootDir || undefined };
-      this.engine = Engine.create(this.options, {
-        cwd: root,
-        runner: { name: 'playwright', version: config.version },
-        ...(config.shard ? { shard: { current: config.shard.current, total: config.shard.total } } : {}),
-      });
-      if (this.engine.enabled) this.engine.begin({ tests: suite.allTests().map((t) => toPlanned(t, this.paths)) });
+      const engine = this.open(config);
+      if (engine.enabled) engine.begin({ tests: suite.allTests().map((t) => toPlanned(t, this.paths)) });
     } catch (err) {
       this.problem('onBegin', err);
     }
+  }
+
+  /** The run's engine, made once: by `preprocess` (1.62+) or by `onBegin`. */
+  private open(config: FullConfig): Engine {
+    if (this.engine) return this.engine;
+    // The project root is the config's folder: the mapping file, casebridge.config.json and the journal live
+    // there, and test files are named relative to it (`tests/login.spec.ts`). Playwright's `config.rootDir` is
+    // the testDir.
+    const root =
+      this.configDir || (config.configFile ? dirname(config.configFile) : '') || config.rootDir || process.cwd();
+    this.paths = { root, testDir: config.rootDir || undefined };
+    this.engine = Engine.create(this.options, {
+      cwd: root,
+      runner: { name: 'playwright', version: config.version },
+      ...(config.shard ? { shard: { current: config.shard.current, total: config.shard.total } } : {}),
+    });
+    return this.engine;
   }
 
   onTestEnd(test: TestCase, result: TestResult): void {
@@ -111,7 +151,15 @@ export default class CasebridgeReporter implements Reporter {
 
   private handOver(test: TestCase): void {
     this.waiting.delete(test);
-    if (test.results.length > 0) this.engine?.add(toTestResult(test, test.results, this.paths));
+    if (test.results.length === 0) return;
+    const result = toTestResult(test, test.results, this.paths);
+    // Expected to fail because of the quarantine, not its author: reported as it ended, classified quarantined.
+    const why = this.quarantined.get(test.id);
+    if (why !== undefined) {
+      result.quarantined = why;
+      result.expectedToFail = false;
+    }
+    this.engine?.add(result);
   }
 }
 

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { NotFoundError } from '../client/errors.js';
 import { redact } from '../client/secrets.js';
+import { caseIdentity } from './cases/identity.js';
 import { resolveKeys } from './cases/mapping.js';
 import { type CasebridgeConfig, describeSearched, loadConfig } from './config/schema.js';
 import { groupOf } from './defects/groups.js';
@@ -136,6 +137,45 @@ export class Engine {
     if (!s.dry) pipeline.replay();
   }
 
+  /**
+   * The planned tests whose case is quarantined in the tool (option `quarantine`), with why: for a runner that can
+   * act on it before the run (Playwright 1.62+ `preprocess` runs them expected-to-fail). A test finds its case by its
+   * key (title, tags, annotations, mapping file) or, without one, by the identity of a case casebridge created for
+   * it. One search (and one read per labelled bug), bounded by `timeoutMs`: the run starts without quarantine when
+   * Jira does not answer in time (one line says so). Never throws; an empty map when off or unread.
+   */
+  async quarantined(
+    tests: readonly PlannedTest[],
+    o: { timeoutMs?: number } = {},
+  ): Promise<Map<string, { key: string; why: string }>> {
+    const out = new Map<string, { key: string; why: string }>();
+    const s = this.session;
+    const q = s?.delivery.quarantine;
+    if (!s || !q) return out;
+    try {
+      const timeoutMs = o.timeoutMs ?? 10_000;
+      const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]);
+      const set = await q.read(signal);
+      if (!set) {
+        this.out(
+          `casebridge: the quarantined cases (label ${q.label}) could not be read within ${timeoutMs / 1000} s; the tests run without quarantine (${q.stats()?.problem ?? 'no answer'})`,
+        );
+        return out;
+      }
+      if (set.cases.size === 0) return out;
+      for (const t of tests) {
+        const keys = resolveKeys({ ...t, attempts: [] }, s.keyRe, s.mapping);
+        const key = keys.length ? keys.find((k) => set.cases.has(k)) : set.identities.get(caseIdentity(t));
+        const why = key === undefined ? undefined : set.cases.get(key);
+        if (key !== undefined && why !== undefined) out.set(t.id, { key, why });
+      }
+      q.markedBefore(out.size);
+    } catch (err) {
+      this.problems.add('internal', `internal error while reading the quarantine: ${redact(String(err))}`);
+    }
+    return out;
+  }
+
   /** A test is finished (all its attempts): map it and hand it to the pipeline. Never blocks, never throws. */
   add(result: TestResult): void {
     const s = this.session;
@@ -154,10 +194,16 @@ export class Engine {
       if (keys.length === 0 && s.cases) pipeline.submit(pipeline.take(result, ''));
       else if (keys.length === 0) pipeline.unmapped.push(displayName(result));
       for (const key of keys) pipeline.submit(pipeline.take(result, key));
-      // The cap ranks failure groups by how many tests they hit: it counts each failing test as it comes in.
+      const q = s.delivery.quarantine;
+      for (const key of keys) q?.saw(key, outcome);
+      // The cap ranks failure groups by how many tests they hit: it counts each failing test as it comes in (a test
+      // known to be quarantined files no defect: it does not count).
       const d = s.config.defects;
       const wantsDefect = outcome === 'failed' || (outcome === 'flaky' && d.onFlaky);
-      if (d.enabled && wantsDefect && (keys.length > 0 || s.cases)) s.delivery.defectCap.saw(groupOf(result, d.group));
+      const quarantined = result.quarantined !== undefined || keys.some((k) => q?.known?.cases.has(k));
+      if (d.enabled && wantsDefect && !quarantined && (keys.length > 0 || s.cases)) {
+        s.delivery.defectCap.saw(groupOf(result, d.group));
+      }
       if (last) {
         s.delivery.defectCap.allIn();
         pipeline.flush();

@@ -26,6 +26,8 @@ export const ENV_OPTIONS: Record<
   CASEBRIDGE_COMPLETE_CYCLE: { path: ['completeCycle'], type: 'boolean' },
   CASEBRIDGE_PRELOAD_RUNS: { path: ['preloadRuns'], type: 'boolean' },
   CASEBRIDGE_HISTORY: { path: ['history'], type: 'boolean' },
+  CASEBRIDGE_QUARANTINE: { path: ['quarantine', 'enabled'], type: 'boolean' },
+  CASEBRIDGE_QUARANTINE_LABEL: { path: ['quarantine', 'label'], type: 'string' },
   CASEBRIDGE_DEFECTS: { path: ['defects', 'enabled'], type: 'boolean' },
   CASEBRIDGE_DEFECTS_MAX: { path: ['defects', 'maxPerRun'], type: 'number' },
   CASEBRIDGE_STATUS_MAP: { path: ['statusMap'], type: 'statusMap' },

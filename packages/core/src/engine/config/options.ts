@@ -42,6 +42,20 @@ export interface CasebridgeOptions {
    * classified `new`, `known`, `flaky` or `regression` (default true; `CASEBRIDGE_HISTORY`).
    */
   history?: boolean | undefined;
+  /**
+   * Quarantine from the tool (default on, label `casebridge-quarantine`): a case carrying the label, or linked through
+   * one of its runs to an open issue carrying it (a known bug marked so), is quarantined. Playwright 1.62+ runs it
+   * expected-to-fail (a known failure keeps CI green, a pass is reported); Jest, Vitest and older Playwright report
+   * it classified `quarantined`. Its failure files no new defect. `CASEBRIDGE_QUARANTINE`,
+   * `CASEBRIDGE_QUARANTINE_LABEL`.
+   */
+  quarantine?:
+    | {
+        enabled?: boolean | undefined;
+        /** The Jira label that quarantines a case or a bug (default `casebridge-quarantine`). */
+        label?: string | undefined;
+      }
+    | undefined;
   /** Regular expression of a case key; default: keys of `projectKey`. */
   keyPattern?: string | undefined;
   /** Mapping file, relative to the project root (default `casebridge.keys.json`). */

@@ -86,6 +86,21 @@ export const configSchema = z
      * to a failed run is linked instead of a new defect, and each failure is classified new, known, flaky or regression.
      */
     history: z.boolean().default(true),
+    /**
+     * Quarantine from the tool: a case is quarantined while it carries the label, or while an open issue carrying the
+     * label (a known bug marked so) is linked to one of its runs. One search per run (plus one read per quarantined
+     * bug); Playwright 1.62+ marks quarantined tests expected-to-fail before the run, the other runners report them
+     * classified `quarantined`. A quarantined failure files no new defect.
+     */
+    quarantine: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        label: z
+          .string()
+          .regex(/^[^\s"'\\]+$/, 'expected a Jira label: no spaces or quotes (e.g. casebridge-quarantine)')
+          .default('casebridge-quarantine'),
+      })
+      .prefault({}),
     /** Regular expression of a case key; default: keys of `projectKey`. */
     keyPattern: z.string().optional(),
     /** Mapping file, relative to the project root. */

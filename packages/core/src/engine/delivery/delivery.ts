@@ -1,10 +1,12 @@
 import type { ContentRepositoryClient } from '../../client/repo.js';
+import { TEST_CASE_TYPE } from '../cases/bulk-create.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import { DefectCap } from '../defects/cap.js';
 import type { Verdict } from '../defects/classify.js';
 import { type DefectOutcome, findOrFileDefect } from '../defects/defects.js';
 import { groupOf } from '../defects/groups.js';
 import { KnownFailures } from '../defects/history.js';
+import { Quarantine, type QuarantineStats } from '../defects/quarantine.js';
 import { DefectRefusals, type Refusal } from '../defects/refusals.js';
 import { PermanentProblem } from '../kernel/errors.js';
 import { displayName, outcomeOf } from '../kernel/model.js';
@@ -42,6 +44,8 @@ export interface DeliveryStats {
   attachments: AttachmentStats;
   /** The classification of each failing and flaky result, by work item id (option `history`). */
   classifications: ReadonlyMap<string, Classification>;
+  /** What the quarantine did (option `quarantine`); absent when its set was never read. */
+  quarantine?: QuarantineStats;
 }
 
 /** What a Delivery is made with (by the session). */
@@ -117,6 +121,8 @@ export class Delivery {
   /** The verdict on each failing or flaky result, decided once (a delivery tried again has written to its run). */
   private readonly verdicts = new WeakMap<WorkItem, Promise<Verdict | undefined>>();
   private readonly classified = new Map<string, Classification>();
+  /** The quarantined cases (option `quarantine`; none in a dry run), read once per run (defects/quarantine.ts). */
+  readonly quarantine?: Quarantine;
 
   constructor(o: DeliveryOptions) {
     const { config, svc } = o;
@@ -132,6 +138,16 @@ export class Delivery {
     this.defectCap = new DefectCap(config.defects.maxPerRun, svc.tm, signal);
     this.refusals = new DefectRefusals(config.defects.fields);
     if (config.history && !svc.dryRun) this.history = new KnownFailures(svc.tm, config.statusMap, signal);
+    if (config.quarantine.enabled && !svc.dryRun) {
+      const { label } = config.quarantine;
+      this.quarantine = new Quarantine({
+        tm: svc.tm,
+        projectKey: config.projectKey,
+        label,
+        caseType: TEST_CASE_TYPE,
+        signal,
+      });
+    }
     const standInId = () => ++this.sequenceNo;
     this.cycles = new Cycles(svc, this.checkJira);
     this.runs = new CycleRuns(svc, this.cycles, this.badKeys, standInId, this.onProgress);
@@ -149,6 +165,7 @@ export class Delivery {
 
   stats(): DeliveryStats {
     const cycle = this.cycles.first();
+    const q = this.quarantine?.stats();
     return {
       ...(cycle ? { cycle: { name: cycle.name, id: cycle.id, plan: cycle.plan } } : {}),
       resumedCycle: this.cycles.resumedAny(),
@@ -162,6 +179,7 @@ export class Delivery {
       defectProblems: this.refusals.lines(),
       attachments: this.files.stats(),
       classifications: new Map(this.classified),
+      ...(q ? { quarantine: q } : {}),
     };
   }
 
@@ -274,29 +292,58 @@ export class Delivery {
   }
 
   /**
-   * The verdict on a failing or flaky result from its case's history (defects/history.ts), once per item; undefined
-   * when it is neither, the history is off or could not be read. A flaky result is flaky whatever its history: the
-   * history is read for it only when flaky tests get defects (`defects.onFlaky`), for its known bug.
+   * The verdict on a failing or flaky result, once per item; undefined when it is neither, or neither the quarantine
+   * nor the history says anything. A quarantined case's failure is `quarantined` (its known bug, when the history
+   * names one, is still linked); otherwise the case's history decides (historyVerdict).
    */
   private verdictOf(item: WorkItem): Promise<Verdict | undefined> {
     const outcome = outcomeOf(item.test);
+    if (!item.key || (outcome !== 'failed' && outcome !== 'flaky')) return Promise.resolve(undefined);
+    let v = this.verdicts.get(item);
+    if (!v) {
+      v = this.judge(item, outcome);
+      this.verdicts.set(item, v);
+    }
+    return v;
+  }
+
+  private async judge(item: WorkItem, outcome: 'failed' | 'flaky'): Promise<Verdict | undefined> {
+    const q = this.quarantine;
+    const [fromHistory, quarantined] = await Promise.all([
+      this.historyVerdict(item, outcome),
+      item.test.quarantined !== undefined
+        ? item.test.quarantined
+        : q
+          ? q.why(item.key).catch(() => undefined)
+          : undefined,
+    ]);
+    if (quarantined === undefined) return fromHistory;
+    q?.reported(item.key);
+    return {
+      classification: 'quarantined',
+      reason: `quarantined: ${quarantined}`,
+      ...(fromHistory?.knownBug ? { knownBug: fromHistory.knownBug } : {}),
+    };
+  }
+
+  /**
+   * The verdict from the case's history (defects/history.ts); undefined when the history is off or could not be read.
+   * A flaky result is flaky whatever its history: the history is read for it only when flaky tests get defects
+   * (`defects.onFlaky`), for its known bug.
+   */
+  private historyVerdict(item: WorkItem, outcome: 'failed' | 'flaky'): Promise<Verdict | undefined> {
     const history = this.history;
-    if (!history || !item.key || (outcome !== 'failed' && outcome !== 'flaky')) return Promise.resolve(undefined);
+    if (!history) return Promise.resolve(undefined);
     const d = this.config.defects;
     if (outcome === 'flaky' && !(d.enabled && d.onFlaky)) {
       return Promise.resolve({ classification: 'flaky', reason: 'passed on retry' });
     }
-    let v = this.verdicts.get(item);
-    if (!v) {
-      const signature = groupOf(item.test, d.group).hash;
-      // A run this process wrote to, or another machine of this pipeline run (its comment names the pipeline), is
-      // this run's, not the history's.
-      const ours = (runId: number, comment: string) =>
-        this.runStatus.has(runId) || (!!this.pipeline && comment.includes(pipelineMarker(this.pipeline)));
-      v = history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
-      this.verdicts.set(item, v);
-    }
-    return v;
+    const signature = groupOf(item.test, d.group).hash;
+    // A run this process wrote to, or another machine of this pipeline run (its comment names the pipeline), is
+    // this run's, not the history's.
+    const ours = (runId: number, comment: string) =>
+      this.runStatus.has(runId) || (!!this.pipeline && comment.includes(pipelineMarker(this.pipeline)));
+    return history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
   }
 
   /** The defect of a failure (option `defects`): found by its fingerprint or filed, once per item. */
@@ -311,9 +358,12 @@ export class Delivery {
     // On the outcome, not on the status `statusMap` writes: a failure mapped to Blocked still gets its defect, a
     // skipped test mapped to Failed none (it has no error to file).
     const outcome = outcomeOf(item.test);
+    // A quarantined failure is known: its known bug is linked, nothing new is filed.
+    const quarantinedWithoutBug = verdict?.classification === 'quarantined' && !verdict.knownBug;
     const wanted =
       this.config.defects.enabled &&
       (outcome === 'failed' || (outcome === 'flaky' && this.config.defects.onFlaky)) &&
+      !quarantinedWithoutBug &&
       !this.svc.dryRun;
     if (wanted && !p.defect) {
       // Filing from a run is a run write: refused (403) when someone completed the cycle meanwhile (the cycle's

@@ -77,6 +77,11 @@ export interface TestResult {
   attempts: Attempt[];
   /** Whether the test was expected to fail (Playwright `test.fail()`): a failure is then the expected outcome. */
   expectedToFail?: boolean;
+  /**
+   * Why the test is quarantined, when the adapter ran it expected-to-fail because its case is quarantined in the tool
+   * (Playwright `preprocess`, see Engine.quarantined): reported as it ended, classified `quarantined`.
+   */
+  quarantined?: string;
 }
 
 export function lastAttempt(t: TestResult): Attempt | undefined {

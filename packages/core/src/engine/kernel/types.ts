@@ -81,6 +81,13 @@ export interface RunSummary {
   /** The failed tests with a case key, in the order they ended (at most 200; `failuresOmitted` counts the rest). */
   failures?: FailureLine[];
   failuresOmitted?: number;
+  /**
+   * The quarantine (option `quarantine`, defects/quarantine.ts); absent when its set was never read (no failure, and
+   * a runner that cannot act before the run). `failed`: quarantined cases that failed (reported, no new defect);
+   * `passed`: quarantined cases whose tests all passed (the quarantine can be lifted); `marked`: tests the runner ran
+   * expected-to-fail because of it (Playwright 1.62+); `problem`: why the set could not be read.
+   */
+  quarantine?: { label: string; failed: string[]; passed: string[]; marked: number; problem?: string };
   attachments: { uploaded: number; skipped: string[]; stored: string[] };
   unmapped: string[];
   /** Test cases this run created (autoCreate); their keys are in the mapping file. */
@@ -107,9 +114,10 @@ export interface RunSummary {
  * - `new`: the case never failed before, or its last executed run passed;
  * - `known`: it failed the same way before (a run comment with the same signature), or has an open known bug;
  * - `flaky`: it passed on retry in this run, or flipped between pass and fail at least twice in its last 10 runs;
- * - `regression`: its known bug is closed.
+ * - `regression`: its known bug is closed;
+ * - `quarantined`: its case is quarantined in the tool (option `quarantine`, defects/quarantine.ts): no new defect.
  */
-export type Classification = 'new' | 'known' | 'flaky' | 'regression';
+export type Classification = 'new' | 'known' | 'flaky' | 'regression' | 'quarantined';
 
 /** A failed test in the summary, with links to what a person opens next (absent in a dry run's stand-ins). */
 export interface FailureLine {

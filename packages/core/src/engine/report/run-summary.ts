@@ -67,6 +67,7 @@ export function assembleSummary(p: SummaryParts): RunSummary {
     defects: d?.defects ?? { created: [], linked: [] },
     ...(failures.length ? { failures } : {}),
     ...(omitted ? { failuresOmitted: omitted } : {}),
+    ...(d?.quarantine ? { quarantine: d.quarantine } : {}),
     attachments: d?.attachments ?? { uploaded: 0, skipped: [], stored: [] },
     unmapped: [...p.unmapped],
     createdCases: [...(p.cases?.created ?? [])],

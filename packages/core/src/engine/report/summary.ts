@@ -65,7 +65,7 @@ function shortList(items: readonly string[], max = 10): string {
 }
 
 /** The order a reader acts on failures: what is new or came back first, then what is known, then flaky ones. */
-const CLASS_ORDER = ['new', 'regression', 'known', 'flaky'];
+const CLASS_ORDER = ['new', 'regression', 'known', 'flaky', 'quarantined'];
 
 /** The failures, new ones and regressions first (the run's order otherwise); unclassified ones last. */
 function byClassification(failures: readonly FailureLine[]): FailureLine[] {
@@ -92,6 +92,40 @@ function failureLines(s: RunSummary): string[] {
   return [`  failures: ${total} (${kinds.join(', ')})`, ...list(lines)];
 }
 
+/** The command that prints the quarantined cases as a pattern the runner can leave out. */
+export const QUARANTINED_KEYS = 'npx @casebridge/cli cycle keys --quarantined';
+
+/**
+ * What the quarantine did, in a few lines: the set that could not be read, quarantined failures (and, where the
+ * runner could not run them expected-to-fail, how to leave them out), quarantined cases that passed.
+ */
+function quarantineLines(s: RunSummary): string[] {
+  const q = s.quarantine;
+  if (!q) return [];
+  const label = `label ${q.label}`;
+  if (q.problem !== undefined) {
+    return [`  quarantine (${label}): could not be read (${q.problem}); failures were reported without it`];
+  }
+  const lines: string[] = [];
+  if (q.marked) lines.push(`  quarantine (${label}): ${q.marked} test(s) ran expected to fail`);
+  if (q.failed.length) {
+    lines.push(
+      `  ${q.failed.length} quarantined case(s) failed (${label}): reported, no new defect: ${shortList(q.failed)}`,
+    );
+    if (!q.marked) {
+      lines.push(
+        `    to leave them out of the run: \`${QUARANTINED_KEYS} --runner <playwright|vitest|jest>\` prints a pattern (Playwright: --grep-invert; Vitest and Jest: -t)`,
+      );
+    }
+  }
+  if (q.passed.length) {
+    lines.push(
+      `  ${q.passed.length} quarantined case(s) passed: ${shortList(q.passed)}; remove the ${label} (or close its bug) to lift the quarantine`,
+    );
+  }
+  return lines;
+}
+
 /** The end-of-run summary for the console: a few lines, more only when something needs attention. */
 export function formatSummary(s: RunSummary): string {
   const lines: string[] = [];
@@ -105,6 +139,7 @@ export function formatSummary(s: RunSummary): string {
   if (!s.dryRun) lines.push(`  delivered ${s.delivered} run result(s)`);
   if (s.replayed) lines.push(`  ${s.replayed} result(s) of an earlier run taken from the journal`);
   lines.push(...failureLines(s));
+  lines.push(...quarantineLines(s));
   if (s.defects.created.length && s.url) {
     const base = s.url;
     lines.push(`  defects created: ${s.defects.created.length}`);
@@ -226,6 +261,9 @@ export function markdownSummary(s: RunSummary): string {
     const groups = notFiledGroups(s.defects).map((g) => `- ${cell(g)}`);
     out.push(notFiledLine(s.defects), '', ...(groups.length ? [...groups, ''] : []));
   }
+  const q = s.quarantine;
+  if (q?.failed.length) out.push(`Quarantined (label \`${q.label}\`), failed: ${keyLinks(q.failed, s.url)}`, '');
+  if (q?.passed.length) out.push(`Quarantined (label \`${q.label}\`), passed: ${keyLinks(q.passed, s.url)}`, '');
   if (s.unmapped.length) out.push(`${s.unmapped.length} test(s) without a case key`, '');
   if (s.problems.length) out.push('Problems:', '', ...s.problems.map((p) => `- ${p}`), '');
   if (s.journaled) {
