@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { TestManagementClient } from '../../src/client/tm.js';
 import { DefectCap } from '../../src/engine/defects/cap.js';
 import type { FailureGroup } from '../../src/engine/defects/groups.js';
@@ -99,8 +99,52 @@ describe('the defect cap ranks by blast radius', () => {
     cap.settle('BUG-1');
     // All results are in before the deliveries of b and big asked.
     cap.allIn();
-    expect(await cap.reserve(undefined, b)).toBe(false);
+    // b stands by while big, ranked in, is undecided; big takes its slot, and b is refused then.
+    const standingBy = cap.reserve(undefined, b);
     expect(await cap.reserve(undefined, big)).toBe(true);
+    cap.settle('BUG-2');
+    expect(await standingBy).toBe(false);
+  });
+
+  it('a ranked group that links an existing defect gives its slot to the next group of the ranking', async () => {
+    // Night 2 of a suite whose first failures got defects on night 1: those rank first (seen first) but link.
+    const cap = new DefectCap(4, noClient, new AbortController().signal);
+    const [a, b, c, d, e, f] = ['a', 'b', 'c', 'd', 'e', 'f'].map((n) => group(n)) as FailureGroup[];
+    for (const g of [a, b, c, d, e, f]) cap.saw(g as FailureGroup);
+    for (const [i, g] of [a, b].entries()) {
+      expect(await cap.reserve(undefined, g)).toBe(true);
+      cap.settle(`BUG-${i + 1}`);
+    }
+    cap.allIn();
+    // c and d are ranked into the two slots left; f and e ask first and stand by.
+    const fAsks = cap.reserve(undefined, f);
+    const eAsks = cap.reserve(undefined, e);
+    cap.noteLinked('OLD-1', c);
+    expect(await eAsks).toBe(true);
+    cap.settle('BUG-3');
+    expect(await cap.reserve(undefined, d)).toBe(true);
+    cap.settle('BUG-4');
+    expect(await fAsks).toBe(false);
+    expect(cap.notFiled(false)).toEqual({});
+  });
+
+  it('a group standing by is refused after a bounded wait when a ranked group never asks', async () => {
+    vi.useFakeTimers();
+    try {
+      const cap = new DefectCap(2, noClient, new AbortController().signal);
+      const [a, b, silent] = [group('a'), group('b'), group('silent')];
+      for (let i = 0; i < 3; i++) cap.saw(silent);
+      cap.saw(a);
+      cap.saw(b);
+      expect(await cap.reserve(undefined, a)).toBe(true);
+      cap.settle('BUG-1');
+      cap.allIn();
+      const b1 = cap.reserve(undefined, b);
+      await vi.advanceTimersByTimeAsync(3_000);
+      expect(await b1).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a group the ranking did not know (a replayed result) takes only a slot no ranked group still needs', async () => {

@@ -22,12 +22,19 @@ import type { FailureGroup } from './groups.js';
  * taken waits until every result of the run is in (`allIn`: the last planned test reported, or the run ended). Then
  * the groups still without a defect are ranked by their number of failing tests (environment errors first on a tie,
  * then the one seen first), and the slots left go to the top of that list; the rest are named in the summary,
- * largest first. A group ranked in whose failure finds an existing defect (linked, no slot needed) leaves its slot
- * unused: the cap errs on filing fewer here too.
+ * largest first. A group ranked in whose failure finds an existing defect (linked, no slot needed) gives its slot to
+ * the next group of the ranking: a group ranked out that asks while ranked groups are still undecided stands by (at
+ * most STANDBY_MS) for such a slot, so a night whose top groups all had defects the night before still files its
+ * cap of new ones, whatever order the deliveries take.
  */
 
 /** How close to the cap the cycle's list is read again before each new defect. */
 const NEAR = 3;
+/**
+ * How long a group ranked out waits for a ranked group to link instead of filing. Bounded: a ranked group whose
+ * delivery never asks (a result dropped, a key refused) must not hold the others' deliveries.
+ */
+const STANDBY_MS = 3_000;
 /** `[cb-<16 hex>]` in a defect summary. */
 const MARKER = /\[(cb-[0-9a-f]{16})\]/;
 
@@ -75,8 +82,11 @@ export class DefectCap {
   private readonly queued = new Map<string, Array<(ranked: boolean) => void>>();
   /** Set by `allIn`: the groups ranked into the slots left (undefined: results are still coming in). */
   private ranked?: Set<string>;
-  /** The groups `allIn` ranked (those outside its slots among them are refused). */
+  /** The groups `allIn` ranked (those outside its slots among them are refused), and their order. */
   private rankedFrom = new Set<string>();
+  private rankOrder: string[] = [];
+  /** Groups ranked out that wait for a slot a ranked group leaves unused (see the class comment). */
+  private readonly standby = new Map<string, (granted: boolean) => void>();
   /** Groups the cap left without a defect. */
   private readonly refused = new Set<string>();
 
@@ -116,9 +126,13 @@ export class DefectCap {
     const order = [...this.demand.entries()]
       .filter(([hash]) => !this.served.has(hash))
       .sort(([, a], [, b]) => b.tests - a.tests || Number(b.environment) - Number(a.environment) || a.order - b.order);
-    this.rankedFrom = new Set(order.map(([hash]) => hash));
+    this.rankOrder = order.map(([hash]) => hash);
+    this.rankedFrom = new Set(this.rankOrder);
     this.ranked = new Set(order.slice(0, left).map(([hash]) => hash));
-    for (const [hash, wakes] of this.queued) for (const wake of wakes) wake(this.ranked.has(hash));
+    // Those ranked out stand by for a slot a ranked group may leave unused (ranksIn).
+    for (const [hash, wakes] of this.queued) {
+      for (const wake of wakes) void Promise.resolve(this.ranksIn(undefined, hash)).then(wake);
+    }
     this.queued.clear();
   }
 
@@ -137,7 +151,7 @@ export class DefectCap {
       // cannot all pass it.
       const streams = !this.ranked && this.count(c) < Math.floor(this.max / 2);
       if (!streams && !(await this.ranksIn(c, group.hash))) return this.refuse(group);
-      this.served.add(group.hash);
+      this.serve(group.hash);
     }
     if (!cycle || !c) return this.take(undefined);
     if (this.count(c) < this.max - NEAR) return this.take(c);
@@ -168,8 +182,31 @@ export class DefectCap {
 
   /** A defect that existed and was linked (not counted towards the cap unless another machine created it). */
   noteLinked(key: string, group?: FailureGroup): void {
-    if (group) this.served.add(group.hash);
     if (!this.created.has(key)) this.linked.add(key);
+    if (!group) return;
+    const h = group.hash;
+    if (this.ranked?.has(h) && !this.served.has(h)) {
+      // Ranked in, and it needed no slot: the next group of the ranking not yet decided gets it.
+      this.ranked.delete(h);
+      this.served.add(h);
+      const next = this.rankOrder.find((n) => !this.ranked?.has(n) && !this.served.has(n) && !this.refused.has(n));
+      if (next) {
+        this.ranked.add(next);
+        const wake = this.standby.get(next);
+        this.standby.delete(next);
+        wake?.(true);
+      }
+    }
+    this.serve(h);
+  }
+
+  /** A group took its slot or linked: once every ranked group has, no slot can free up for those standing by. */
+  private serve(hash: string): void {
+    this.served.add(hash);
+    if (this.standby.size === 0 || !this.ranked) return;
+    for (const h of this.ranked) if (!this.served.has(h)) return;
+    for (const wake of this.standby.values()) wake(false);
+    this.standby.clear();
   }
 
   /** One failure that got no defect because of the cap. */
@@ -211,7 +248,21 @@ export class DefectCap {
       });
     }
     if (this.ranked.has(hash)) return true;
-    if (this.rankedFrom.has(hash)) return false;
+    if (this.rankedFrom.has(hash)) {
+      const undecided = [...this.ranked].some((h) => !this.served.has(h));
+      if (!undecided) return false;
+      return new Promise((wake) => {
+        const timer = setTimeout(() => {
+          this.standby.delete(hash);
+          wake(false);
+        }, STANDBY_MS);
+        timer.unref?.();
+        this.standby.set(hash, (granted) => {
+          clearTimeout(timer);
+          wake(granted);
+        });
+      });
+    }
     const owed = [...this.ranked].filter((h) => !this.served.has(h)).length;
     return this.count(c) + owed < this.max;
   }
