@@ -238,7 +238,7 @@ describe('Jest: a closed known bug', () => {
     expect(run).toMatchObject({ status: 'Failed', bugs: [fresh[0]?.key] });
     expect(run?.comment).toContain(`Classification: regression (its known bug ${human} is closed)`);
     // The wording of packages/core defects/text.ts: the regression's description names the closed bug first.
-    expect(fresh[0]?.description.split('\n')[0]).toBe(`Regression: ${human} had the same failure and is closed.`);
+    expect(fresh[0]?.description.split('\n')[0]).toBe(`Regression of ${human}: it had the same failure and is closed.`);
     expect(fresh[0]?.summary).toMatch(/\[cb-[0-9a-f]{16}\]$/);
     // Closed bugs reopen nothing.
     expect(emu.store.issues.find((i) => i.key === human)).toMatchObject({ status: 'Done', resolution: 'Done' });

@@ -135,7 +135,7 @@ describe('templates', () => {
     ]);
     expect(built.endsWith(`Fingerprint: cb-${group.hash}`)).toBe(true);
     expect(defectDescription('${location}', vars, { ...input, regressionOf: 'DEMO-9' })).toBe(
-      'Regression: DEMO-9 had the same failure and is closed.\ntests/cart.test.js:12',
+      'Regression of DEMO-9: it had the same failure and is closed.\ntests/cart.test.js:12',
     );
   });
 

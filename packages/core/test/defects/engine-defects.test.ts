@@ -37,7 +37,7 @@ describe('defects', () => {
     const fresh = all[1];
     expect(second.summary.defects.created).toEqual([fresh?.key]);
     expect(fresh?.summary).toBe(old?.summary);
-    expect(fresh?.description).toContain(`Regression: ${old?.key}`);
+    expect(fresh?.description).toContain(`Regression of ${old?.key}:`);
     const runs = adhocRuns('DEMO-3');
     expect(runs.map((r) => r.status)).toEqual(['Failed', 'Failed']);
     expect(bugKeysOfRun(runs[1]?.id as number)).toEqual([fresh?.key]);
@@ -119,7 +119,7 @@ describe('defects', () => {
     const filed = all[2];
     // Read again once the index caught up: the older open one survives, the one filed here is closed as its
     // duplicate (the seed's Bug workflow is German: Erledigt is its done status, and its screen sets no resolution).
-    expect(filed?.description).toContain(`Regression: ${closed.key}`);
+    expect(filed?.description).toContain(`Regression of ${closed.key}:`);
     expect(filed?.status).toBe('Erledigt');
     expect(all.find((b) => b.key === older)?.status).toBe('Offen');
     expect(end.summary.defects.created).toEqual([]);

@@ -84,7 +84,7 @@ describe('history: known bugs', () => {
     expect(classOf(end, 'DEMO-3')).toBe('regression');
     const fresh = bugs().find((b) => b.key !== human);
     expect(end.summary.defects.created).toEqual([fresh?.key]);
-    expect(fresh?.description).toContain(`Regression: ${human} had the same failure and is closed.`);
+    expect(fresh?.description).toContain(`Regression of ${human}: it had the same failure and is closed.`);
     const runs = adhocRuns('DEMO-3');
     expect(bugKeysOfRun(runs[1]?.id as number)).toEqual([fresh?.key]);
     expect(runs[1]?.comment).toContain(`Classification: regression (its known bug ${human} is closed)`);

@@ -24,7 +24,7 @@ import { type BugState, classify, type Execution, knownBugs, type Verdict } from
 /** History reads under way at once: the transport's queue bounds all requests; this keeps room for the writes. */
 const READS = 4;
 /** How long the first bug asked for waits for others, so failures delivered together share one search. */
-const BATCH_MS = 20;
+const BATCH_MS = 100;
 /** Keys per search: `key in (...)` of 100 keys is about 1 KB of query. */
 const SEARCH_KEYS = 100;
 
