@@ -106,6 +106,24 @@ describe('history: classification', () => {
     expect(bugs()).toHaveLength(1);
   });
 
+  it('a test whose own casebridge defect was closed since fails again: a regression, with no bug-state search', async () => {
+    const failing = () => result('DEMO-3 logs out', 'failed');
+    await report(base(emu.url), [failing()]);
+    const [old] = bugs();
+    close(old?.key as string);
+    const before = ops('jira.search').length;
+    const end = await report(base(emu.url), [failing()]);
+    expect(classOf(end, 'DEMO-3')).toBe('regression');
+    const runs = adhocRuns('DEMO-3');
+    expect(runs[1]?.comment).toContain(`Classification: regression (its known bug ${old?.key} is closed)`);
+    const fresh = bugs().find((b) => b.key !== old?.key);
+    expect(fresh?.description).toContain(`Regression of ${old?.key}:`);
+    expect(end.summary.defects.created).toEqual([fresh?.key]);
+    // The known bug was the group's own defect: its state came from the defect search, not a search of its own. The
+    // three: the quarantined set, the defect search, the search after the create.
+    expect(ops('jira.search').length - before).toBe(3);
+  });
+
   it('a test that passed last run and fails now is new', async () => {
     await report(base(emu.url), [result('DEMO-3 logs out', 'passed')]);
     const end = await report(base(emu.url), [result('DEMO-3 logs out', 'failed')]);

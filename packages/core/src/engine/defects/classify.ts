@@ -41,6 +41,11 @@ export interface Verdict {
   knownBug?: string;
   /** Every known bug is closed: the new defect is a regression of the newest. */
   regressionOf?: string;
+  /**
+   * The known bugs were all the group's own casebridge defects, whose state was left to the defect search (history.ts):
+   * when it finds them all closed, the failure is a regression (Delivery turns the verdict into one).
+   */
+  ownDefects?: string[];
 }
 
 /** How many executed runs the flip count looks at (this one included). */

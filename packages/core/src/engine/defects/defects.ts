@@ -76,11 +76,12 @@ export interface DefectInput {
 
 /**
  * What became of a failure: its defect (filed now or existing), or none because the cap was reached or (`refusal`)
- * Jira refused the create's fields.
+ * Jira refused the create's fields. `regressionOf`: the group's defects are all closed, the newest is this one (the
+ * failure is a regression of it; history.ts leaves the state of the group's own defects to this search).
  */
 export type DefectOutcome =
-  | { key: string; created: boolean }
-  | { key?: undefined; notFiled: true; refusal?: Refusal | undefined };
+  | { key: string; created: boolean; regressionOf?: string }
+  | { key?: undefined; notFiled: true; refusal?: Refusal | undefined; regressionOf?: string };
 
 /** The search-and-create lock and the run's `known` entry of a failure group. */
 const groupKey = (project: string, group: FailureGroup) => `${project}:${group.hash}`;
@@ -98,7 +99,14 @@ export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
   return inFlight([k], async () => {
     // A second failure of the group in this run links the defect of the first (or, capped, gets none either).
     const earlier = input.known.get(k);
-    if (earlier) return earlier.key === undefined ? earlier : { key: earlier.key, created: false };
+    if (earlier?.key === undefined && earlier) return earlier;
+    if (earlier) {
+      return {
+        key: earlier.key,
+        created: false,
+        ...(earlier.regressionOf ? { regressionOf: earlier.regressionOf } : {}),
+      };
+    }
     const found = await fileOrLink(input, project, group);
     input.known.set(k, found);
     return found;
@@ -185,8 +193,11 @@ async function fileOrLink(input: DefectInput, project: string, group: FailureGro
     cap.noteLinked(open.key, group);
     return { key: open.key, created: false };
   }
+  // Every defect of the group is closed: the failure is a regression of the newest.
+  const regressionOf = input.regressionOf ?? found[found.length - 1]?.key;
+  const regression = regressionOf ? { regressionOf } : {};
   // The slot first: a group that waits for the run's ranking (cap.ts) must not hold the turn other creates wait on.
-  if (!(await cap.reserve(input.cycle, group))) return { notFiled: true };
+  if (!(await cap.reserve(input.cycle, group))) return { notFiled: true, ...regression };
   const answered = await input.refusals.turn();
   try {
     // After a refused create every other would be refused too (the same defects.fields): not sent.
@@ -195,7 +206,8 @@ async function fileOrLink(input: DefectInput, project: string, group: FailureGro
       cap.settle(undefined);
       return { notFiled: true, refusal: refused };
     }
-    return await createDefect(input, project, group, input.regressionOf ?? found[found.length - 1]?.key);
+    const made = await createDefect(input, project, group, regressionOf);
+    return made.key !== undefined && made.created ? { ...made, ...regression } : made;
   } finally {
     answered();
   }

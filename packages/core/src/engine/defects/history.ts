@@ -4,6 +4,7 @@ import { isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
 import type { StatusMap } from '../kernel/work.js';
 import { type BugState, classify, type Execution, knownBugs, type Verdict } from './classify.js';
+import { marker } from './text.js';
 
 /**
  * The execution history of the failing cases of a run, read from synapseRT (`GET /testRun/{key}/testRuns`,
@@ -58,7 +59,13 @@ export class KnownFailures {
     const read = await this.read(key);
     if (!read) return undefined;
     const history = read.filter((e) => !ours(e.runId, e.comment));
-    const bugs = knownBugs(history, signature);
+    // When every known bug is the group's own casebridge defect (the usual case of a suite casebridge files for),
+    // its state is not searched for: the defect search that follows reads it anyway, and says a regression when
+    // the defects are all closed (DefectOutcome.regressionOf). A person's bug among them: all are searched for.
+    const own = `[${marker(signature)}]`;
+    const isOwn = (k: string) => history.some((e) => e.bugs.some((b) => b.key === k && !!b.summary?.includes(own)));
+    const known = knownBugs(history, signature);
+    const bugs = known.every(isOwn) ? [] : known;
     const states = new Map<string, BugState>();
     if (bugs.length) {
       const got = await Promise.all(bugs.map((k) => this.state(k)));
@@ -67,7 +74,8 @@ export class KnownFailures {
         if (s) states.set(k, s);
       });
     }
-    return classify(outcome, history, signature, states);
+    const verdict = classify(outcome, history, signature, states);
+    return bugs.length === 0 && known.length > 0 ? { ...verdict, ownDefects: known } : verdict;
   }
 
   /** The case's executed runs, oldest first; undefined when it could not be read (see the file comment). */

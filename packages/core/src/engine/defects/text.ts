@@ -91,7 +91,9 @@ export function defectDescription(
   vars: Record<string, string>,
   i: DefectTextInput,
 ): string {
-  const regression = i.regressionOf ? `Regression of ${i.regressionOf}: it had the same failure and is closed.` : undefined;
+  const regression = i.regressionOf
+    ? `Regression of ${i.regressionOf}: it had the same failure and is closed.`
+    : undefined;
   if (template !== undefined) {
     const text = truncate(expandTemplate(template, vars, i.env ?? process.env), 30_000);
     return regression ? `${regression}\n${text}` : text;

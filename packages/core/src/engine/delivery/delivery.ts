@@ -121,6 +121,8 @@ export class Delivery {
   /** The verdict on each failing or flaky result, decided once (a delivery tried again has written to its run). */
   private readonly verdicts = new WeakMap<WorkItem, Promise<Verdict | undefined>>();
   private readonly classified = new Map<string, Classification>();
+  /** Failures whose group's defects the defect search found all closed: the newest (see DefectOutcome). */
+  private readonly regressions = new WeakMap<WorkItem, string>();
   /** The quarantined cases (option `quarantine`; none in a dry run), read once per run (defects/quarantine.ts). */
   readonly quarantine?: Quarantine;
 
@@ -235,7 +237,7 @@ export class Delivery {
     p.runId ??= t.mode === 'cycle' ? await this.cycleRun(item) : await this.adhoc.run(item, replaying);
     const cycle = t.mode === 'cycle' ? await this.cycles.ensure(t) : undefined;
     const runId = p.runId;
-    const verdict = await verdicting;
+    let verdict = await verdicting;
     if (verdict) this.classified.set(item.id, verdict.classification);
     let failedStepId: number | undefined;
     if (!p.steps) {
@@ -244,6 +246,12 @@ export class Delivery {
     }
     const notes = await this.files.send(cycle, item, runId, replaying);
     const defect = await this.defectOf(item, cycle, runId, failedStepId, verdict);
+    // The case's known bugs were its group's own defects, and the defect search found them all closed: a regression.
+    const closed = this.regressions.get(item);
+    if (closed && verdict?.ownDefects && !['regression', 'flaky', 'quarantined'].includes(verdict.classification)) {
+      verdict = { classification: 'regression', reason: `its known bug ${closed} is closed`, regressionOf: closed };
+      this.classified.set(item.id, verdict.classification);
+    }
     const bugs = defect ? [defect] : [];
     const refused = this.refusedItems.get(item);
     const why = refused ? [this.refusals.note(refused)] : this.notFiled.has(item) ? [this.defectCap.note()] : [];
@@ -384,6 +392,7 @@ export class Delivery {
         signal: this.svc.o.signal ?? new AbortController().signal,
         filed: (key, recheck) => this.track(this.settleDefect(key, recheck), 'reading a new defect again'),
       });
+      if (d.regressionOf) this.regressions.set(item, d.regressionOf);
       if (d.key === undefined && d.refusal) {
         if (!this.refusedItems.has(item)) this.refusals.noteNotFiled(d.refusal, item.key);
         this.refusedItems.set(item, d.refusal);
