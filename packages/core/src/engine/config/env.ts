@@ -8,7 +8,7 @@ import { STATUS_MAP_KEYS } from '../kernel/work.js';
 /** Environment variables and the option each sets. */
 export const ENV_OPTIONS: Record<
   string,
-  { path: string[]; type: 'string' | 'boolean' | 'number' | 'dryRun' | 'statusMap' }
+  { path: string[]; type: 'string' | 'boolean' | 'number' | 'dryRun' | 'statusMap' | 'list' }
 > = {
   CASEBRIDGE_ENABLED: { path: ['enabled'], type: 'boolean' },
   CASEBRIDGE_URL: { path: ['url'], type: 'string' },
@@ -28,6 +28,10 @@ export const ENV_OPTIONS: Record<
   CASEBRIDGE_HISTORY: { path: ['history'], type: 'boolean' },
   CASEBRIDGE_QUARANTINE: { path: ['quarantine', 'enabled'], type: 'boolean' },
   CASEBRIDGE_QUARANTINE_LABEL: { path: ['quarantine', 'label'], type: 'string' },
+  CASEBRIDGE_SELECT_PLAN: { path: ['select', 'plan'], type: 'string' },
+  CASEBRIDGE_SELECT_CYCLE: { path: ['select', 'cycle'], type: 'string' },
+  CASEBRIDGE_SELECT_STATUS: { path: ['select', 'status'], type: 'list' },
+  CASEBRIDGE_SELECT_TESTER: { path: ['select', 'tester'], type: 'string' },
   CASEBRIDGE_DEFECTS: { path: ['defects', 'enabled'], type: 'boolean' },
   CASEBRIDGE_DEFECTS_MAX: { path: ['defects', 'maxPerRun'], type: 'number' },
   CASEBRIDGE_STATUS_MAP: { path: ['statusMap'], type: 'statusMap' },
@@ -71,6 +75,13 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): { options: Record<string
     const v = raw.trim();
     if (spec.type === 'string') {
       if (v !== '') setPath(options, spec.path, v);
+    } else if (spec.type === 'list') {
+      // `Failed,Not Tested`: comma-separated, each trimmed (a value holds no comma here; the config file's can).
+      const items = v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+      if (items.length) setPath(options, spec.path, items);
     } else if (spec.type === 'statusMap') {
       const map = statusMapFromEnv(name, v, problems);
       if (map) setPath(options, spec.path, map);

@@ -56,6 +56,25 @@ export interface CasebridgeOptions {
         label?: string | undefined;
       }
     | undefined;
+  /**
+   * Run exactly a cycle's cases (Playwright 1.62+, in the reporter's `preprocess`): tests whose case has a run in the
+   * cycle with one of `status` (any when empty) assigned to `tester` (`me`: the user of the credentials); the others
+   * are excluded. `CASEBRIDGE_SELECT_PLAN`, `_CYCLE`, `_STATUS` (comma-separated), `_TESTER`. Other runners:
+   * `casebridge cycle keys --file`.
+   */
+  select?:
+    | {
+        plan?: string | undefined;
+        cycle: string;
+        status?: string[] | undefined;
+        tester?: string | undefined;
+      }
+    | undefined;
+  /**
+   * Run attributes of an advanced cycle: attribute name → template over the test, e.g. `{ Browser: '${project}' }`.
+   * Each attribute set of a case is its own run in the cycle.
+   */
+  attributes?: Record<string, string> | undefined;
   /** Regular expression of a case key; default: keys of `projectKey`. */
   keyPattern?: string | undefined;
   /** Mapping file, relative to the project root (default `casebridge.keys.json`). */

@@ -101,6 +101,29 @@ export const configSchema = z
           .default('casebridge-quarantine'),
       })
       .prefault({}),
+    /**
+     * Run exactly a cycle's cases (Playwright 1.62+ `preprocess`): the tests whose case has a run in the cycle, with
+     * one of the statuses (any, when empty) and assigned to the tester (`me`: the user of the credentials). Tests not
+     * selected are excluded; the cycle's cases no test maps are listed. Older runners: `casebridge cycle keys --file`.
+     */
+    select: z
+      .strictObject({
+        /** Test plan key; default `testPlan`. */
+        plan: issueKey.optional(),
+        /** Cycle name, `#<id>` or an id. */
+        cycle: z.string().min(1),
+        /** Run statuses, as the instance names them (any case); empty: every status. */
+        status: z.array(z.string().min(1)).default([]),
+        /** The run's assigned tester; `me`: the user of the credentials. */
+        tester: z.string().min(1).optional(),
+      })
+      .optional(),
+    /**
+     * Run attributes (an advanced cycle's runs, one per case and attribute set): attribute name → template over the
+     * test (`${project}`, `${tag:<prefix>}`, `${annotation:<type>}`, `${param.<name>}`). Each attribute set of a case
+     * is its own run. Without it nothing changes.
+     */
+    attributes: z.record(z.string().min(1), z.string().min(1)).optional(),
     /** Regular expression of a case key; default: keys of `projectKey`. */
     keyPattern: z.string().optional(),
     /** Mapping file, relative to the project root. */
