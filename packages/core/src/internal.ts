@@ -15,6 +15,17 @@ export {
   caseSummary,
   suitePathOf,
 } from './engine/cases/registry.js';
+export {
+  type CycleCases,
+  type CycleQuery,
+  type CycleRef,
+  findCycleRef,
+  matchStatuses,
+  readCycleCases,
+  SelectionError,
+  sameName,
+  selectPlanned,
+} from './engine/cases/select.js';
 export { clientsFor, cycleNameFor } from './engine/clients.js';
 export * from './engine/defects/fingerprint.js';
 export { type QuarantineSet, readQuarantine } from './engine/defects/quarantine.js';

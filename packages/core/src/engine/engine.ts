@@ -10,6 +10,7 @@ import { displayName, outcomeOf, type TestResult } from './kernel/model.js';
 import { Problems } from './kernel/problems.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './kernel/types.js';
 import { assembleSummary, failReason, invalidConfigLine, printSummary } from './report/run-summary.js';
+import { type SelectionSummary, selectTests } from './selection.js';
 import { openSession, type Session, saveMapping } from './session.js';
 
 /**
@@ -43,6 +44,9 @@ export class Engine {
   private results = 0;
   /** Tests named by `begin` (0: unknown). */
   private planned = 0;
+  /** What `selected` did (option `select`); undefined before it was asked, or without the option. */
+  private selection?: SelectionSummary;
+  private selectAsked = false;
 
   private constructor(
     private readonly ctx: EngineContext,
@@ -106,6 +110,8 @@ export class Engine {
     if (!s) return;
     const { target, delivery, pipeline } = s;
     this.planned = plan.tests?.length ?? 0;
+    const runner = this.ctx.runner.name;
+    if (runner === 'jest' || runner === 'vitest') this.selectNotApplied(SELECT_ELSEWHERE);
     let unmappedPlanned = false;
     if (target.mode === 'cycle') {
       const keys = new Set<string>();
@@ -174,6 +180,52 @@ export class Engine {
       this.problems.add('internal', `internal error while reading the quarantine: ${redact(String(err))}`);
     }
     return out;
+  }
+
+  /**
+   * The ids of the planned tests the run selects (option `select`): those whose case has a run in the cycle with one
+   * of the statuses and the tester asked for, found by key (title, tags, annotations, mapping file) or, without one,
+   * by the identity of the case casebridge created for it. For a runner that can leave tests out before the run
+   * (Playwright 1.62+ `preprocess` excludes the others). Two requests (three with the tester `me`), bounded by
+   * `timeoutMs`; one line says what was selected and names the cycle's cases no test maps. Undefined: no selection,
+   * every test runs (off, a dry run, or not read: one line says why). Never throws.
+   */
+  async selected(tests: readonly PlannedTest[], o: { timeoutMs?: number } = {}): Promise<Set<string> | undefined> {
+    const s = this.session;
+    if (!s?.config.select || this.selectAsked) return undefined;
+    this.selectAsked = true;
+    try {
+      const timeoutMs = o.timeoutMs ?? 10_000;
+      const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]);
+      const r = await selectTests(s, tests, { signal, timeoutMs, out: this.out });
+      this.selection = r.summary;
+      return r.ids;
+    } catch (err) {
+      this.problems.add('internal', `internal error while selecting the tests: ${redact(String(err))}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * The runner could not apply `select` (it has no way to leave tests out before the run): one line says so, with
+   * `why`; every test runs. Nothing without the option, or once the selection was asked for.
+   */
+  selectNotApplied(why: string): void {
+    const sel = this.config?.select;
+    if (!sel || this.selectAsked || !this.enabled) return;
+    this.selectAsked = true;
+    const problem = `not applied: ${why}`;
+    this.out(`casebridge: select (cycle "${sel.cycle}") is ${problem}; every test runs`);
+    this.selection = {
+      plan: sel.plan ?? this.config?.testPlan ?? '',
+      cycle: sel.cycle,
+      filters: [],
+      cases: 0,
+      tests: 0,
+      selected: 0,
+      uncovered: [],
+      problem,
+    };
   }
 
   /** A test is finished (all its attempts): map it and hand it to the pipeline. Never blocks, never throws. */
@@ -271,7 +323,7 @@ export class Engine {
 
   private summary(journaled = 0): RunSummary {
     const s = this.session;
-    return assembleSummary({
+    const summary = assembleSummary({
       enabled: this.enabled,
       ...(this.config ? { mode: this.config.mode, mappingFile: this.config.mappingFile, url: this.config.url } : {}),
       ...(this.ctx.shard ? { shard: this.ctx.shard } : {}),
@@ -288,8 +340,13 @@ export class Engine {
       replayed: s?.journaling.replayed ?? 0,
       ...(this.health.down ? { down: this.health.down } : {}),
     });
+    return this.selection ? { ...summary, selection: this.selection } : summary;
   }
 }
+
+/** Where Jest and Vitest users go for a selection (`select` needs Playwright 1.62+'s `preprocess`). */
+const SELECT_ELSEWHERE =
+  'it needs Playwright 1.62+; for this runner, `npx @casebridge/cli cycle keys --plan P --cycle C --runner <jest|vitest> --file <path>` writes a -t pattern (see the CLI README)';
 
 /**
  * The run's abort signal. Every request of the run carries it, and each request waiting in the client's queue (p-queue)

@@ -88,6 +88,22 @@ export interface RunSummary {
    * expected-to-fail because of it (Playwright 1.62+); `problem`: why the set could not be read.
    */
   quarantine?: { label: string; failed: string[]; passed: string[]; marked: number; problem?: string };
+  /**
+   * The selection (option `select`, Playwright 1.62+): the cycle read before the run and its filters, the cases it
+   * selected, the planned tests (un-sharded) and how many of them were selected, the selected cases no test maps;
+   * `problem`: why it was not applied (every test ran). Absent without `select`.
+   */
+  selection?: {
+    plan: string;
+    cycle: string;
+    cycleId?: number;
+    filters: string[];
+    cases: number;
+    tests: number;
+    selected: number;
+    uncovered: string[];
+    problem?: string;
+  };
   attachments: { uploaded: number; skipped: string[]; stored: string[] };
   unmapped: string[];
   /** Test cases this run created (autoCreate); their keys are in the mapping file. */

@@ -126,6 +126,22 @@ function quarantineLines(s: RunSummary): string[] {
   return lines;
 }
 
+/** What `select` did: the cycle and what it selected, the cycle's cases no test maps, or why it was not applied. */
+function selectionLines(s: RunSummary): string[] {
+  const sel = s.selection;
+  if (!sel) return [];
+  const cycle = `cycle "${sel.cycle}"${sel.cycleId !== undefined ? ` (#${sel.cycleId})` : ''} of ${sel.plan}`;
+  if (sel.problem) return [`  select (${cycle}): ${sel.problem}; every test ran`];
+  const filters = sel.filters.length ? ` (${sel.filters.join(' and ')})` : '';
+  const lines = [
+    `  select: ${sel.cases} case(s) of ${cycle}${filters}: ${sel.selected} of ${sel.tests} test(s) selected`,
+  ];
+  if (sel.uncovered.length) {
+    lines.push(`  ${sel.uncovered.length} case(s) of the cycle have no test: ${shortList(sel.uncovered)}`);
+  }
+  return lines;
+}
+
 /** The end-of-run summary for the console: a few lines, more only when something needs attention. */
 export function formatSummary(s: RunSummary): string {
   const lines: string[] = [];
@@ -140,6 +156,7 @@ export function formatSummary(s: RunSummary): string {
   if (s.replayed) lines.push(`  ${s.replayed} result(s) of an earlier run taken from the journal`);
   lines.push(...failureLines(s));
   lines.push(...quarantineLines(s));
+  lines.push(...selectionLines(s));
   if (s.defects.created.length && s.url) {
     const base = s.url;
     lines.push(`  defects created: ${s.defects.created.length}`);

@@ -1,0 +1,192 @@
+import type { TestManagementClient } from '../../client/tm.js';
+import { CasebridgeError } from '../../contract/errors.js';
+import { RUN_STATUSES } from '../kernel/work.js';
+
+/**
+ * A cycle's cases, as a run selects them (option `select`, Playwright 1.62+ `preprocess`) and as
+ * `casebridge cycle keys` prints them: the cases of the cycle's runs, filtered by run status and assigned tester.
+ *
+ * Cost: two requests whatever the number of runs (the plan's cycle list, to find the cycle by name; then its runs
+ * by id), plus one (`myself`) for the tester `me`. At 10,000 runs it is still two or three: the runs of a cycle come
+ * in one answer.
+ */
+
+/** A cycle or a run status, compared as a person reads it: case and inner spaces do not matter. */
+export const sameName = (s: string): string => s.trim().replace(/\s+/g, ' ').toLowerCase();
+
+/**
+ * A selection that cannot be made as asked: an unknown cycle or status. `usage`: the request itself is wrong (a
+ * status the instance does not have), as opposed to a cycle that is not (or no longer) there.
+ */
+export class SelectionError extends CasebridgeError {
+  readonly usage: boolean;
+  constructor(message: string, usage: boolean) {
+    super('config', message);
+    this.usage = usage;
+  }
+}
+
+/**
+ * The statuses asked for, in canonical form (sameName); a SelectionError naming the valid ones when one is
+ * unknown. Valid: the built-in statuses and whatever status the cycle's runs show (custom statuses of the
+ * instance). `option` names where they came from in the message (`--status`, `select.status`).
+ */
+export function matchStatuses(asked: readonly string[], seen: readonly string[], option: string): Set<string> {
+  const known = new Map<string, string>();
+  for (const s of [...RUN_STATUSES, ...seen]) if (!known.has(sameName(s))) known.set(sameName(s), s);
+  const out = new Set<string>();
+  const unknown: string[] = [];
+  for (const a of asked) {
+    const hit = known.get(sameName(a));
+    if (hit) out.add(sameName(hit));
+    else unknown.push(a);
+  }
+  if (unknown.length > 0) {
+    const expected = [...known.values()].map((s) => `"${s}"`).join(', ');
+    throw new SelectionError(
+      `${option}: ${unknown.map((u) => `"${u}"`).join(', ')} is not a run status; expected one or more of ${expected}, comma-separated (case does not matter)`,
+      true,
+    );
+  }
+  return out;
+}
+
+export interface CycleRef {
+  id: number;
+  name: string;
+  status?: string;
+}
+
+/**
+ * The cycle `ref` names among the plan's: `#12` is the id 12; digits are a cycle of that name when there is one,
+ * else the id; anything else is a name (exact, then case-insensitive when only one cycle matches that way).
+ */
+export function findCycleRef(cycles: readonly CycleRef[], ref: string, plan: string): CycleRef {
+  const byId = (id: number) => cycles.find((c) => c.id === id);
+  const hash = /^#(\d+)$/.exec(ref.trim());
+  const loose = cycles.filter((c) => sameName(c.name) === sameName(ref));
+  const found = hash
+    ? byId(Number(hash[1]))
+    : (cycles.find((c) => c.name === ref) ??
+      (/^\d+$/.test(ref.trim()) ? byId(Number(ref)) : undefined) ??
+      (loose.length === 1 ? loose[0] : undefined));
+  if (found) return found;
+  const names = cycles.map((c) => `"${c.name}" (#${c.id})`);
+  const list =
+    names.length === 0
+      ? 'it has none'
+      : `it has ${names.slice(0, 10).join(', ')}${names.length > 10 ? `, and ${names.length - 10} more` : ''}`;
+  throw new SelectionError(
+    `test plan ${plan} has no cycle ${hash ? `with id ${hash[1]}` : `"${ref}"`}: ${list}`,
+    false,
+  );
+}
+
+export interface CycleQuery {
+  plan: string;
+  /** Cycle name, `#<id>` or an id. */
+  cycle: string;
+  /** Run statuses as typed (any case); empty: every status. */
+  statuses: readonly string[];
+  /** `me` (the user of the credentials) or a user name; absent: any tester. */
+  tester?: string | undefined;
+  /** Where the statuses came from, for the message naming an unknown one (`--status`, `select.status`). */
+  statusOption: string;
+}
+
+export interface CycleCases {
+  plan: string;
+  cycle: { id: number; name: string; status: string };
+  /** Runs in the cycle, before the filters. */
+  runs: number;
+  /** The selected cases, each once, in the cycle's order of runs. */
+  keys: string[];
+  /** The filters applied, in words (`status failed or blocked`, `tester jane`); empty: none. */
+  filters: string[];
+  /** Requests the read cost. */
+  requests: number;
+}
+
+/**
+ * Reads the cycle's runs and keeps the cases `q` asks for (see the module comment for what it costs). A case with
+ * several runs (an advanced cycle: one per attribute set) is selected when any of its runs matches. Throws the
+ * client's errors, and a SelectionError for a cycle or a status that is not there.
+ */
+export async function readCycleCases(
+  tm: TestManagementClient,
+  q: CycleQuery,
+  signal?: AbortSignal,
+): Promise<CycleCases> {
+  const o = signal ? { signal } : undefined;
+  const cycles = await tm.plans.cycles({ testPlanIssueKey: q.plan }, o);
+  let requests = 1;
+  const ref = findCycleRef(cycles, q.cycle, q.plan);
+  const me =
+    q.tester !== undefined && q.tester.toLowerCase() === 'me'
+      ? tm.jira.myself({}, o).then((u) => u.name)
+      : Promise.resolve(q.tester);
+  // Both at once: `me` does not wait for the runs.
+  const [runs, testerName] = await Promise.all([
+    tm.cycles.testRunsByCycleId({ testPlanIssueKey: q.plan, cycleId: String(ref.id) }, o),
+    me,
+  ]);
+  requests += q.tester?.toLowerCase() === 'me' ? 2 : 1;
+  const statuses =
+    q.statuses.length > 0
+      ? matchStatuses(
+          q.statuses,
+          runs.map((r) => r.status),
+          q.statusOption,
+        )
+      : undefined;
+  const tester = testerName === undefined ? undefined : sameName(testerName);
+  const chosen = runs.filter(
+    (r) => (!statuses || statuses.has(sameName(r.status))) && (!tester || sameName(r.testerName ?? '') === tester),
+  );
+  const filters = [
+    ...(statuses ? [`status ${[...statuses].join(' or ')}`] : []),
+    ...(tester ? [`tester ${tester}`] : []),
+  ];
+  return {
+    plan: q.plan,
+    cycle: { id: ref.id, name: ref.name, status: ref.status ?? 'Draft' },
+    runs: runs.length,
+    keys: [...new Set(chosen.map((r) => r.testCaseKey))],
+    filters,
+    requests,
+  };
+}
+
+/** What a run selected of its planned tests. */
+export interface Selected<T> {
+  /** The planned tests to run. */
+  tests: T[];
+  /** Selected cases no planned test maps, in the cycle's order. */
+  uncovered: string[];
+}
+
+/**
+ * The planned tests of the selected `keys`: a test is selected when one of its own keys (title, tags,
+ * annotations, mapping file: `keysOf`) is, or, without a key, when the case casebridge created for it is
+ * (`createdKey`: by the identity in the case's description). A test with keys none of which is selected is not
+ * selected, whatever its identity says. Pure: no I/O.
+ */
+export function selectPlanned<T>(
+  tests: readonly T[],
+  keys: readonly string[],
+  keysOf: (t: T) => readonly string[],
+  createdKey: (t: T) => string | undefined = () => undefined,
+): Selected<T> {
+  const wanted = new Set(keys);
+  const covered = new Set<string>();
+  const out: T[] = [];
+  for (const t of tests) {
+    const own = keysOf(t);
+    const hits = own.length > 0 ? own.filter((k) => wanted.has(k)) : [createdKey(t)].filter((k) => k !== undefined);
+    const selected = hits.filter((k) => wanted.has(k));
+    if (selected.length === 0) continue;
+    out.push(t);
+    for (const k of selected) covered.add(k);
+  }
+  return { tests: out, uncovered: keys.filter((k) => !covered.has(k)) };
+}
