@@ -8,6 +8,7 @@ import { isFinal, type Paths, toPlanned, toTestResult } from './translate.js';
 /** The part of Playwright 1.62's `TestRun` this reporter uses (declared here: older versions' types lack it). */
 interface PreprocessTestRun {
   fail(test: TestCase, reason?: string): void;
+  exclude(test: TestCase): void;
 }
 
 /**
@@ -38,6 +39,8 @@ export default class CasebridgeReporter implements Reporter {
   private readonly waiting = new Set<TestCase>();
   /** Tests `preprocess` ran expected-to-fail because their case is quarantined in the tool, by `test.id`: why. */
   private readonly quarantined = new Map<string, string>();
+  /** `preprocess` ran (Playwright 1.62+): `select` could be applied. */
+  private preprocessed = false;
   /** One line per distinct problem on stderr; the test run goes on. */
   private readonly problem = problemPrinter('Playwright');
 
@@ -60,18 +63,27 @@ export default class CasebridgeReporter implements Reporter {
   }
 
   /**
-   * Playwright 1.62+, before the run, on the whole un-sharded suite: tests whose case is quarantined in the tool
-   * (option `quarantine`) run expected-to-fail (`testRun.fail`), so a known failure keeps the run green and a pass
-   * is reported. One search before the first test, at most 10 s; older versions never call this, and report
-   * quarantined failures classified as such instead.
+   * Playwright 1.62+, before the run, on the whole un-sharded suite (Playwright shards what is left afterwards):
+   * - option `select`: only the tests of the cycle's selected cases run; the others are excluded (`testRun.exclude`:
+   *   not run, reported nowhere). Two requests, at most 10 s; unread, every test runs (one line says why).
+   * - option `quarantine`: the selected tests whose case is quarantined in the tool run expected-to-fail
+   *   (`testRun.fail`), so a known failure keeps the run green and a pass is reported. One search, at most 10 s.
+   * Older versions never call this: `onBegin` says `select` is not applied, and quarantined failures are reported
+   * classified as such instead.
    */
   async preprocess(params: { config: FullConfig; suite: Suite; testRun: PreprocessTestRun }): Promise<void> {
     try {
+      this.preprocessed = true;
       if (this.mode === 'list') return;
       const engine = this.open(params.config);
       if (!engine.enabled) return;
+      const all = params.suite.allTests().map((t) => ({ t, planned: toPlanned(t, this.paths) }));
+      const ids = await engine.selected(all.map((x) => x.planned));
+      const kept = all
+        .filter((x) => !ids || ids.has(x.planned.id) || !this.exclude(params.testRun, x.t))
+        .map((x) => x.t);
       // A test already expected to fail, skipped or fixme'd is left as its author wrote it.
-      const tests = params.suite.allTests().filter((t) => t.expectedStatus === 'passed');
+      const tests = kept.filter((t) => t.expectedStatus === 'passed');
       const marks = await engine.quarantined(tests.map((t) => toPlanned(t, this.paths)));
       if (marks.size === 0) return;
       for (const t of tests) {
@@ -85,11 +97,30 @@ export default class CasebridgeReporter implements Reporter {
     }
   }
 
+  /**
+   * Leaves `test` out of the run; false when Playwright refuses (a setup or dependency project's test is read-only:
+   * it runs, as the selected tests need it).
+   */
+  private exclude(testRun: PreprocessTestRun, test: TestCase): boolean {
+    try {
+      testRun.exclude(test);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   onBegin(config: FullConfig, suite: Suite): void {
     try {
       // `playwright test --list` runs nothing: nothing to report, and no reason to reach the service.
       if (this.mode === 'list') return;
       const engine = this.open(config);
+      // A merged report replays runs that were selected (or not) when they ran.
+      if (!this.preprocessed && this.mode !== 'merge') {
+        engine.selectNotApplied(
+          `it needs Playwright 1.62+ (this is ${config.version}); \`npx @casebridge/cli cycle keys --plan P --cycle C --file <path>\` writes a pattern for --grep "$(cat <path>)" (see the CLI README)`,
+        );
+      }
       if (engine.enabled) engine.begin({ tests: suite.allTests().map((t) => toPlanned(t, this.paths)) });
     } catch (err) {
       this.problem('onBegin', err);
