@@ -51,6 +51,11 @@ export const testRun = (mode: SchemaMode) =>
     executionTimeStamp: opt(timestamp(mode).nullable()),
     attachments: opt(z.array(attachmentRef(mode))),
     bugs: opt(z.array(issueRef(mode))),
+    /**
+     * A run of an advanced cycle: its run attributes (name → value; attributes without a value are absent), as
+     * createTestRuns answers them. Not in the spec's list of fields: absent where the service leaves it out.
+     */
+    attributeValues: opt(z.record(z.string(), z.string())),
   });
 
 /** History entry of a run. */

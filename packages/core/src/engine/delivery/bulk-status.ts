@@ -1,6 +1,7 @@
+import type { AttributeSetRefused } from '../kernel/errors.js';
 import { answerOf, type SplitOptions, type SplitOutcome } from '../kernel/split.js';
 import type { CycleInfo } from '../kernel/types.js';
-import { appendTo, type WorkItem } from '../kernel/work.js';
+import { appendTo, runKeyOf, type WorkItem } from '../kernel/work.js';
 import type { DeliveryService } from './compose.js';
 
 /** What became of a bulk of status-only results (see Delivery.bulk). */
@@ -9,8 +10,11 @@ export interface BulkOutcome {
   delivered: WorkItem[];
   /** Results whose key the plan refused as a test case: named in the summary, never journaled. */
   dropped: WorkItem[];
-  /** Results the service refused on their own, repeatedly, with its answer (short, redacted). */
-  refused: Array<{ item: WorkItem; answer: string }>;
+  /**
+   * Results the service refused on their own, repeatedly, with its answer (short, redacted). `line`: the refusal
+   * was of the result's run attribute set, named once by this line for all its results (see AttributeSetRefused).
+   */
+  refused: Array<{ item: WorkItem; answer: string; line?: string }>;
   /** Results not delivered because the service failed for all alike: to be tried again, else journaled. */
   unsent: WorkItem[];
   /** Summary lines, each once per run (a status every run of which failed). */
@@ -112,13 +116,17 @@ export function settleBulk(
   sent: Sent,
   badKeys: ReadonlySet<string>,
   statusOf: (item: WorkItem) => string | undefined,
+  refusalOf: (runKey: string) => AttributeSetRefused | undefined = () => undefined,
 ): BulkOutcome {
   const out: BulkOutcome = { delivered: [], dropped: [], refused: [], unsent: [], problems: sent.problems };
   for (const item of items) {
-    const runId = runs.get(item.key);
+    const key = runKeyOf(item);
+    const runId = runs.get(key);
     if (runId === undefined) {
+      const setRefused = refusalOf(key);
       if (badKeys.has(item.key)) out.dropped.push(item);
       else if (statusOf(item) === undefined) out.delivered.push(item);
+      else if (setRefused) out.refused.push({ item, answer: setRefused.answer, line: setRefused.line });
       else out.unsent.push(item);
       continue;
     }

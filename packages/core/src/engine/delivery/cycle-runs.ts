@@ -1,8 +1,11 @@
 import { AmbiguousError } from '../../client/errors.js';
+import { parseRunKey, runKey } from '../kernel/attributes.js';
+import type { AttributeSetRefused } from '../kernel/errors.js';
 import { KeyBatcher, memoByKey } from '../kernel/keyed.js';
 import { splitBatch, splittable } from '../kernel/split.js';
 import type { CycleInfo } from '../kernel/types.js';
 import type { Target } from '../kernel/work.js';
+import { AttributedRuns } from './attributed-runs.js';
 import type { DeliveryService } from './compose.js';
 import type { Cycles } from './cycles.js';
 
@@ -15,9 +18,12 @@ export interface RunNow {
 /**
  * The runs of each cycle: which case has which run, adding cases to the plan and to the cycle when they have none.
  * The run list of a cycle is read once and then only after adding cases (one request for the whole cycle).
+ *
+ * Keys are run keys (see runKeyOf): a case key, or, with option `attributes`, a case key and its attribute set, whose
+ * run an advanced cycle gets from createTestRuns (AttributedRuns) instead of addMembersToTestCycle.
  */
 export class CycleRuns {
-  /** Run id per case key, per cycle (see Cycles.key). */
+  /** Run id per run key, per cycle (see Cycles.key). */
   private readonly runs = new Map<string, Map<string, number>>();
   /** When each cycle's run list was last read, and each run's status and comment as read then. */
   private readonly readAt = new Map<string, number>();
@@ -29,6 +35,8 @@ export class CycleRuns {
   private readonly newCases = new Set<string>();
   private readonly inPlan = new Set<string>();
   private readonly members = memoByKey<string, Set<string>>();
+  /** The runs of attribute sets (option `attributes`); absent without the option. */
+  private readonly attributed?: AttributedRuns;
 
   constructor(
     private readonly svc: DeliveryService,
@@ -38,7 +46,20 @@ export class CycleRuns {
     /** A run id for a dry run, where nothing is created. */
     private readonly standInId: () => number,
     private readonly onProgress: () => void,
-  ) {}
+    /** The names of option `attributes` (empty: none). */
+    attributeNames: readonly string[] = [],
+  ) {
+    if (attributeNames.length > 0) {
+      const addToPlan = async (plan: string, keys: string[]) =>
+        this.addPlanMembers(plan, keys, await this.planMembers(plan));
+      this.attributed = new AttributedRuns(svc, attributeNames, badKeys, addToPlan, standInId);
+    }
+  }
+
+  /** Why the run of a run key cannot be made: its attribute set was refused (undefined: it can, or has none). */
+  refusalOf(key: string): AttributeSetRefused | undefined {
+    return this.attributed?.refusalOf(key);
+  }
 
   /** Test cases this run created: not members of any plan yet, so they are added to the plan without asking. */
   markNew(keys: Iterable<string>): void {
@@ -75,13 +96,19 @@ export class CycleRuns {
    * `load: false` adds the cases to the cycle without reading the run ids back (one request instead of two): what
    * a run of Jest or Vitest does while tests still run; the bulk at the end reads them once for all.
    */
-  private async ensureNow(t: Target, keys: readonly string[], load: boolean): Promise<Map<string, number>> {
+  private async ensureNow(t: Target, all: readonly string[], load: boolean): Promise<Map<string, number>> {
     const cycle = await this.cycles.ensure(t);
     const ck = this.cycles.key(t);
     let runs = this.runs.get(ck);
     // A cycle this run just created empty has no runs yet: no need to ask. One preloaded holds the plan's cases.
     if (!runs) runs = cycle.created && !cycle.preloaded ? new Map<string, number>() : await this.read(t, cycle);
     this.runs.set(ck, runs);
+    const withSets = this.attributed ? all.filter((key) => parseRunKey(key).set) : [];
+    // createTestRuns answers the ids of the runs it made: the list is read again only for runs that existed.
+    if (this.attributed && withSets.length > 0 && (await this.attributed.create(cycle, runs, withSets))) {
+      if (!this.svc.dryRun) runs = await this.read(t, cycle);
+    }
+    const keys = withSets.length > 0 ? all.filter((key) => !parseRunKey(key).set) : all;
     let added = this.added.get(ck);
     if (!added) {
       added = new Set<string>();
@@ -117,7 +144,10 @@ export class CycleRuns {
     const k = this.cycles.key(t);
     const map = this.runs.get(k) ?? new Map<string, number>();
     for (const r of list) {
-      if (!map.has(r.testCaseKey)) map.set(r.testCaseKey, r.id);
+      // A run of an advanced cycle is known by its case and attribute set (the list names the set, see runKey).
+      const attrs = r.attributeValues && Object.keys(r.attributeValues).length > 0 ? r.attributeValues : undefined;
+      const key = attrs ? runKey(r.testCaseKey, attrs) : r.testCaseKey;
+      if (!map.has(key)) map.set(key, r.id);
       this.runNow.set(r.id, { status: r.status, comment: r.comment ?? '' });
     }
     this.runs.set(k, map);

@@ -23,6 +23,8 @@ export interface CycleSpec {
    * empty. Always sent: the service's default when it is left out is not documented.
    */
   preloadRuns?: boolean;
+  /** An advanced cycle (`testCycleType: Advanced`): its runs carry run attributes (option `attributes`). */
+  advanced?: boolean;
 }
 
 /** The workflow actions of a cycle (case-sensitive, as the service matches them) and the status each leads to. */
@@ -66,6 +68,7 @@ export async function createCycle(
     ...(spec.environment ? { environment: spec.environment } : {}),
     ...(spec.build ? { build: spec.build } : {}),
     preloadRuns: spec.preloadRuns ? 'yes' : 'no',
+    ...(spec.advanced ? { testCycleType: 'Advanced' } : {}),
   };
   let created = false;
   let failure: unknown;
@@ -132,6 +135,8 @@ export class Cycles {
     private readonly svc: Service,
     /** Throws NotJiraError when the URL is not Jira's (see jiraCheck): a 404 then means the URL, not the plan. */
     private readonly checkJira: () => Promise<void>,
+    /** A cycle this run creates is advanced (option `attributes`): its runs are made per attribute set. */
+    private readonly advanced = false,
   ) {}
 
   /** Results with the same key go to the same cycle. */
@@ -159,7 +164,14 @@ export class Cycles {
         `test plan ${plan} was not found (HTTP 404): check testPlan (CASEBRIDGE_TEST_PLAN); no result of this run can go to a cycle`,
       );
     }
-    const spec = { plan, name, environment: t.environment, build: t.build, preloadRuns: t.preloadRuns };
+    const spec = {
+      plan,
+      name,
+      environment: t.environment,
+      build: t.build,
+      preloadRuns: t.preloadRuns,
+      ...(this.advanced ? { advanced: true } : {}),
+    };
     cycle ??= await createCycle(this.svc, spec, { start: true });
     if (cycle.status === 'Draft') await moveCycle(this.svc, cycle, 'Start');
     else if (cycle.status === 'Completed' || cycle.status === 'Aborted') await resumeCycle(this.svc, cycle);

@@ -8,14 +8,15 @@ import { groupOf } from '../defects/groups.js';
 import { KnownFailures } from '../defects/history.js';
 import { Quarantine, type QuarantineStats } from '../defects/quarantine.js';
 import { DefectRefusals, type Refusal } from '../defects/refusals.js';
-import { PermanentProblem } from '../kernel/errors.js';
+import { attributeSet, describeSet } from '../kernel/attributes.js';
+import { PermanentProblem, RunNotFoundYet } from '../kernel/errors.js';
 import { displayName, outcomeOf } from '../kernel/model.js';
 import { jiraCheck } from '../kernel/problems.js';
 import { splitBatch } from '../kernel/split.js';
 import { type StatusRank, statusRanker, worseOf } from '../kernel/status-rank.js';
 import { pipelineMarker } from '../kernel/text.js';
 import type { Classification, CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
-import { appendTo, runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
+import { appendTo, runKeyOf, runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
 import { AdhocRuns } from './adhoc.js';
 import { type AttachmentStats, Attachments } from './attachments.js';
 import { type BulkOutcome, BulkStatuses, type Sent, settleBulk } from './bulk-status.js';
@@ -151,8 +152,9 @@ export class Delivery {
       });
     }
     const standInId = () => ++this.sequenceNo;
-    this.cycles = new Cycles(svc, this.checkJira);
-    this.runs = new CycleRuns(svc, this.cycles, this.badKeys, standInId, this.onProgress);
+    const attributeNames = Object.keys(config.attributes ?? {});
+    this.cycles = new Cycles(svc, this.checkJira, attributeNames.length > 0);
+    this.runs = new CycleRuns(svc, this.cycles, this.badKeys, standInId, this.onProgress, attributeNames);
     this.adhoc = new AdhocRuns(svc, this.checkJira, this.badKeys);
     this.steps = new RunSteps(svc);
     this.files = new Attachments(config.attachments, svc, o.repo, o.roots ?? []);
@@ -195,7 +197,8 @@ export class Delivery {
     const started = Date.now();
     const byKey = new Map<string, string | undefined>();
     for (const item of items) {
-      byKey.set(item.key, worseOf(this.rank, byKey.get(item.key), runStatusOf(item.test, this.config.statusMap)));
+      const key = runKeyOf(item);
+      byKey.set(key, worseOf(this.rank, byKey.get(key), runStatusOf(item.test, this.config.statusMap)));
     }
     const runs = await this.runs.ensure(t, [...byKey.keys()]);
     const cycle = await this.cycles.ensure(t);
@@ -222,7 +225,15 @@ export class Delivery {
     } finally {
       turn.done();
     }
-    return settleBulk(items, runs, wanted, sent, this.badKeys, (item) => runStatusOf(item.test, this.config.statusMap));
+    return settleBulk(
+      items,
+      runs,
+      wanted,
+      sent,
+      this.badKeys,
+      (item) => runStatusOf(item.test, this.config.statusMap),
+      (k) => this.runs.refusalOf(k),
+    );
   }
 
   /**
@@ -280,10 +291,19 @@ export class Delivery {
     this.onProgress();
   }
 
-  /** The case's run in the cycle, added when missing. */
+  /** The case's run in the cycle (with option `attributes`: the run of its attribute set), added when missing. */
   private async cycleRun(item: WorkItem): Promise<number> {
     const t = item.target;
-    const runId = (await this.runs.ensure(t, [item.key])).get(item.key);
+    const key = runKeyOf(item);
+    const runId = (await this.runs.ensure(t, [key])).get(key);
+    const refused = runId === undefined ? this.runs.refusalOf(key) : undefined;
+    if (refused) throw refused;
+    if (runId === undefined && key !== item.key && !this.badKeys.has(item.key)) {
+      // An answer lost and a list that does not show the run yet: the result waits and asks again.
+      throw new RunNotFoundYet(
+        `${item.key} (${describeSet(attributeSet(item.attributes ?? {}))}): its run is not in the cycle's run list yet`,
+      );
+    }
     if (runId === undefined) {
       throw new PermanentProblem(
         `${item.key}: not a test case that can be added to test plan ${t.plan} (${displayName(item.test)})`,

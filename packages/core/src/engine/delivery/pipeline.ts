@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { CaseRegistry } from '../cases/registry.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import type { Journaling } from '../journal/journaling.js';
+import { ATTRIBUTE_VARIABLES, attributeValuesOf, unknownVariables } from '../kernel/attributes.js';
+import { AttributeSetRefused } from '../kernel/errors.js';
 import { displayName, type TestResult } from '../kernel/model.js';
 import type { Problems } from '../kernel/problems.js';
 import { answerOf } from '../kernel/split.js';
-import { appendTo, needsDetails, statusOnly, type Target, type WorkItem } from '../kernel/work.js';
+import { appendTo, needsDetails, runKeyOf, statusOnly, type Target, type WorkItem } from '../kernel/work.js';
 import {
   BULK_MAX,
   BULK_WAIT_MAX_MS,
@@ -65,6 +67,8 @@ export class DeliveryPipeline implements WaitingBatch {
   /** Item ids are this token and a sequence number: unique across runs, cheap to keep. */
   private readonly runToken = randomUUID();
   private seq = 0;
+  /** Attribute sets the service refused, named once each in the summary (see AttributeSetRefused). */
+  private readonly namedSets = new Set<string>();
 
   constructor(private readonly o: PipelineOptions) {
     const { health, signal, target, delivery } = o;
@@ -84,6 +88,14 @@ export class DeliveryPipeline implements WaitingBatch {
       health,
       track: (done) => this.inFlight.track(done, 'adding cases to the cycle'),
     });
+    for (const [name, template] of Object.entries(o.config.attributes ?? {})) {
+      for (const v of unknownVariables(template)) {
+        o.problems.add(
+          'config',
+          `attributes.${name}: ${v} is not a variable of a run attribute template (${ATTRIBUTE_VARIABLES}); it is sent as written`,
+        );
+      }
+    }
   }
 
   /** Results waiting for a bulk update. */
@@ -108,6 +120,8 @@ export class DeliveryPipeline implements WaitingBatch {
 
   /** The planned tests' keys: their runs in the cycle are prepared at once, in a few requests for the suite. */
   prepare(keys: ReadonlySet<string>): void {
+    // With run attributes a case has a run per attribute set, known from each result: nothing to prepare per case.
+    if (this.o.config.attributes) return;
     const ready = this.o.delivery.runs.ensure(this.o.target, [...keys]);
     this.prep.seed(keys, ready);
     this.inFlight.track(ready, 'preparing the cycle');
@@ -118,6 +132,8 @@ export class DeliveryPipeline implements WaitingBatch {
     // `run-n`, not a UUID per result: a UUID string is a tree of pieces (about 500 bytes kept per result).
     this.seq += 1;
     const item: WorkItem = { id: `${this.runToken}-${this.seq}`, key, test, target: this.o.target, progress: {} };
+    const templates = this.o.config.attributes;
+    if (templates && this.o.target.mode === 'cycle') item.attributes = attributeValuesOf(test, templates);
     this.items.push(item);
     this.o.journaling.taken(item);
     return item;
@@ -200,14 +216,14 @@ export class DeliveryPipeline implements WaitingBatch {
       item.test = statusOnly(item.test);
       this.buffer.push(item);
       // While tests still run, its case joins the cycle in the next batch; after that the bulk adds what is left.
-      if (!replayed && !this.allIn) this.prep.prepare(item.key);
+      if (!replayed && !this.allIn) this.prep.prepare(runKeyOf(item));
       if (this.buffer.length >= BULK_MAX) this.flush();
       else if (!this.holding) this.arm();
       return;
     }
     // A result with details in a cycle waits for the batch that adds its case to the cycle and reads the run ids:
     // results arriving together share its two requests instead of paying them each.
-    const ready = cycleRun && !replayed ? this.prep.prepare(item.key, true) : Promise.resolve();
+    const ready = cycleRun && !replayed ? this.prep.prepare(runKeyOf(item), true) : Promise.resolve();
     this.inFlight.track(ready.catch(() => undefined).then(() => this.deliverOne(item, replayed)));
   }
 
@@ -248,7 +264,10 @@ export class DeliveryPipeline implements WaitingBatch {
       for (const item of out.dropped) this.markDropped(item);
       for (const item of items) if (item.progress.done) await this.o.journaling.settled(item);
       for (const line of out.problems) this.o.problems.add('delivery', line);
-      for (const r of out.refused) this.refuse(r.item, r.answer);
+      for (const r of out.refused) {
+        if (r.line) this.refuseSet(r.item, r.answer, r.line);
+        else this.refuse(r.item, r.answer);
+      }
       this.later.retry(out.unsent);
     } catch (err) {
       if (this.o.health.classify(err, `sending ${items.length} result(s) in bulk`) === 'permanent') {
@@ -270,7 +289,8 @@ export class DeliveryPipeline implements WaitingBatch {
         await this.o.delivery.deliver(item, replaying);
         item.progress.done = true;
       } catch (err) {
-        if (this.o.health.classify(err, `${item.key} (${displayName(item.test)})`) === 'permanent') {
+        if (err instanceof AttributeSetRefused) this.refuseSet(item, err.answer, err.line);
+        else if (this.o.health.classify(err, `${item.key} (${displayName(item.test)})`) === 'permanent') {
           this.markDropped(item);
         } else if (this.later.retry([item]).length > 0 && refusedAlone(err, this.o.health)) {
           // Its tries are spent, the service answered 500 each time while it answered others: a refusal.
@@ -339,6 +359,17 @@ export class DeliveryPipeline implements WaitingBatch {
   private refuse(item: WorkItem, answer: string): void {
     item.refused = { answer, at: new Date().toISOString(), times: (item.refused?.times ?? 0) + 1 };
     this.o.problems.refused(item.key, displayName(item.test), answer);
+  }
+
+  /**
+   * The service refused its run attribute set (a value the project does not define): kept in the journal with the
+   * mark, as `refuse`, and the set is named once in the summary, with how to define the value, for all its results.
+   */
+  private refuseSet(item: WorkItem, answer: string, line: string): void {
+    item.refused = { answer, at: new Date().toISOString(), times: (item.refused?.times ?? 0) + 1 };
+    if (this.namedSets.has(line)) return;
+    this.namedSets.add(line);
+    this.o.problems.add('delivery', line);
   }
 
   /** A permanent problem stopped it (a bad key, a missing plan): named in the summary, never journaled. */

@@ -74,6 +74,11 @@ export interface TestResult {
   /** Tags without the leading `@`. */
   tags: string[];
   annotations: Annotation[];
+  /**
+   * The data row of a data-driven test (name → value, e.g. `{ locale: 'de' }`), when the adapter knows it: read by
+   * the `${param.<name>}` template of option `attributes`.
+   */
+  params?: Record<string, string>;
   attempts: Attempt[];
   /** Whether the test was expected to fail (Playwright `test.fail()`): a failure is then the expected outcome. */
   expectedToFail?: boolean;

@@ -1,3 +1,4 @@
+import { runKey } from './attributes.js';
 import type { ResultAttachment, ResultStep, TestResult } from './model.js';
 import { lastAttempt, outcomeOf } from './model.js';
 
@@ -24,6 +25,11 @@ export interface WorkItem {
   /** Random id of this result for this key (journal entries and logs name it). */
   id: string;
   key: string;
+  /**
+   * Run attribute name → value (option `attributes`; `-`: no value), set when the result is taken in and kept in the
+   * journal, so a replay goes to the same run. Absent: the case's one run in the cycle, as without the option.
+   */
+  attributes?: Record<string, string>;
   test: TestResult;
   target: Target;
   progress: Progress;
@@ -32,6 +38,11 @@ export interface WorkItem {
    * the summary, kept in the journal with this mark (the entry's `refused`), tried again by the next replay.
    */
   refused?: RefusalMark;
+}
+
+/** The run of the cycle a result goes to: its case key, with its attribute set when it has one (see runKey). */
+export function runKeyOf(item: Pick<WorkItem, 'key' | 'attributes'>): string {
+  return runKey(item.key, item.attributes);
 }
 
 /** Where a result goes: decided when it enters the engine, kept in the journal (a replay reports to the same cycle). */

@@ -1,0 +1,176 @@
+import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
+import { describeSet, NO_VALUE, parseRunKey, runKey } from '../kernel/attributes.js';
+import { AttributeSetRefused } from '../kernel/errors.js';
+import { answerOf } from '../kernel/split.js';
+import type { CycleInfo } from '../kernel/types.js';
+import type { DeliveryService } from './compose.js';
+
+/**
+ * Keys per createTestRuns request. The request creates keys × sets runs: 100 keys of a three-browser matrix are 300
+ * runs in one call, the size of a bulk status update the service takes in a few seconds.
+ */
+export const CREATE_RUNS_KEYS = 100;
+
+/** The runs of an advanced cycle (option `attributes`): created with createTestRuns, one per case and attribute set. */
+export class AttributedRuns {
+  /** Attribute sets the service refused (a value the project does not define), by run-key set text. */
+  private readonly refused = new Map<string, AttributeSetRefused>();
+  /** Cycles (by id) whose createTestRuns answered 500 once already in this run. */
+  private readonly cycleFailed = new Set<number>();
+
+  constructor(
+    private readonly svc: DeliveryService,
+    /** The configured attribute names: each set is sent with all of them (`-` for no value). */
+    private readonly names: readonly string[],
+    /** Keys the service refused as test cases (shared with CycleRuns). */
+    private readonly badKeys: Set<string>,
+    /** Adds keys to the plan (CycleRuns.addPlanMembers): a case outside the plan gets no run. */
+    private readonly addToPlan: (plan: string, keys: string[]) => Promise<void>,
+    private readonly standInId: () => number,
+  ) {}
+
+  /** Why the run of this run key cannot be created (its attribute set was refused); undefined: it can. */
+  refusalOf(key: string): AttributeSetRefused | undefined {
+    const { set } = parseRunKey(key);
+    return set ? this.refused.get(JSON.stringify(set)) : undefined;
+  }
+
+  /**
+   * Creates the runs of these run keys that `runs` lacks, and records their ids in `runs`. One request per group of
+   * sets wanted by the same cases and per CREATE_RUNS_KEYS keys: a suite of N cases on M browsers is one request per
+   * 100 cases, whatever M. Answers whether the run list must be read again (a run existed already, or an answer was
+   * lost: the list shows which run is whose). A transient failure is thrown: the results wait and ask again.
+   */
+  async create(cycle: CycleInfo, runs: Map<string, number>, runKeys: readonly string[]): Promise<boolean> {
+    const casesOf = new Map<string, Set<string>>();
+    for (const rk of runKeys) {
+      const { key, set } = parseRunKey(rk);
+      if (!set || runs.has(rk) || this.badKeys.has(key)) continue;
+      const text = JSON.stringify(set);
+      if (this.refused.has(text)) continue;
+      if (Object.keys(set).length === 0) {
+        this.refuse(set, 'no attribute of option `attributes` gives a value for this test (every template is empty)');
+        continue;
+      }
+      const cases = casesOf.get(text) ?? new Set<string>();
+      cases.add(key);
+      casesOf.set(text, cases);
+    }
+    // Sets wanted by the same cases go in one request (the service creates every case × every set of a request).
+    const groups = new Map<string, { keys: string[]; sets: Record<string, string>[] }>();
+    for (const [text, cases] of casesOf) {
+      const keys = [...cases].sort();
+      const g = groups.get(keys.join(',')) ?? { keys, sets: [] };
+      g.sets.push(JSON.parse(text) as Record<string, string>);
+      groups.set(keys.join(','), g);
+    }
+    let reread = false;
+    for (const { keys, sets } of groups.values()) {
+      for (let i = 0; i < keys.length; i += CREATE_RUNS_KEYS) {
+        const part = keys.slice(i, i + CREATE_RUNS_KEYS);
+        if (await this.send(cycle, runs, part, sets, true)) reread = true;
+      }
+    }
+    return reread;
+  }
+
+  /** One createTestRuns request; `retry`: cases outside the plan are added to it and sent once more. */
+  private async send(
+    cycle: CycleInfo,
+    runs: Map<string, number>,
+    keys: string[],
+    sets: Record<string, string>[],
+    retry: boolean,
+  ): Promise<boolean> {
+    if (this.svc.dryRun) {
+      // A dry run creates nothing: made-up ids stand for the runs it would have made.
+      for (const set of sets) for (const key of keys) runs.set(runKey(key, set), this.standInId());
+      return false;
+    }
+    const input = {
+      testCaseKeys: keys.join(','),
+      cycleId: String(cycle.id),
+      attributeValues: sets.map((s) => this.object(s)),
+    };
+    let answer: Awaited<ReturnType<DeliveryService['tm']['cycles']['createTestRuns']>>;
+    try {
+      answer = await this.svc.inCycle(cycle).cycles.createTestRuns(input, this.svc.o);
+    } catch (err) {
+      // The spec's 404 for an unknown attribute value: each set alone finds the one the project does not define.
+      if (err instanceof NotFoundError) {
+        if (sets.length > 1) {
+          let reread = false;
+          for (const set of sets) if (await this.send(cycle, runs, keys, [set], retry)) reread = true;
+          return reread;
+        }
+        this.refuse(sets[0] as Record<string, string>, answerOf(err));
+        return false;
+      }
+      // The answer was lost: the run list read next shows what was created; what was not is asked for again.
+      if (err instanceof AmbiguousError) return true;
+      if (err instanceof ValidationError && !cycle.created) {
+        // A cycle this run found: a normal cycle of the same name (made before `attributes` was set, or by hand)
+        // refuses runs with attributes, every time. A 500 twice for the same cycle is taken as that: the results are
+        // kept, marked, and the cycle is named once; a fault that passes is delivered by the next replay.
+        if (this.cycleFailed.has(cycle.id)) {
+          const answer = answerOf(err);
+          for (const set of sets) this.refuse(set, answer, this.cycleLine(cycle, answer));
+          return err.mayHaveApplied;
+        }
+        this.cycleFailed.add(cycle.id);
+      }
+      throw err;
+    }
+    for (const run of answer.createdRuns) runs.set(runKey(run.testCaseKey, run.attributeValues), run.id);
+    let reread = false;
+    const outside: string[] = [];
+    for (const e of answer.errors) {
+      const set = e.attributeSet === undefined ? undefined : sets[e.attributeSet];
+      if (set && e.testCaseKey === undefined) this.refuse(set, e.message);
+      else if (set)
+        reread = true; // the case has a run with this set already: the list names its id
+      else if (e.testCaseKey !== undefined) outside.push(e.testCaseKey);
+    }
+    if (outside.length > 0) {
+      if (!retry) for (const key of outside) this.badKeys.add(key);
+      else {
+        await this.addToPlan(cycle.plan, outside);
+        const left = outside.filter((key) => !this.badKeys.has(key));
+        if (left.length > 0 && (await this.send(cycle, runs, left, sets, false))) reread = true;
+      }
+    }
+    return reread;
+  }
+
+  /** The attributeValues object of a set: every configured attribute, `-` where the set has no value. */
+  private object(set: Record<string, string>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const name of this.names) out[name] = set[name] ?? NO_VALUE;
+    // The spec: when the project has exactly one run attribute, the object carries it plus the pair `-`: `-`.
+    if (this.names.length === 1) out[NO_VALUE] = NO_VALUE;
+    return out;
+  }
+
+  /** The summary's line for a cycle that refuses runs with attributes (see send). */
+  private cycleLine(cycle: CycleInfo, answer: string): string {
+    return (
+      `test cycle "${cycle.name}" of ${cycle.plan} refused the runs of option \`attributes\` twice (${answer}): a ` +
+      'cycle created without run attributes (a normal cycle, e.g. by a run of the same cycle name before ' +
+      '`attributes` was set) cannot hold them. Report into another cycle (option `cycle`); the results are kept in ' +
+      'the journal, marked, and `casebridge replay` delivers them once the cycle takes them'
+    );
+  }
+
+  private refuse(set: Record<string, string>, answer: string, cycleLine?: string): void {
+    const text = JSON.stringify(set);
+    if (this.refused.has(text)) return;
+    const named = describeSet(set);
+    const line =
+      cycleLine ??
+      `run attributes ${named}: the service refused this attribute set (${answer}); the results reported with it ` +
+        'are kept in the journal, marked. Define the value in synapseRT (Project settings → synapseRT → Run ' +
+        "Attributes, the attribute's values) or change option `attributes`; then `casebridge replay` (or the next run) " +
+        'delivers them';
+    this.refused.set(text, new AttributeSetRefused(`run attributes ${named} refused: ${answer}`, answer, line));
+  }
+}

@@ -1,0 +1,154 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunningEmulator } from '@casebridge/emulator';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestResult } from '../../src/index.js';
+import { base, ctx, project, report, result, useEngineWorld } from '../support/engine-world.js';
+
+/**
+ * Run attributes (option `attributes`), against the real emulator: an advanced cycle, one run per case and attribute
+ * set made with createTestRuns in batches, each result to its own run; reused by the next run; a value the project
+ * does not define named once, its results kept in the journal and delivered once the value exists. The seed's
+ * project DEMO defines Browser (Chrome, Firefox) and OS (Linux, Windows).
+ */
+
+const world = useEngineWorld();
+const { runsOfCycle, ops } = world;
+let emu: RunningEmulator;
+beforeAll(() => {
+  emu = world.emulator();
+});
+
+const options = (cycle: string, extra: Record<string, unknown> = {}) =>
+  base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle, attributes: { Browser: '${project}' }, ...extra });
+
+/** The same test in each project (a Playwright run with one project per browser). */
+function inProjects(title: string, statuses: Record<string, 'passed' | 'failed'>): TestResult[] {
+  return Object.entries(statuses).map(([p, s]) => result(title, s, { id: `t.spec.ts>${title}>${p}`, project: p }));
+}
+
+/** Case key, attributes and status of each run of the cycle, sorted. */
+function matrix(cycle: string): string[] {
+  return runsOfCycle(cycle)
+    .map((r) => `${r.key} ${JSON.stringify(r.run.attributes)} ${r.status}`)
+    .sort();
+}
+
+describe('run attributes', () => {
+  it('an advanced cycle gets a run per case and browser, in one createTestRuns; each result goes to its run', async () => {
+    const tests = [
+      ...inProjects('DEMO-2 login', { Chrome: 'passed', Firefox: 'failed' }),
+      ...inProjects('DEMO-3 cart', { Chrome: 'passed', Firefox: 'passed' }),
+    ];
+    const end = await report(options('CI browsers'), tests);
+    expect(end.summary.problems).toEqual([]);
+    const cycle = emu.store.cycles.find((c) => c.name === 'CI browsers');
+    expect(cycle?.advanced).toBe(true);
+    expect(matrix('CI browsers')).toEqual([
+      'DEMO-2 {"Browser":"Chrome"} Passed',
+      'DEMO-2 {"Browser":"Firefox"} Failed',
+      'DEMO-3 {"Browser":"Chrome"} Passed',
+      'DEMO-3 {"Browser":"Firefox"} Passed',
+    ]);
+    // 2 cases × 2 sets: one request; no case was added to the cycle the plain way (the cycle refuses it).
+    expect(ops('cycles.createTestRuns')).toHaveLength(1);
+    expect(ops('cycles.addMembersToTestCycle')).toHaveLength(0);
+    // The failure's defect and comment are on the Firefox run only.
+    const firefox = runsOfCycle('CI browsers').find(
+      (r) => r.key === 'DEMO-2' && r.run.attributes?.Browser === 'Firefox',
+    );
+    expect(firefox?.run.comment).toContain('expected 200, got 500');
+    const chrome = runsOfCycle('CI browsers').find((r) => r.key === 'DEMO-2' && r.run.attributes?.Browser === 'Chrome');
+    expect(chrome?.run.comment ?? '').not.toContain('expected 200');
+  });
+
+  it('a second run into the cycle reuses the runs: no new run, the statuses of this run', async () => {
+    await report(options('CI again'), inProjects('DEMO-2 login', { Chrome: 'passed', Firefox: 'failed' }));
+    const first = runsOfCycle('CI again').map((r) => r.run.id);
+    const before = ops('cycles.createTestRuns').length;
+    const end = await report(options('CI again'), inProjects('DEMO-2 login', { Chrome: 'failed', Firefox: 'passed' }));
+    expect(end.summary.problems).toEqual([]);
+    expect(
+      runsOfCycle('CI again')
+        .map((r) => r.run.id)
+        .sort(),
+    ).toEqual([...first].sort());
+    expect(matrix('CI again')).toEqual(['DEMO-2 {"Browser":"Chrome"} Failed', 'DEMO-2 {"Browser":"Firefox"} Passed']);
+    // The run list names each run's attribute set: nothing to create.
+    expect(ops('cycles.createTestRuns').length - before).toBe(0);
+  });
+
+  it('6 cases on 2 browsers: one createTestRuns for the 12 runs, one bulk', async () => {
+    const keys = ['DEMO-2', 'DEMO-3', 'DEMO-4', 'DEMO-5', 'DEMO-6', 'DEMO-7'];
+    const tests = keys.flatMap((k) => inProjects(`${k} t`, { Chrome: 'passed', Firefox: 'passed' }));
+    const end = await report(options('CI matrix'), tests);
+    expect(end.summary.problems).toEqual([]);
+    expect(runsOfCycle('CI matrix')).toHaveLength(12);
+    expect(runsOfCycle('CI matrix').every((r) => r.status === 'Passed')).toBe(true);
+    expect(ops('cycles.createTestRuns')).toHaveLength(1);
+    // One bulk for the 12 statuses; no read of the run list (createTestRuns answered the ids).
+    expect(ops('runs.bulkStatusUpdate')).toHaveLength(1);
+    expect(ops('cycles.testRunsByCycleId')).toHaveLength(0);
+  });
+
+  it('an unknown value among known ones in one request: the service creates the others (partial success)', async () => {
+    const tests = [
+      ...inProjects('DEMO-2 login', { Chrome: 'passed', Safari: 'passed' }),
+      ...inProjects('DEMO-3 cart', { Chrome: 'failed', Safari: 'passed' }),
+    ];
+    const end = await report(options('CI partial'), tests);
+    expect(ops('cycles.createTestRuns')).toHaveLength(1);
+    expect(end.summary.problems.filter((p) => p.includes('Browser "Safari"'))).toHaveLength(1);
+    expect(matrix('CI partial')).toEqual(['DEMO-2 {"Browser":"Chrome"} Passed', 'DEMO-3 {"Browser":"Chrome"} Failed']);
+    expect(end.summary.journaled).toBe(2);
+  });
+
+  it('a value the project does not define is named once; its results wait in the journal and are delivered once it is defined', async () => {
+    const dir = project();
+    const lines: string[] = [];
+    const tests = [
+      ...inProjects('DEMO-2 login', { Chrome: 'passed', Safari: 'failed' }),
+      ...inProjects('DEMO-3 cart', { Safari: 'passed' }),
+    ];
+    const end = await report(options('CI safari'), tests, ctx(dir, lines));
+    // Named once, with the value and where to define it; Chrome delivered.
+    const named = end.summary.problems.filter((p) => p.includes('Safari'));
+    expect(named).toHaveLength(1);
+    expect(named[0]).toContain('Browser "Safari"');
+    expect(named[0]).toContain('Run Attributes');
+    expect(matrix('CI safari')).toEqual(['DEMO-2 {"Browser":"Chrome"} Passed']);
+    // Nothing lost: both Safari results are in the journal, marked refused.
+    expect(end.summary.journaled).toBe(2);
+    const journal = join(dir, '.casebridge', 'journal');
+    expect(readdirSync(journal).length).toBeGreaterThanOrEqual(2);
+
+    // An administrator defines the value; the next run delivers the journal.
+    const browser = emu.store.runAttributes.find((a) => a.name === 'Browser');
+    browser?.values.push('Safari');
+    const again = await report(options('CI safari'), [], ctx(dir, []));
+    expect(again.summary.problems.filter((p) => p.includes('Safari'))).toEqual([]);
+    expect(matrix('CI safari')).toEqual([
+      'DEMO-2 {"Browser":"Chrome"} Passed',
+      'DEMO-2 {"Browser":"Safari"} Failed',
+      'DEMO-3 {"Browser":"Safari"} Passed',
+    ]);
+  });
+
+  it('a cycle of that name created without attributes (a normal cycle): named, the results kept', async () => {
+    await report(base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI plain' }), [
+      result('DEMO-2 a', 'passed'),
+    ]);
+    const end = await report(
+      options('CI plain', { flushTimeoutMs: 3_000 }),
+      inProjects('DEMO-3 b', { Chrome: 'passed', Firefox: 'failed' }),
+    );
+    // Named once, with the cycle and the way out; both results kept (the case's plain run untouched).
+    expect(end.summary.problems).toHaveLength(1);
+    expect(end.summary.problems[0]).toContain(
+      'test cycle "CI plain" of DEMO-1 refused the runs of option `attributes`',
+    );
+    expect(end.summary.problems[0]).toContain('Report into another cycle (option `cycle`)');
+    expect(end.summary.journaled).toBe(2);
+    expect(matrix('CI plain')).toEqual(['DEMO-2 null Passed']);
+  }, 60_000);
+});
