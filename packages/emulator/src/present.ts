@@ -119,6 +119,9 @@ export function presentRun(ctx: PCtx, run: Run, extras?: RunExtras): Record<stri
     executionTimeStamp: run.executedAt === null ? undefined : formatTimestamp(run.executedAt, variant.timestamps),
     ...(attachments.length ? { attachments: attachments.map((a) => presentAttachment(ctx, a)) } : {}),
     ...(bugs.length ? { bugs: bugs.map(issueRef) } : {}),
+    // A run of an advanced cycle names its attribute set, as createTestRuns answers it, so a client can tell the
+    // runs of one case apart (the spec lists no such field; synapseRT's cycle page shows the attributes per run).
+    ...(run.attributes && Object.keys(run.attributes).length ? { attributeValues: { ...run.attributes } } : {}),
   };
 }
 

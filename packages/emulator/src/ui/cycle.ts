@@ -2,6 +2,7 @@ import { statusDef } from '../domain.js';
 import type { Cycle, Issue } from '../store.js';
 import { cycleUrl, href, html, orDash, type SafeHtml, when } from './html.js';
 import { page } from './layout.js';
+import { attributeMatrix } from './matrix.js';
 import { attachmentsIndex, countByStatus, runsOfCycle } from './model.js';
 import { runCard } from './run.js';
 import type { View } from './view.js';
@@ -10,6 +11,7 @@ import { facts, progress } from './widgets.js';
 /**
  * The cycle page: `/browse/<PLAN-KEY>?cycle=<cycleId>`, a view of the plan's issue page as synapseRT shows a cycle
  * on its plan. `&status=Failed` filters the runs (plain links, no script needed); `#run-<runId>` points at one run.
+ * An advanced cycle shows its runs as a matrix first (a row per case, a column per attribute set: matrix.ts).
  * A long cycle shows {@link PAGE_SIZE} runs a page (`&page=N`); `&run=<runId>` shows the page that holds that run,
  * which is how the reporter links a run (`?cycle=<id>&run=<runId>#run-<runId>`).
  *
@@ -77,6 +79,7 @@ export function cycleFragment(v: View, plan: Issue, cycle: Cycle): SafeHtml {
   };
   return html`<h2 id="progress-heading">Progress</h2>
     ${progress(store, runs, `Runs of ${cycle.name} by status`)}
+    ${attributeMatrix(store, plan, cycle, runs)}
     <h2 id="runs-heading">Runs${filter.name ? html`: ${filter.name}` : ''} <span class="muted">(${matching.length} of ${runs.length}${range})</span></h2>
     <nav class="filter" aria-label="Filter runs by status"><ul>
       ${link('All', undefined, runs.length)}
