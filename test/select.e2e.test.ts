@@ -1,7 +1,10 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { TestManagementClient } from '@casebridge/core';
 import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { fixture, playwright } from './support/runner.js';
+import { JEST_PACKAGE, jest, jestConfig } from './support/jest.js';
+import { fixture, playwright, ROOT, run } from './support/runner.js';
 import { cycleState, serviceRequests } from './support/state.js';
 
 /**
@@ -87,18 +90,19 @@ beforeEach(async () => {
  * 40 tests in 4 files: DEMO-2 in a title, DEMO-3 in brackets, DEMO-4 by the mapping file only, DEMO-5 in an
  * annotation, DEMO-6 in a tag; one test per other case; 32 tests without a key.
  */
-function project(name: string, select: Record<string, unknown>) {
+function project(name: string, select: Record<string, unknown> | undefined, configLines = '') {
   const keyless = (file: string, n: number) =>
     Array.from({ length: n }, (_, i) => `test('${file} keyless ${i + 1}', async () => {});`).join('\n');
   return fixture(name, {
     'playwright.config.mjs': `
+import { readFileSync } from 'node:fs';
 import { defineConfig } from '@playwright/test';
-export default defineConfig({
+export default defineConfig({${configLines}
   testDir: 'tests',
   outputDir: 'test-results',
   fullyParallel: true,
   workers: 2,
-  reporter: [['list'], ['@casebridge/playwright', { select: ${JSON.stringify(select)} }]],
+  reporter: [['list'], ['@casebridge/playwright', ${JSON.stringify(select ? { select } : {})}]],
 });
 `,
     'casebridge.keys.json': `${JSON.stringify({ 'tests/b.spec.ts > cart > adds items': 'DEMO-4' })}\n`,
@@ -267,4 +271,76 @@ describe('select, Playwright 1.62+ (preprocess)', () => {
     );
     expect(passed(out.stdout)).toHaveLength(10);
   }, 120_000);
+});
+
+const CLI = join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
+const cycleKeys = (args: string[], cwd: string) =>
+  run(process.execPath, [CLI, 'cycle', 'keys', '--plan', 'DEMO-1', ...args], cwd, {
+    CASEBRIDGE_URL: emu.url,
+    CASEBRIDGE_TOKEN: TOKEN,
+    CASEBRIDGE_PROJECT: 'DEMO',
+  });
+
+describe('older runners: cycle keys --file, read by the runner config', () => {
+  it("Jest reads the pattern as testNamePattern and runs the cycle's tests; its reporter says select is for Playwright", async () => {
+    const dir = fixture('select-jest-file', {
+      'package.json': JEST_PACKAGE,
+      'jest.config.js': jestConfig(
+        { select: { cycle: 'Regression' } },
+        "testNamePattern: require('node:fs').readFileSync(`${__dirname}/.casebridge/select.txt`, 'utf8'),",
+      ),
+      'casebridge.keys.json': `${JSON.stringify({ 'tests/shop.test.js > cart > adds items': 'DEMO-4' })}\n`,
+      'tests/shop.test.js': `test('DEMO-2 logs in', () => {});
+test('[DEMO-3] logs out', () => {});
+test('DEMO-20 is not a case of the cycle', () => {});
+describe('cart', () => {
+  test('adds items', () => {});
+  test('adds items twice', () => {});
+});
+test('keyless', () => {});
+`,
+    });
+    const keys = await cycleKeys(
+      ['--cycle', 'Regression', '--runner', 'jest', '--file', '.casebridge/select.txt'],
+      dir,
+    );
+    expect(keys.code, keys.stderr).toBe(0);
+    expect(keys.stdout).toBe('');
+    expect(keys.stderr).toContain('6 key(s) written to .casebridge/select.txt (grep)');
+    const pattern = readFileSync(join(dir, '.casebridge', 'select.txt'), 'utf8');
+    expect(pattern).toBe('\\b(?:DEMO-2|DEMO-3|DEMO-4|DEMO-5|DEMO-6|DEMO-7)\\b|^cart adds items$');
+    const out = await jest(dir, ['--json'], { ...env({ CASEBRIDGE_DRY_RUN: 'true' }) });
+    expect(out.code, out.stderr).toBe(0);
+    const report = JSON.parse(out.stdout) as {
+      testResults: Array<{ assertionResults: Array<{ fullName: string; status: string }> }>;
+    };
+    const ran = report.testResults.flatMap((f) => f.assertionResults).filter((a) => a.status === 'passed');
+    expect(ran.map((a) => a.fullName).sort()).toEqual(['DEMO-2 logs in', '[DEMO-3] logs out', 'cart adds items']);
+    expect(out.stderr).toContain(
+      'casebridge: select (cycle "Regression") is not applied: it needs Playwright 1.62+; for this runner, `npx @casebridge/cli cycle keys',
+    );
+  }, 120_000);
+
+  it('Playwright reads it as grep: the tests keyed in titles, tags and the mapping file (not annotations)', async () => {
+    const dir = project(
+      'select-pw-grep-file',
+      undefined,
+      "\n  grep: new RegExp(readFileSync(new URL('./.casebridge/select.txt', import.meta.url), 'utf8')),",
+    );
+    const keys = await cycleKeys(['--cycle', 'Regression', '--file', '.casebridge/select.txt'], dir);
+    expect(keys.code, keys.stderr).toBe(0);
+    const out = await playwright(dir, ['test'], env({ CASEBRIDGE_DRY_RUN: 'true' }));
+    expect(out.code, out.stdout + out.stderr).toBe(0);
+    expect(passed(out.stdout)).toEqual(REGRESSION.filter((t) => t !== 'searches'));
+  }, 120_000);
+
+  it('nothing selected: no file (one left from before is removed), exit code 1', async () => {
+    const dir = fixture('select-empty-file', { '.casebridge/select.txt': 'DEMO-2' });
+    const keys = await cycleKeys(['--cycle', 'Empty', '--file', '.casebridge/select.txt'], dir);
+    expect(keys.code).toBe(1);
+    expect(keys.stderr).toContain(
+      'no test case matches; nothing written (.casebridge/select.txt removed) (exit code 1)',
+    );
+    expect(existsSync(join(dir, '.casebridge', 'select.txt'))).toBe(false);
+  }, 60_000);
 });

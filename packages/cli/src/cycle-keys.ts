@@ -1,6 +1,16 @@
 import { relative, resolve } from 'node:path';
-import { type CasebridgeConfig, loadConfig, type TestManagementClient } from '@casebridge/core';
-import { clientsFor, keyPattern, type MappingFile, RUN_STATUSES, readMappingFile } from '@casebridge/core/internal';
+import { type CasebridgeConfig, loadConfig } from '@casebridge/core';
+import {
+  type CycleRef,
+  clientsFor,
+  findCycleRef,
+  keyPattern,
+  type MappingFile,
+  matchStatuses,
+  readCycleCases,
+  readMappingFile,
+  SelectionError,
+} from '@casebridge/core/internal';
 import { CycleError } from './cycle.js';
 import { grepPattern, type MappedTest, mappedTests, type Runner } from './grep-pattern.js';
 import { readRunnerOptions } from './runner-options.js';
@@ -48,40 +58,13 @@ export function splitStatuses(values: readonly string[]): string[] {
     .filter((s) => s.length > 0);
 }
 
-/** Canonical form of a status for comparison: case and inner spaces do not matter (`not  tested` = `Not Tested`). */
-const norm = (s: string) => s.trim().replace(/\s+/g, ' ').toLowerCase();
-
 /**
- * The statuses asked for, in the service's spelling; a usage error naming the valid ones when one is unknown. Valid:
- * the five built-in statuses and whatever status the cycle's runs show (custom statuses of the instance).
+ * The statuses asked for, in canonical form; a usage error naming the valid ones when one is unknown. Valid: the
+ * five built-in statuses and whatever status the cycle's runs show (custom statuses of the instance). The matching
+ * is core's (cases/select.ts), shared with the reporters' option `select`.
  */
 export function resolveStatuses(asked: readonly string[], seen: readonly string[]): Set<string> {
-  const known = new Map<string, string>();
-  for (const s of [...RUN_STATUSES, ...seen]) if (!known.has(norm(s))) known.set(norm(s), s);
-  const out = new Set<string>();
-  const unknown: string[] = [];
-  for (const a of asked) {
-    const hit = known.get(norm(a));
-    if (hit) out.add(norm(hit));
-    else unknown.push(a);
-  }
-  if (unknown.length > 0) {
-    throw new CycleError(
-      `--status: ${unknown.map((u) => `"${u}"`).join(', ')} is not a run status; expected one or more of ${[
-        ...known.values(),
-      ]
-        .map((s) => `"${s}"`)
-        .join(', ')}, comma-separated (case does not matter)`,
-      2,
-    );
-  }
-  return out;
-}
-
-interface CycleRef {
-  id: number;
-  name: string;
-  status?: string;
+  return asCycleError(() => matchStatuses(asked, seen, '--status'));
 }
 
 /**
@@ -89,24 +72,20 @@ interface CycleRef {
  * else the id; anything else is a name (exact, then case-insensitive when only one cycle matches that way).
  */
 export function resolveCycle(cycles: readonly CycleRef[], ref: string, plan: string): CycleRef {
-  const byId = (id: number) => cycles.find((c) => c.id === id);
-  const hash = /^#(\d+)$/.exec(ref.trim());
-  const found = hash
-    ? byId(Number(hash[1]))
-    : (cycles.find((c) => c.name === ref) ??
-      (/^\d+$/.test(ref.trim()) ? byId(Number(ref)) : undefined) ??
-      single(cycles.filter((c) => norm(c.name) === norm(ref))));
-  if (found) return found;
-  const names = cycles.map((c) => `"${c.name}" (#${c.id})`);
-  const list =
-    names.length === 0
-      ? 'it has none'
-      : `it has ${names.slice(0, 10).join(', ')}${names.length > 10 ? `, and ${names.length - 10} more` : ''}`;
-  throw new CycleError(`test plan ${plan} has no cycle ${hash ? `with id ${hash[1]}` : `"${ref}"`}: ${list}`);
+  return asCycleError(() => findCycleRef(cycles, ref, plan));
 }
 
-function single<T>(list: T[]): T | undefined {
-  return list.length === 1 ? list[0] : undefined;
+function asCycleError<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    throw cycleError(err);
+  }
+}
+
+/** Core's SelectionError as the CLI's CycleError: exit code 2 for wrong usage, 1 for a cycle that is not there. */
+function cycleError(err: unknown): unknown {
+  return err instanceof SelectionError ? new CycleError(err.message, err.usage ? 2 : 1) : err;
 }
 
 /**
@@ -145,13 +124,6 @@ export function readMapping(c: CasebridgeConfig, cwd: string, notes: string[]): 
   return mapping;
 }
 
-/** The user `--tester` names: `me` is the user the credentials belong to (Jira's `myself`). */
-async function testerName(tm: TestManagementClient, tester: string): Promise<string> {
-  if (tester.toLowerCase() !== 'me') return tester;
-  const me = await tm.jira.myself({});
-  return me.name;
-}
-
 /** Runs the query against the service (see the module comment for what it costs). */
 export async function cycleKeys(query: KeysQuery, cwd: string, env: NodeJS.ProcessEnv): Promise<KeysResult> {
   const asked = query.statuses ?? [];
@@ -180,30 +152,21 @@ export async function cycleKeys(query: KeysQuery, cwd: string, env: NodeJS.Proce
       keys = members.map((m) => m.testCaseKey);
       notes.push(`test plan ${plan}: ${keys.length} test case(s)`);
     } else {
-      const cycles = await tm.plans.cycles({ testPlanIssueKey: plan });
-      const ref = resolveCycle(cycles, query.cycle, plan);
-      cycle = { id: ref.id, name: ref.name, status: ref.status ?? 'Draft' };
-      const runs = await tm.cycles.testRunsByCycleId({ testPlanIssueKey: plan, cycleId: String(ref.id) });
-      const statuses =
-        asked.length > 0
-          ? resolveStatuses(
-              asked,
-              runs.map((r) => r.status),
-            )
-          : undefined;
-      const tester = query.tester ? norm(await testerName(tm, query.tester)) : undefined;
       // A case with several runs (an advanced cycle: one per attribute set) is selected when any run matches.
-      const chosen = runs.filter(
-        (r) => (!statuses || statuses.has(norm(r.status))) && (!tester || norm(r.testerName ?? '') === tester),
-      );
-      keys = chosen.map((r) => r.testCaseKey);
-      const filters = [
-        ...(statuses ? [`status ${[...statuses].join(' or ')}`] : []),
-        ...(tester ? [`tester ${tester}`] : []),
-      ];
+      const read = await readCycleCases(tm, {
+        plan,
+        cycle: query.cycle,
+        statuses: asked,
+        tester: query.tester,
+        statusOption: '--status',
+      }).catch((err: unknown) => {
+        throw cycleError(err);
+      });
+      cycle = read.cycle;
+      keys = read.keys;
       notes.push(
-        `cycle "${ref.name}" (#${ref.id}) of ${plan}: ${new Set(keys).size} of ${runs.length} run(s)'s case(s)${
-          filters.length > 0 ? ` with ${filters.join(' and ')}` : ''
+        `cycle "${read.cycle.name}" (#${read.cycle.id}) of ${plan}: ${keys.length} of ${read.runs} run(s)'s case(s)${
+          read.filters.length > 0 ? ` with ${read.filters.join(' and ')}` : ''
         }`,
       );
     }

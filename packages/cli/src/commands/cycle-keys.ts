@@ -1,3 +1,5 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { defineCommand } from '../command-line.js';
 import { CycleError } from '../cycle.js';
 import { cycleKeys, formatKeys, KEYS_FORMATS, type KeysFormat, RUNNERS, splitStatuses } from '../cycle-keys.js';
@@ -19,8 +21,9 @@ export const cycleKeysCommand = defineCommand({
     ['cycle keys --quarantined', 'the quarantined cases (Jira label), as a pattern that leaves them out of the run'],
   ],
   usage: `Usage: casebridge cycle keys [--plan KEY] [--cycle NAME|#ID] [--status S,...] [--tester me|USER]
-                             [--format grep|json|lines] [--runner playwright|vitest|jest]
-       casebridge cycle keys --quarantined [--label L] [--format grep|json|lines] [--runner playwright|vitest|jest]`,
+                             [--format grep|json|lines] [--runner playwright|vitest|jest] [--file PATH]
+       casebridge cycle keys --quarantined [--label L] [--format grep|json|lines] [--runner playwright|vitest|jest]
+                             [--file PATH]`,
   about: `The test cases a test plan or one of its cycles asks for, to feed the runner's filter. Without --cycle: the plan's
 test cases. With --cycle (a name, #ID or an id): the cases of the cycle's runs, filtered by --status (Passed,
 Failed, Blocked, Not Tested, NA or a custom status the runs show; comma-separated or repeated, any case) and by
@@ -65,6 +68,14 @@ every test but those, for -t, which only selects. Costs one search, plus one req
       ],
     },
     json: { type: 'boolean' },
+    file: {
+      type: 'string',
+      value: 'PATH',
+      description: [
+        'write the output to PATH instead of stdout (the grep format without a final newline, so a config',
+        'can read it as it is: no argument-length limit); nothing selected: PATH is removed, exit code 1',
+      ],
+    },
   },
   after: `Nothing selected: nothing on stdout, a note on stderr, exit code 1 (so a CI step can skip the run); 2 for wrong
 usage or configuration. The plan and the service come from --plan, testPlan and the other options (casebridge.config.*,
@@ -72,9 +83,14 @@ CASEBRIDGE_*), as for the reporters.
 
 With --quarantined, nothing quarantined is "nothing selected" too: run every test.
 
+With --file PATH the output goes to that file (a note on stderr says how many keys): a runner config reads it
+(Playwright grep, Jest and Vitest testNamePattern), which no argument-length limit holds back at thousands of keys.
+Playwright 1.62+ can select inside the runner instead: the reporter's option select (see its README).
+
 Examples:
   npx playwright test --grep "$(casebridge cycle keys --plan PROJ-1 --cycle Nightly --status Failed)"
   npx vitest run -t "$(casebridge cycle keys --plan PROJ-1 --cycle '#42' --tester me)"
+  casebridge cycle keys --plan PROJ-1 --cycle Nightly --runner jest --file .casebridge/select.txt
   casebridge cycle keys --plan PROJ-1 --format lines
   npx playwright test --grep-invert "$(casebridge cycle keys --quarantined)"
   npx jest -t "$(casebridge cycle keys --quarantined --runner jest)"
@@ -96,6 +112,7 @@ Examples:
       ['plan', values.plan],
       ['cycle', values.cycle],
       ['tester', values.tester],
+      ['file', values.file],
     ] as const) {
       if (value !== undefined && value.trim() === '') return usage(`--${name} is empty`);
     }
@@ -116,7 +133,7 @@ Examples:
           `--label expects a Jira label (no spaces or quotes), e.g. casebridge-quarantine; got "${values.label}"`,
         );
       }
-      return quarantined(values.label, format, runner, io);
+      return quarantined(values.label, format, runner, values.file, io);
     }
     if (values.label !== undefined) return usage('--label names the quarantine label: it goes with --quarantined');
     try {
@@ -136,11 +153,10 @@ Examples:
       // Nothing selected: nothing on stdout (an empty --grep would select every test) and exit 1, so a CI step can
       // skip the run.
       if (!text) {
-        io.err('casebridge cycle keys: no test case matches; nothing printed (exit code 1)');
+        io.err(`casebridge cycle keys: no test case matches; ${nothingWritten(values.file, io)} (exit code 1)`);
         return 1;
       }
-      io.out(text);
-      return 0;
+      return output(text, format, values.file, result.keys.length, io);
     } catch (err) {
       io.err(`casebridge cycle keys: ${err instanceof Error ? err.message : String(err)}`);
       return err instanceof CycleError ? err.exitCode : 1;
@@ -149,7 +165,13 @@ Examples:
 });
 
 /** `cycle keys --quarantined`: prints the pattern that leaves the quarantined tests out; 1 when there are none. */
-async function quarantined(label: string | undefined, format: KeysFormat, runner: Runner | undefined, io: Io) {
+async function quarantined(
+  label: string | undefined,
+  format: KeysFormat,
+  runner: Runner | undefined,
+  file: string | undefined,
+  io: Io,
+) {
   try {
     const result = await quarantinedKeys(
       { ...(label ? { label } : {}), ...(runner ? { runner } : {}) },
@@ -160,14 +182,48 @@ async function quarantined(label: string | undefined, format: KeysFormat, runner
     const text = formatQuarantined(result, format, runner);
     if (!text) {
       io.err(
-        `casebridge cycle keys: no test case is quarantined (label ${result.label}); nothing printed (exit code 1): run every test`,
+        `casebridge cycle keys: no test case is quarantined (label ${result.label}); ${nothingWritten(file, io)} (exit code 1): run every test`,
       );
       return 1;
     }
-    io.out(text);
-    return 0;
+    return output(text, format, file, result.keys.length, io);
   } catch (err) {
     io.err(`casebridge cycle keys: ${err instanceof Error ? err.message : String(err)}`);
     return err instanceof CycleError ? err.exitCode : 1;
   }
+}
+
+/**
+ * `text` on stdout, or with `--file` in that file (folders made as needed). The grep format is written without a
+ * final newline: a config reads it as the pattern it is (`new RegExp(readFileSync(path, 'utf8'))`).
+ */
+function output(text: string, format: KeysFormat, file: string | undefined, keys: number, io: Io): number {
+  if (file === undefined) {
+    io.out(text);
+    return 0;
+  }
+  const path = resolve(io.cwd, file);
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, format === 'grep' ? text : `${text}\n`);
+  } catch (err) {
+    io.err(`casebridge cycle keys: --file: cannot write ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+  io.err(`casebridge cycle keys: ${keys} key(s) written to ${file} (${format})`);
+  return 0;
+}
+
+/**
+ * What "nothing selected" leaves behind: nothing on stdout; with `--file`, no file either (one left by an earlier
+ * call is removed: `--grep "$(cat PATH)"` fails instead of running a stale selection, or every test).
+ */
+function nothingWritten(file: string | undefined, io: Io): string {
+  if (file === undefined) return 'nothing printed';
+  try {
+    rmSync(resolve(io.cwd, file), { force: true });
+  } catch {
+    return `nothing written (${file} could not be removed: remove it before the run)`;
+  }
+  return `nothing written (${file} removed)`;
 }
