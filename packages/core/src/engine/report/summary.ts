@@ -130,7 +130,7 @@ function quarantineLines(s: RunSummary): string[] {
 function selectionLines(s: RunSummary): string[] {
   const sel = s.selection;
   if (!sel) return [];
-  const cycle = `cycle "${sel.cycle}"${sel.cycleId !== undefined ? ` (#${sel.cycleId})` : ''} of ${sel.plan}`;
+  const cycle = `cycle "${sel.cycle}"${sel.cycleId !== undefined ? ` (#${sel.cycleId})` : ''}${sel.plan ? ` of ${sel.plan}` : ''}`;
   if (sel.problem) return [`  select (${cycle}): ${sel.problem}; every test ran`];
   const filters = sel.filters.length ? ` (${sel.filters.join(' and ')})` : '';
   const lines = [
