@@ -151,4 +151,96 @@ describe('run attributes', () => {
     expect(end.summary.journaled).toBe(2);
     expect(matrix('CI plain')).toEqual(['DEMO-2 null Passed']);
   }, 60_000);
+
+  it('250 cases × 3 attribute sets (750 results): 3 createTestRuns, one bulk, no run-list read', async () => {
+    const p = emu.store.projects.find((x) => x.key === 'DEMO');
+    const now = Date.now();
+    const keys: string[] = [];
+    for (let i = 0; i < 250; i++) {
+      const issue = emu.store.issues.insert({
+        key: `DEMO-${5000 + i}`,
+        projectId: p?.id as number,
+        type: 'Test Case',
+        summary: `case ${i}`,
+        description: '',
+        status: 'Open',
+        resolution: null,
+        labels: [],
+        reporter: 'ci',
+        created: now,
+        updated: now,
+      });
+      keys.push(issue.key);
+    }
+    await world.admin().plans.addMembers({ testPlanIssueKey: 'DEMO-1', testCaseKeys: keys });
+    const sets = [
+      ['Chrome', 'Linux'],
+      ['Firefox', 'Linux'],
+      ['Firefox', 'Windows'],
+    ];
+    const tests = keys.flatMap((k) =>
+      sets.map(([browser, os]) =>
+        result(`${k} t`, 'passed', {
+          id: `t.spec.ts>${k}>${browser}>${os}`,
+          project: browser,
+          annotations: [{ type: 'os', description: os as string }],
+        }),
+      ),
+    );
+    const before = emu.requests().length;
+    const end = await report(
+      options('CI wide', { attributes: { Browser: '${project}', OS: '${annotation:os}' } }),
+      tests,
+      undefined,
+      false,
+    );
+    expect(end.summary.problems).toEqual([]);
+    expect(runsOfCycle('CI wide')).toHaveLength(750);
+    expect(runsOfCycle('CI wide').every((r) => r.status === 'Passed')).toBe(true);
+    expect(ops('cycles.createTestRuns')).toHaveLength(3);
+    expect(ops('runs.bulkStatusUpdate')).toHaveLength(1);
+    expect(ops('cycles.testRunsByCycleId')).toHaveLength(0);
+    // Find the cycle, create it, read it back and start it (3), 3 createTestRuns, 1 bulk.
+    expect(emu.requests().length - before).toBe(8);
+
+    // The same suite again: the run list names every run's set; nothing created, 3 requests as without attributes.
+    const again = emu.requests().length;
+    const end2 = await report(
+      options('CI wide', { attributes: { Browser: '${project}', OS: '${annotation:os}' } }),
+      tests,
+      undefined,
+      false,
+    );
+    expect(end2.summary.problems).toEqual([]);
+    expect(runsOfCycle('CI wide')).toHaveLength(750);
+    expect(
+      emu
+        .requests()
+        .slice(again)
+        .map((r) => r.op),
+    ).toEqual(['plans.cycles', 'cycles.testRunsByCycleId', 'runs.bulkStatusUpdate']);
+  }, 60_000);
+
+  it('a createTestRuns that created the runs and answered 500, then a 503: every result in its run, none twice', async () => {
+    emu.faults.set([
+      { route: '**/testRun/createTestRuns', errors: { '500': 1 }, phase: 'after', times: 1 },
+      { route: '**/testRun/createTestRuns', errors: { '503': 1 }, times: 1, retryAfterSeconds: 0 },
+    ]);
+    const tests = [
+      ...inProjects('DEMO-2 login', { Chrome: 'passed', Firefox: 'failed' }),
+      ...inProjects('DEMO-3 cart', { Chrome: 'passed', Firefox: 'passed' }),
+    ];
+    const end = await report(options('CI faults'), tests);
+    expect(end.summary.problems).toEqual([]);
+    expect(end.summary.journaled).toBe(0);
+    // The lost answer, then a create that finds the runs made already: the run list names them.
+    expect(ops('cycles.createTestRuns').length).toBeGreaterThanOrEqual(2);
+    expect(ops('cycles.testRunsByCycleId').length).toBeGreaterThanOrEqual(1);
+    expect(matrix('CI faults')).toEqual([
+      'DEMO-2 {"Browser":"Chrome"} Passed',
+      'DEMO-2 {"Browser":"Firefox"} Failed',
+      'DEMO-3 {"Browser":"Chrome"} Passed',
+      'DEMO-3 {"Browser":"Firefox"} Passed',
+    ]);
+  }, 60_000);
 });
