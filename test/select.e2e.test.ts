@@ -197,6 +197,43 @@ describe('select, Playwright 1.62+ (preprocess)', () => {
     ]);
   }, 120_000);
 
+  it('quarantine marks only the selected tests: a quarantined test left out is neither run nor counted', async () => {
+    const tm = admin();
+    try {
+      for (const key of ['DEMO-2', others[0] as string]) {
+        const issue = emu.store.issues.find((i) => i.key === key);
+        if (!issue) throw new Error(`${key} not found`);
+        emu.store.issues.update({ ...issue, labels: [...issue.labels, 'casebridge-quarantine'] });
+      }
+      await tm.jira.myself({});
+    } finally {
+      await tm.close();
+    }
+    await new Promise((done) => setTimeout(done, 1_200));
+    const dir = fixture('select-pw-quarantine', {
+      'playwright.config.mjs': `
+import { defineConfig } from '@playwright/test';
+export default defineConfig({
+  testDir: 'tests',
+  outputDir: 'test-results',
+  workers: 1,
+  reporter: [['list'], ['@casebridge/playwright', { select: { cycle: 'Regression' } }]],
+});
+`,
+      'tests/a.spec.ts': `import { expect, test } from '@playwright/test';
+test('DEMO-2 is known broken', async () => { expect(1).toBe(2); });
+test('DEMO-3 passes', async () => {});
+test('${others[0]} is known broken too', async () => { expect(1).toBe(2); });
+`,
+    });
+    const out = await playwright(dir, ['test'], env({ CASEBRIDGE_CYCLE: 'Regression' }));
+    const text = out.stdout + out.stderr;
+    expect(out.code, text).toBe(0);
+    expect(text).toContain('Running 2 tests');
+    expect(text).toContain('quarantine (label casebridge-quarantine): 1 test(s) ran expected to fail');
+    expect(text).not.toContain(`${others[0]} is known broken too`);
+  }, 120_000);
+
   it('with a status filter: the cycle runs Failed or Blocked that have a test', async () => {
     const dir = project('select-pw-status', { cycle: 'Nightly', status: ['failed', 'BLOCKED'] });
     const out = await playwright(dir, ['test'], env({ CASEBRIDGE_CYCLE: 'Nightly' }));
