@@ -354,7 +354,7 @@ test('keyless', () => {});
     const ran = report.testResults.flatMap((f) => f.assertionResults).filter((a) => a.status === 'passed');
     expect(ran.map((a) => a.fullName).sort()).toEqual(['DEMO-2 logs in', '[DEMO-3] logs out', 'cart adds items']);
     expect(out.stderr).toContain(
-      'casebridge: select (cycle "Regression") is not applied: it needs Playwright 1.62+; for this runner, `npx @casebridge/cli cycle keys',
+      'casebridge: select (cycle "Regression") is not applied: it needs Playwright 1.62+; `npx @casebridge/cli cycle keys --plan DEMO-1 --cycle Regression --runner jest --file .casebridge/select.txt` writes the pattern for -t "$(cat .casebridge/select.txt)" or the config (see the CLI README); every test runs',
     );
   }, 120_000);
 
@@ -416,7 +416,7 @@ test('keyless', async () => {});
       expect(out.code, text).toBe(0);
       expect(text).toContain('3 passed');
       const line =
-        'casebridge: select (cycle "Regression") is not applied: it needs Playwright 1.62+ (this is 1.45.3); `npx @casebridge/cli cycle keys --plan P --cycle C --file <path>` writes a pattern for --grep "$(cat <path>)" (see the CLI README); every test runs';
+        'casebridge: select (cycle "Regression") is not applied: it needs Playwright 1.62+ (this is 1.45.3); `npx @casebridge/cli cycle keys --plan DEMO-1 --cycle Regression --file .casebridge/select.txt` writes the pattern for --grep "$(cat .casebridge/select.txt)" or the config (see the CLI README); every test runs';
       expect(text.split(line)).toHaveLength(2);
     },
     120_000,

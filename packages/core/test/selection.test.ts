@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { caseIdentity } from '../src/engine/cases/identity.js';
+import { cycleKeysInstead } from '../src/engine/selection.js';
 import { Engine, type PlannedTest, TestManagementClient } from '../src/index.js';
 import { base, ctx, project, useEngineWorld } from './support/engine-world.js';
 
@@ -148,7 +149,7 @@ describe('Engine.selected', () => {
     });
     engine.begin({ tests: [] });
     expect(lines.filter((l) => l.includes('select'))).toEqual([
-      'casebridge: select (cycle "Nightly") is not applied: it needs Playwright 1.62+; for this runner, `npx @casebridge/cli cycle keys --plan P --cycle C --runner <jest|vitest> --file <path>` writes a -t pattern (see the CLI README); every test runs',
+      'casebridge: select (cycle "Nightly") is not applied: it needs Playwright 1.62+; `npx @casebridge/cli cycle keys --plan DEMO-1 --cycle Nightly --runner jest --file .casebridge/select.txt` writes the pattern for -t "$(cat .casebridge/select.txt)" or the config (see the CLI README); every test runs',
     ]);
     await engine.end();
   });
@@ -178,6 +179,19 @@ describe('Engine.selected when the service does not answer', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
       /^casebridge: select: cycle "Nightly" of DEMO-1 could not be read within 0\.4 s \(.+\); every test runs$/,
+    );
+  });
+});
+
+describe('cycleKeysInstead', () => {
+  it('the cycle keys line of this very selection, quoted for a POSIX shell, shaped for the runner', () => {
+    expect(
+      cycleKeysInstead({ cycle: "Bob's nightly", status: ['Failed', 'Not Tested'], tester: 'me' }, 'P-1', 'vitest'),
+    ).toBe(
+      `\`npx @casebridge/cli cycle keys --plan P-1 --cycle 'Bob'\\''s nightly' --status 'Failed,Not Tested' --tester me --runner vitest --file .casebridge/select.txt\` writes the pattern for -t "$(cat .casebridge/select.txt)" or the config (see the CLI README)`,
+    );
+    expect(cycleKeysInstead({ cycle: '#12', status: [] }, undefined, 'playwright')).toBe(
+      '`npx @casebridge/cli cycle keys --cycle \'#12\' --file .casebridge/select.txt` writes the pattern for --grep "$(cat .casebridge/select.txt)" or the config (see the CLI README)',
     );
   });
 });

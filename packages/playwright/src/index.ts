@@ -117,9 +117,7 @@ export default class CasebridgeReporter implements Reporter {
       const engine = this.open(config);
       // A merged report replays runs that were selected (or not) when they ran.
       if (!this.preprocessed && this.mode !== 'merge') {
-        engine.selectNotApplied(
-          `it needs Playwright 1.62+ (this is ${config.version}); \`npx @casebridge/cli cycle keys --plan P --cycle C --file <path>\` writes a pattern for --grep "$(cat <path>)" (see the CLI README)`,
-        );
+        engine.selectNotApplied(`it needs Playwright 1.62+ (this is ${config.version})`);
       }
       if (engine.enabled) engine.begin({ tests: suite.allTests().map((t) => toPlanned(t, this.paths)) });
     } catch (err) {

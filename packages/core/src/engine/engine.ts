@@ -10,7 +10,7 @@ import { displayName, outcomeOf, type TestResult } from './kernel/model.js';
 import { Problems } from './kernel/problems.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './kernel/types.js';
 import { assembleSummary, failReason, invalidConfigLine, printSummary } from './report/run-summary.js';
-import { type SelectionSummary, selectTests } from './selection.js';
+import { cycleKeysInstead, type SelectionSummary, selectTests } from './selection.js';
 import { openSession, type Session, saveMapping } from './session.js';
 
 /**
@@ -111,7 +111,7 @@ export class Engine {
     const { target, delivery, pipeline } = s;
     this.planned = plan.tests?.length ?? 0;
     const runner = this.ctx.runner.name;
-    if (runner === 'jest' || runner === 'vitest') this.selectNotApplied(SELECT_ELSEWHERE);
+    if (runner === 'jest' || runner === 'vitest') this.selectNotApplied('it needs Playwright 1.62+');
     let unmappedPlanned = false;
     if (target.mode === 'cycle') {
       const keys = new Set<string>();
@@ -208,13 +208,15 @@ export class Engine {
 
   /**
    * The runner could not apply `select` (it has no way to leave tests out before the run): one line says so, with
-   * `why`; every test runs. Nothing without the option, or once the selection was asked for.
+   * `why` and the `casebridge cycle keys --file` line that selects instead; every test runs. Nothing without the
+   * option, or once the selection was asked for.
    */
   selectNotApplied(why: string): void {
     const sel = this.config?.select;
     if (!sel || this.selectAsked || !this.enabled) return;
     this.selectAsked = true;
-    const problem = `not applied: ${why}`;
+    const instead = cycleKeysInstead(sel, sel.plan ?? this.config?.testPlan, this.ctx.runner.name);
+    const problem = `not applied: ${why}; ${instead}`;
     this.out(`casebridge: select (cycle "${sel.cycle}") is ${problem}; every test runs`);
     this.selection = {
       plan: sel.plan ?? this.config?.testPlan ?? '',
@@ -343,10 +345,6 @@ export class Engine {
     return this.selection ? { ...summary, selection: this.selection } : summary;
   }
 }
-
-/** Where Jest and Vitest users go for a selection (`select` needs Playwright 1.62+'s `preprocess`). */
-const SELECT_ELSEWHERE =
-  'it needs Playwright 1.62+; for this runner, `npx @casebridge/cli cycle keys --plan P --cycle C --runner <jest|vitest> --file <path>` writes a -t pattern (see the CLI README)';
 
 /**
  * The run's abort signal. Every request of the run carries it, and each request waiting in the client's queue (p-queue)

@@ -105,6 +105,31 @@ export async function selectTests(
   }
 }
 
+/**
+ * What a runner that cannot select does instead: the `casebridge cycle keys` line for this very selection, writing
+ * a file the runner's filter (or config) reads.
+ */
+export function cycleKeysInstead(
+  sel: { cycle: string; status: readonly string[]; tester?: string | undefined },
+  plan: string | undefined,
+  runner: string,
+): string {
+  const q = (v: string) => (/^[\w.@-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
+  const file = '.casebridge/select.txt';
+  const args = [
+    ...(plan ? ['--plan', plan] : []),
+    '--cycle',
+    q(sel.cycle),
+    ...(sel.status.length ? ['--status', q(sel.status.join(','))] : []),
+    ...(sel.tester ? ['--tester', q(sel.tester)] : []),
+    ...(runner === 'jest' || runner === 'vitest' ? ['--runner', runner] : []),
+    '--file',
+    file,
+  ];
+  const filter = runner === 'jest' || runner === 'vitest' ? '-t' : '--grep';
+  return `\`npx @casebridge/cli cycle keys ${args.join(' ')}\` writes the pattern for ${filter} "$(cat ${file})" or the config (see the CLI README)`;
+}
+
 /** The cases of the cycle no test maps, named (at most LISTED). */
 export function uncoveredLine(keys: readonly string[]): string {
   const named = keys.slice(0, LISTED).join(', ');
