@@ -243,4 +243,32 @@ describe('run attributes', () => {
       'DEMO-3 {"Browser":"Firefox"} Passed',
     ]);
   }, 60_000);
+
+  it('results journaled before attributes were set get their set when a run with attributes replays them', async () => {
+    const dir = project();
+    // The service down for the whole first run (no attributes): both results wait in the journal.
+    emu.faults.set([{ route: '**', errors: { '503': 1 }, retryAfterSeconds: 0 }]);
+    const down = await report(
+      base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI later', flushTimeoutMs: 1_000 }),
+      inProjects('DEMO-2 login', { Chrome: 'passed', Firefox: 'failed' }),
+      ctx(dir, []),
+    );
+    expect(down.summary.journaled).toBe(2);
+    emu.faults.set([]);
+    const end = await report(options('CI later'), [], ctx(dir, []));
+    expect(end.summary.problems).toEqual([]);
+    expect(end.summary.journaled).toBe(0);
+    expect(matrix('CI later')).toEqual(['DEMO-2 {"Browser":"Chrome"} Passed', 'DEMO-2 {"Browser":"Firefox"} Failed']);
+  }, 60_000);
+
+  it('in ad hoc mode the option is named as ignored', async () => {
+    const end = await report(
+      base(emu.url, { mode: 'adhoc', attributes: { Browser: '${project}', OS: '${os}' } }),
+      inProjects('DEMO-2 login', { Chrome: 'passed' }),
+    );
+    expect(end.summary.problems).toEqual([
+      'attributes: run attributes need cycle mode (mode cycle); in ad hoc mode they are ignored',
+      'attributes.OS: ${os} is not a variable of a run attribute template (${project}, ${tag:<prefix>}, ${annotation:<type>}, ${param.<name>}); it is sent as written',
+    ]);
+  });
 });

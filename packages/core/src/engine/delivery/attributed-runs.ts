@@ -20,7 +20,7 @@ export class AttributedRuns {
 
   constructor(
     private readonly svc: DeliveryService,
-    /** The configured attribute names: each set is sent with all of them (`-` for no value). */
+    /** The configured attribute names: each set is sent with all of them (`-` for no value); may be empty. */
     private readonly names: readonly string[],
     /** Keys the service refused as test cases (shared with CycleRuns). */
     private readonly badKeys: Set<string>,
@@ -145,9 +145,11 @@ export class AttributedRuns {
   /** The attributeValues object of a set: every configured attribute, `-` where the set has no value. */
   private object(set: Record<string, string>): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const name of this.names) out[name] = set[name] ?? NO_VALUE;
+    // A result journaled with attributes, replayed by a run without the option: the names its set has.
+    const names = this.names.length > 0 ? this.names : Object.keys(set);
+    for (const name of names) out[name] = set[name] ?? NO_VALUE;
     // The spec: when the project has exactly one run attribute, the object carries it plus the pair `-`: `-`.
-    if (this.names.length === 1) out[NO_VALUE] = NO_VALUE;
+    if (names.length === 1) out[NO_VALUE] = NO_VALUE;
     return out;
   }
 

@@ -35,8 +35,8 @@ export class CycleRuns {
   private readonly newCases = new Set<string>();
   private readonly inPlan = new Set<string>();
   private readonly members = memoByKey<string, Set<string>>();
-  /** The runs of attribute sets (option `attributes`); absent without the option. */
-  private readonly attributed?: AttributedRuns;
+  /** The runs of attribute sets (option `attributes`, or results journaled with it). */
+  private readonly attributed: AttributedRuns;
 
   constructor(
     private readonly svc: DeliveryService,
@@ -49,16 +49,15 @@ export class CycleRuns {
     /** The names of option `attributes` (empty: none). */
     attributeNames: readonly string[] = [],
   ) {
-    if (attributeNames.length > 0) {
-      const addToPlan = async (plan: string, keys: string[]) =>
-        this.addPlanMembers(plan, keys, await this.planMembers(plan));
-      this.attributed = new AttributedRuns(svc, attributeNames, badKeys, addToPlan, standInId);
-    }
+    // Also without the option: a result journaled with attributes goes to its set's run, never to a plain one.
+    const addToPlan = async (plan: string, keys: string[]) =>
+      this.addPlanMembers(plan, keys, await this.planMembers(plan));
+    this.attributed = new AttributedRuns(svc, attributeNames, badKeys, addToPlan, standInId);
   }
 
   /** Why the run of a run key cannot be made: its attribute set was refused (undefined: it can, or has none). */
   refusalOf(key: string): AttributeSetRefused | undefined {
-    return this.attributed?.refusalOf(key);
+    return this.attributed.refusalOf(key);
   }
 
   /** Test cases this run created: not members of any plan yet, so they are added to the plan without asking. */
@@ -103,9 +102,9 @@ export class CycleRuns {
     // A cycle this run just created empty has no runs yet: no need to ask. One preloaded holds the plan's cases.
     if (!runs) runs = cycle.created && !cycle.preloaded ? new Map<string, number>() : await this.read(t, cycle);
     this.runs.set(ck, runs);
-    const withSets = this.attributed ? all.filter((key) => parseRunKey(key).set) : [];
+    const withSets = all.filter((key) => parseRunKey(key).set);
     // createTestRuns answers the ids of the runs it made: the list is read again only for runs that existed.
-    if (this.attributed && withSets.length > 0 && (await this.attributed.create(cycle, runs, withSets))) {
+    if (withSets.length > 0 && (await this.attributed.create(cycle, runs, withSets))) {
       if (!this.svc.dryRun) runs = await this.read(t, cycle);
     }
     const keys = withSets.length > 0 ? all.filter((key) => !parseRunKey(key).set) : all;

@@ -88,6 +88,12 @@ export class DeliveryPipeline implements WaitingBatch {
       health,
       track: (done) => this.inFlight.track(done, 'adding cases to the cycle'),
     });
+    if (o.config.attributes && target.mode !== 'cycle') {
+      o.problems.add(
+        'config',
+        'attributes: run attributes need cycle mode (mode cycle); in ad hoc mode they are ignored',
+      );
+    }
     for (const [name, template] of Object.entries(o.config.attributes ?? {})) {
       for (const v of unknownVariables(template)) {
         o.problems.add(
@@ -336,6 +342,12 @@ export class DeliveryPipeline implements WaitingBatch {
         listed,
         (item) => {
           this.items.push(item);
+          // Journaled before `attributes` was set: it gets its set now, as a result of this run would (an advanced
+          // cycle has no run without attributes).
+          const templates = this.o.config.attributes;
+          if (templates && item.target.mode === 'cycle' && !item.attributes) {
+            item.attributes = attributeValuesOf(item.test, templates);
+          }
           if (item.key !== '' || cases) {
             if (!item.progress.done) this.submit(item);
           } else {
