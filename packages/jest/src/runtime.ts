@@ -87,3 +87,9 @@ export const step: RuntimeApi['step'] = (title, body) => api.step(title, body);
  * copied to the reporter's channel, so they arrive from any worker. A no-op without the reporter.
  */
 export const attach: RuntimeApi['attach'] = (name, content) => api.attach(name, content);
+
+/**
+ * Names a parameter of the running test (`test.each` rows: `param('locale', locale)`), for the `${param.<name>}`
+ * template of option `attributes`. A no-op without the reporter.
+ */
+export const param: RuntimeApi['param'] = (name, value) => api.param(name, value);

@@ -26,12 +26,12 @@ describe.runIf(built)('the CommonJS entry', () => {
         esModule: m.__esModule === true,
         hooks: ['onRunStart', 'onTestCaseResult', 'onTestFileResult', 'onRunComplete', 'getLastError']
           .filter((h) => typeof rep[h] === 'function'),
-        api: ['caseKey', 'step', 'attach'].filter((k) => typeof m[k] === 'function'),
+        api: ['caseKey', 'step', 'attach', 'param'].filter((k) => typeof m[k] === 'function'),
       }));`);
     expect(r).toEqual({
       esModule: true,
       hooks: ['onRunStart', 'onTestCaseResult', 'onTestFileResult', 'onRunComplete', 'getLastError'],
-      api: ['caseKey', 'step', 'attach'],
+      api: ['caseKey', 'step', 'attach', 'param'],
     });
   });
 

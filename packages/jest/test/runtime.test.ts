@@ -53,6 +53,9 @@ describe('records go to the attempt they were made in', () => {
     let g = jestGlobal('outer logs out', 1);
     const api = createRuntime(() => identify(g));
     api.caseKey('DEMO-3');
+    api.param('browser', 'Chrome');
+    api.param('browser', 'Firefox');
+    api.param(' ', 'no name: dropped');
     await expect(
       api.step('Choose "Log out"', () => {
         throw new Error('menu closed');
@@ -62,6 +65,8 @@ describe('records go to the attempt they were made in', () => {
     await api.step('Choose "Log out"', () => undefined);
     const data = readChannel(dir, FILE, 'outer logs out');
     expect(data?.keys).toEqual(['DEMO-3']);
+    // A parameter named twice keeps its last value; one without a name is not recorded.
+    expect(data?.params).toEqual({ browser: 'Firefox' });
     expect(data?.attempts.get(0)?.steps.map((s) => s.status)).toEqual(['failed']);
     expect(data?.attempts.get(1)?.steps.map((s) => s.status)).toEqual(['passed']);
   });

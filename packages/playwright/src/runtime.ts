@@ -15,6 +15,9 @@ type PlaywrightTest = {
   step<T>(title: string, body: () => T | Promise<T>): Promise<T>;
 };
 
+/** The annotation `param` records, read by translate.ts. */
+export const PARAM_ANNOTATION = 'casebridge.param';
+
 let loaded: PlaywrightTest | undefined;
 function playwright(): PlaywrightTest {
   loaded ??= (createRequire(import.meta.url)('@playwright/test') as { test: PlaywrightTest }).test;
@@ -39,6 +42,18 @@ export function caseKey(...keys: string[]): void {
       i.annotations.push({ type: 'testCase', description: key });
     }
   }
+}
+
+/**
+ * Names a parameter of the running test (a data-driven test's row: `param('locale', 'de')`), for the
+ * `${param.<name>}` template of option `attributes`: an annotation `casebridge.param` (`name=value`) the reporter
+ * reads back.
+ */
+export function param(name: string, value: unknown): void {
+  const i = info();
+  const n = String(name).trim();
+  if (!i || !n) return;
+  i.annotations.push({ type: PARAM_ANNOTATION, description: `${n}=${String(value)}` });
 }
 
 /** Runs `body` as a step (`test.step`): its status, duration and error reach the run's steps. */

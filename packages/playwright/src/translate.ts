@@ -15,6 +15,7 @@ import {
   stackWithCauses,
   stripAnsi,
 } from '@casebridge/core/adapter';
+import { PARAM_ANNOTATION } from './runtime.js';
 
 /**
  * Pure translation from Playwright's reporter objects to casebridge's result model. The `Pw*` interfaces are the
@@ -150,6 +151,8 @@ export function toPlanned(test: PwTestCase, paths: Paths): PlannedTest {
 export function toTestResult(test: PwTestCase, results: readonly PwResult[], paths: Paths): TestResult {
   const { id, file, titlePath, project } = identity(test, paths);
   const last = results[results.length - 1];
+  const annotations = annotationsOf(last?.annotations ?? test.annotations);
+  const params = paramsOf(annotations);
   return {
     id,
     file,
@@ -157,10 +160,24 @@ export function toTestResult(test: PwTestCase, results: readonly PwResult[], pat
     titlePath,
     project,
     tags: tagsOf(test),
-    annotations: annotationsOf(last?.annotations ?? test.annotations),
+    annotations,
+    ...(params ? { params } : {}),
     attempts: results.map((r) => toAttempt(r, paths)),
     expectedToFail: test.expectedStatus === 'failed',
   };
+}
+
+/** The parameters the runtime's `param` recorded (`casebridge.param` annotations, `name=value`; the last wins). */
+function paramsOf(annotations: readonly Annotation[]): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const a of annotations) {
+    if (a.type !== PARAM_ANNOTATION || !a.description) continue;
+    const eq = a.description.indexOf('=');
+    if (eq <= 0) continue;
+    out ??= {};
+    out[a.description.slice(0, eq)] = a.description.slice(eq + 1);
+  }
+  return out;
 }
 
 export function toAttempt(result: PwResult, paths: Paths): Attempt {

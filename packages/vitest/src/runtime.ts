@@ -50,3 +50,9 @@ export const step: RuntimeApi['step'] = (title, body) => runtime.step(title, bod
 
 /** Attaches a file (`{ path }`) or bytes (`{ body }`) to the running test, or to the step it runs in. */
 export const attach: RuntimeApi['attach'] = (name, content) => runtime.attach(name, content);
+
+/**
+ * Names a parameter of the running test (`test.each` rows: `param('locale', locale)`), for the `${param.<name>}`
+ * template of option `attributes`. A no-op without the reporter.
+ */
+export const param: RuntimeApi['param'] = (name, value) => runtime.param(name, value);

@@ -37,6 +37,7 @@ export type RuntimeStepStatus = 'passed' | 'failed' | 'skipped';
 /** One line of a channel file. */
 export type RuntimeRecord =
   | { v: 1; kind: 'keys'; attempt: number; keys: string[] }
+  | { v: 1; kind: 'param'; attempt: number; name: string; value: string }
   | {
       v: 1;
       kind: 'step';
@@ -70,6 +71,8 @@ export interface RuntimeStep {
 export interface RuntimeData {
   /** Case keys declared with `caseKey`, in any attempt. */
   keys: string[];
+  /** Parameters declared with `param` (the last value of a name wins). */
+  params: Record<string, string>;
   /** Steps and attachments by attempt number. */
   attempts: Map<number, { steps: RuntimeStep[]; attachments: RuntimeAttachment[] }>;
 }
@@ -117,6 +120,7 @@ export function readChannel(dir: string, file: string, name: string): RuntimeDat
 /** Builds the step trees and attachment lists from a test's records (exported for tests). */
 export function fromRecords(records: RuntimeRecord[]): RuntimeData {
   const keys: string[] = [];
+  const params: Record<string, string> = {};
   const attempts: RuntimeData['attempts'] = new Map();
   const slot = (attempt: number) => {
     let s = attempts.get(attempt);
@@ -130,6 +134,8 @@ export function fromRecords(records: RuntimeRecord[]): RuntimeData {
   for (const r of records) {
     if (r.kind === 'keys') {
       for (const k of r.keys) if (!keys.includes(k)) keys.push(k);
+    } else if (r.kind === 'param') {
+      params[r.name] = r.value;
     } else if (r.kind === 'step') {
       steps.set(`${r.attempt}:${r.seq}`, {
         seq: r.seq,
@@ -159,12 +165,17 @@ export function fromRecords(records: RuntimeRecord[]): RuntimeData {
     const owner = r.step !== undefined ? steps.get(`${r.attempt}:${r.step}`) : undefined;
     (owner ? owner.step.attachments : slot(r.attempt).attachments).push(a);
   }
-  return { keys, attempts };
+  return { keys, params, attempts };
 }
 
 export interface RuntimeApi {
   /** Declares the case keys of the running test (in addition to keys in its title). */
   caseKey(...keys: string[]): void;
+  /**
+   * Names a parameter of the running test (a data-driven test's row: `param('locale', 'de')`), read by the
+   * `${param.<name>}` template of option `attributes`: each row can be its own run of the case.
+   */
+  param(name: string, value: unknown): void;
   /** Runs `body` as a named step and records its status, duration and error; returns what `body` returns. */
   step<T>(title: string, body: () => T | Promise<T>): Promise<T>;
   /**
@@ -234,6 +245,12 @@ export function createRuntime(identify: () => RuntimeTestIdentity | undefined): 
       const c = current();
       const clean = keys.map((k) => String(k).trim()).filter(Boolean);
       if (c && clean.length > 0) write(c.path, { v: 1, kind: 'keys', attempt: c.attempt, keys: clean });
+    },
+
+    param(name, value) {
+      const c = current();
+      const n = String(name).trim();
+      if (c && n) write(c.path, { v: 1, kind: 'param', attempt: c.attempt, name: n, value: String(value) });
     },
 
     async step(title, body) {
@@ -351,7 +368,8 @@ export function mergeRuntime(result: TestResult, data: RuntimeData | undefined, 
       annotations.push({ type: 'testCase', description: key });
     }
   }
-  return { ...result, annotations, attempts };
+  const params = Object.keys(data.params ?? {}).length ? { params: { ...result.params, ...data.params } } : {};
+  return { ...result, annotations, attempts, ...params };
 }
 
 function lastRecorded(data: RuntimeData) {
