@@ -95,4 +95,46 @@ describe.each(VERSIONS)('Playwright %s', (version) => {
     expect(state['DEMO-5']?.bugs).toHaveLength(1);
     expect(defects(emu).filter((d) => d.includes('pays with the saved card'))).toHaveLength(1);
   }, 240_000);
+
+  // Playwright before 1.62 has no preprocess: `select` (issue 27) cannot exclude tests there. One clear line says so
+  // and names the `cycle keys --file` way; every test runs.
+  it.runIf(version === '1.45.3')(
+    'ignores select with one clear line, and every test runs',
+    async () => {
+      const dir = await matrixProject({
+        name: `matrix-playwright-${version}`,
+        dependencies: { '@playwright/test': version },
+        casebridge: ['playwright'],
+      });
+      writeFiles(dir, {
+        'select.config.js': `module.exports = {
+  testDir: 'select-tests',
+  outputDir: 'test-results',
+  workers: 1,
+  reporter: [['line'], ['@casebridge/playwright', {}]],
+};
+`,
+        'select-tests/a.spec.js': `const { test } = require('@playwright/test');
+test('DEMO-2 logs in', async () => {});
+test('DEMO-20 is not a case of the cycle', async () => {});
+test('keyless', async () => {});
+`,
+      });
+      const out = await run(join(dir, 'node_modules', '.bin', 'playwright'), ['test', '-c', 'select.config.js'], dir, {
+        CASEBRIDGE_URL: emu.url,
+        CASEBRIDGE_TOKEN: 'casebridge-dev-token',
+        CASEBRIDGE_PROJECT: 'DEMO',
+        CASEBRIDGE_TEST_PLAN: 'DEMO-1',
+        CASEBRIDGE_SELECT_CYCLE: 'Regression',
+        CASEBRIDGE_DRY_RUN: 'true',
+      });
+      const text = out.stdout + out.stderr;
+      expect(out.code, text).toBe(0);
+      expect(text).toContain('3 passed');
+      const line =
+        /casebridge: select \(cycle "Regression"\) is not applied: it needs Playwright 1\.62\+ \(this is 1\.45\.3\)[^\n]*cycle keys --plan DEMO-1 --cycle Regression --file[^\n]*every test runs/g;
+      expect(text.match(line), text).toHaveLength(1);
+    },
+    240_000,
+  );
 });
