@@ -180,8 +180,10 @@ describe('a first run at scale', () => {
     const marker = `[cb-${groupOf(failing).hash}]`;
     // The other machine's create lands while this one's is on its way (it answers 400 ms late).
     emu.faults.set([{ route: '**/testRun/createRunBug', latencyMs: 400 }]);
+    // No quarantine: its search (at the first failure) would be the first one, and the other machine's defect is to
+    // land between this run's defect search and its create.
     const e = Engine.create(
-      options(emu.url, { cycle: 'racing defects' }),
+      options(emu.url, { cycle: 'racing defects', quarantine: { enabled: false } }),
       ctx(mkdtempSync(join(tmpdir(), 'cb-race-'))),
     );
     e.begin({ tests: [] });
