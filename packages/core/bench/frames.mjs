@@ -20,17 +20,18 @@
 // - then (splitBatch one loop over a stack of parts, not walk and attempt; a bulk's writes sent from Delivery.bulk in
 //   the runs' turn, not through inRunOrder's callback and BulkStatuses.send; the split's send sendOne bound):
 //   batch timer -> socket: 13 frames (5 in src/engine, 8 in the client); engine.add -> socket: 14 (6 in src/engine)
-// The 13: the pipeline's flush and sendBulk (the batch and its timers; a bulk under the concurrency limit and what
-// became of each result), Delivery.bulk (the statuses wanted, the runs' turn, one split bulk per status),
-// splitBatch, BulkStatuses.sendOne (a bulk update, or one run update per run where the service has none); the rules
+// - then (the transport takes a slot of p-queue and sends the request itself, where p-queue ran it as a task: the
+//   queue still decides when a request goes, and its add, #tryToStartAnother and run are off the way to the socket):
+//   batch timer -> socket: 10 frames (5 in src/engine, 5 in the client); engine.add -> socket: 11 (6 in src/engine)
+// The 10: the pipeline's flush and sendBulk (the batch and its timers; a bulk under the concurrency limit and what
+// became of each result), Delivery.bulk (the statuses wanted, the runs' turn, one split bulk per status), splitBatch,
+// BulkStatuses.sendOne (a bulk update, or one run update per run where the service has none); the rules
 // (operations.ts: health, optional routes, a cycle reopened), TestManagementClient.call (contract, auth, answer),
-// Transport.send (retries), p-queue's three (add, #tryToStartAnother, run), Transport.exchange (pacing, one exchange,
-// the answer read) and the connection's exchange (the socket and its timeouts). Each does a part of the work; the
-// target of 12 is one frame away: p-queue's 3 go only by replacing it, and the rules run in one function with
-// `call` only if `call` applies them itself (every client the rules wrap, the dry run's too, would need it).
+// Transport.send (retries, the slot), Transport.exchange (pacing, one exchange, the answer read) and the connection's
+// exchange (the socket and its timeouts). Each does a part of the work.
 // Anonymous functions are not counted (Node prints them `<anonymous>` with source maps, left out with the
-// built-ins): on the timer path the timer's callback, p-queue's promise executor and the connection's (and, before
-// the turn, the arrow handed to inRunOrder): 22 before, 16 after, counted with them.
+// built-ins): on the timer path the timer's callback and the connection's promise executor (and, before the turn,
+// the arrow handed to inRunOrder; before the slot, p-queue's executor): 22 before, 12 after, counted with them.
 //
 // Run: npm run build -w packages/core && node packages/core/bench/frames.mjs [path/to/core/dist] [--stacks]
 

@@ -90,8 +90,12 @@ export class Transport {
       let outcome: { res: TransportResponse } | { err: unknown };
       const started = Date.now();
       try {
-        // Bound, not an arrow: one frame less on the way to the socket (p-queue's `{ signal }` argument is not read).
-        outcome = { res: await this.queue.add(this.exchange.bind(this, req, info), { signal: req.signal }) };
+        const release = await this.slot(req.signal);
+        try {
+          outcome = { res: await this.exchange(req, info) };
+        } finally {
+          release();
+        }
       } catch (err) {
         outcome = { err };
       }
@@ -118,6 +122,31 @@ export class Transport {
   async close(): Promise<void> {
     await this.queue.onIdle();
     await this.connection.close();
+  }
+
+  /**
+   * Waits for a slot under the concurrency limit and the rate cap, and returns its release: the queue decides when a
+   * request may go, and the request is sent from `send`, so the queue's own frames are not on the way to the socket
+   * (bench/frames.mjs). The slot is held until `release`; a signal that aborts while the request waits in the queue
+   * takes it out of the queue (p-queue rejects with the signal's reason), and one that aborts while it is under way
+   * frees the slot at once, as a task of the queue would (the exchange is aborted by the same signal).
+   */
+  private slot(signal: AbortSignal | undefined): Promise<() => void> {
+    return new Promise((granted, refused) => {
+      let release = () => {};
+      const held = new Promise<void>((done) => {
+        release = done;
+      });
+      this.queue
+        .add(
+          () => {
+            granted(release);
+            return held;
+          },
+          signal ? { signal } : {},
+        )
+        .catch(refused);
+    });
   }
 
   private async pause(ms: number, req: TransportRequest, info: RequestInfo): Promise<void> {

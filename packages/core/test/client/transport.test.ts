@@ -309,6 +309,18 @@ describe('AbortSignal', () => {
     expect(log.filter((e) => e.path.endsWith('/cycles'))).toHaveLength(0);
     expect(c.transport.stats.requests).toBe(1);
   });
+
+  it('a call aborted while under way frees its slot at once: the next call does not wait for the hung answer', async () => {
+    await setFaults(emu(), [{ route: MEMBERS_ROUTE, hangRate: 1, hangMs: 5_000, phase: 'after' }]);
+    const c = client({ concurrency: 1 });
+    const hung = failure(c.plans.members({ testPlanIssueKey: 'DEMO-1' }, { signal: AbortSignal.timeout(200) }));
+    const started = performance.now();
+    await c.plans.cycles({ testPlanIssueKey: 'DEMO-1' });
+    expect(await hung).toBeInstanceOf(AbortedError);
+    // The queued call went once the first was aborted (200 ms), long before the hang would have ended (5 s).
+    expect(performance.now() - started).toBeLessThan(2_500);
+    expect(c.transport.stats.requests).toBe(2);
+  });
 });
 
 describe('concurrency limit and rate cap', () => {
