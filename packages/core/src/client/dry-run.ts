@@ -46,6 +46,22 @@ const STAND_INS: Record<string, StandIn> = {
   'cycles.workflow': { answer: nothing },
   'cycles.testRunsByCycleId': { answer: none },
   'cycles.addMembersToTestCycle': { answer: nothing },
+  // A run per case and attribute set, as the service answers them: made-up ids, the `-` values left out.
+  'cycles.createTestRuns': {
+    answer: (input: { testCaseKeys: string; attributeValues: Record<string, string>[] }, next) => ({
+      createdRuns: input.attributeValues.flatMap((values) => {
+        const set = Object.fromEntries(Object.entries(values).filter(([name, v]) => name !== '-' && v !== '-'));
+        return input.testCaseKeys.split(',').map((key) => ({
+          id: next(),
+          testCaseKey: key.trim(),
+          summary: '',
+          status: 'Not Tested',
+          attributeValues: set,
+        }));
+      }),
+      errors: [],
+    }),
+  },
   'runs.get': { answer: () => ({ testRunDetails: { testRunSteps: [] } }) },
   'runs.update': { answer: nothing },
   'runs.updateStep': { answer: nothing },

@@ -261,6 +261,39 @@ describe('run attributes', () => {
     expect(matrix('CI later')).toEqual(['DEMO-2 {"Browser":"Chrome"} Passed', 'DEMO-2 {"Browser":"Firefox"} Failed']);
   }, 60_000);
 
+  it('a dry run lists the createTestRuns it would make, and sends nothing', async () => {
+    const before = emu.requests().filter((r) => !r.path.startsWith('/__emulator')).length;
+    const tests = [
+      ...inProjects('DEMO-2 login', { Chrome: 'passed', Firefox: 'failed' }),
+      ...inProjects('DEMO-3 cart', { Chrome: 'passed', Firefox: 'passed' }),
+    ];
+    const lines: string[] = [];
+    const end = await report(
+      options('CI dry', { dryRun: true }),
+      tests,
+      ctx(project(), lines, { CASEBRIDGE_DEBUG: '1' }),
+    );
+    expect(emu.requests().filter((r) => !r.path.startsWith('/__emulator'))).toHaveLength(before);
+    const creates = (end.summary.calls ?? []).filter((c) => c.startsWith('cycles.createTestRuns '));
+    expect(creates).toHaveLength(1);
+    const input = JSON.parse((creates[0] as string).slice('cycles.createTestRuns '.length));
+    expect(input.testCaseKeys).toBe('DEMO-2,DEMO-3');
+    expect(input.attributeValues).toEqual([
+      { Browser: 'Chrome', '-': '-' },
+      { Browser: 'Firefox', '-': '-' },
+    ]);
+    expect(lines.join('\n')).toContain('dry run: cycles.createTestRuns {');
+    // The bulk and the failure's update use the four made-up runs of the create, each once.
+    const calls = end.summary.calls ?? [];
+    const bulk = calls.find((c) => c.startsWith('runs.bulkStatusUpdate '));
+    const update = calls.find((c) => c.startsWith('runs.update '));
+    const ids = [
+      ...JSON.parse((bulk ?? '').slice('runs.bulkStatusUpdate '.length)).runIds,
+      JSON.parse((update ?? '').slice('runs.update '.length)).runId,
+    ];
+    expect(ids.sort()).toEqual([1, 2, 3, 4]);
+  });
+
   it('in ad hoc mode the option is named as ignored', async () => {
     const end = await report(
       base(emu.url, { mode: 'adhoc', attributes: { Browser: '${project}', OS: '${os}' } }),
