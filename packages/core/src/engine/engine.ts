@@ -5,7 +5,9 @@ import { caseIdentity } from './cases/identity.js';
 import { resolveKeys } from './cases/mapping.js';
 import { type CasebridgeConfig, describeSearched, loadConfig } from './config/schema.js';
 import { groupOf } from './defects/groups.js';
+import { plannedSet } from './delivery/attributed-runs.js';
 import { RunHealth } from './delivery/health.js';
+import { runKey } from './kernel/attributes.js';
 import { displayName, outcomeOf, type TestResult } from './kernel/model.js';
 import { Problems } from './kernel/problems.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './kernel/types.js';
@@ -114,17 +116,28 @@ export class Engine {
     if (runner === 'jest' || runner === 'vitest') this.selectNotApplied('it needs Playwright 1.62+');
     let unmappedPlanned = false;
     if (target.mode === 'cycle') {
+      const templates = s.config.attributes;
       const keys = new Set<string>();
+      // With run attributes: the (case, attribute set) runs the plan makes known (see plannedSet).
+      const runKeys = new Set<string>();
       for (const t of plan.tests ?? []) {
         const own = resolveKeys({ ...t, attempts: [] }, s.keyRe, s.mapping);
         if (own.length === 0) unmappedPlanned = true;
-        for (const k of own) keys.add(k);
+        const set = templates ? plannedSet(t, templates) : undefined;
+        for (const k of own) {
+          keys.add(k);
+          if (set) runKeys.add(runKey(k, set));
+        }
       }
-      if (keys.size > 0) pipeline.prepare(keys);
-      else if (plan.tests) {
-        // A test run whose runner names no tests up front (Jest, Vitest): find or create and start the cycle now,
-        // while the tests run, not when the first results are already waiting. A replay (`begin()` with no plan)
-        // does not: it must not leave an empty cycle of today's default name behind.
+      if (!templates && keys.size > 0) pipeline.prepare(keys);
+      else if (runKeys.size > 0) {
+        // The whole matrix in one createTestRuns per 100 cases, before the first result: not one per project as
+        // the results of each come in. A set this did not foresee is still prepared from its results.
+        pipeline.track(delivery.runs.ensure(target, [...runKeys]), 'preparing the cycle');
+      } else if (plan.tests) {
+        // A test run whose runner names no tests up front (Jest, Vitest), or whose sets only its results give: find
+        // or create and start the cycle now, while the tests run, not when the first results are already waiting.
+        // A replay (`begin()` with no plan) does not: it must not leave an empty cycle of today's default name behind.
         pipeline.track(delivery.cycles.ensure(target), 'preparing the cycle');
       }
     } else if (!s.dry) {

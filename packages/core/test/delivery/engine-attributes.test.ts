@@ -2,8 +2,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningEmulator } from '@casebridge/emulator';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { TestResult } from '../../src/index.js';
-import { base, ctx, project, report, result, useEngineWorld } from '../support/engine-world.js';
+import { Engine, type TestResult } from '../../src/index.js';
+import { base, ctx, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
 
 /**
  * Run attributes (option `attributes`), against the real emulator: an advanced cycle, one run per case and attribute
@@ -260,6 +260,77 @@ describe('run attributes', () => {
     expect(end.summary.journaled).toBe(0);
     expect(matrix('CI later')).toEqual(['DEMO-2 {"Browser":"Chrome"} Passed', 'DEMO-2 {"Browser":"Firefox"} Failed']);
   }, 60_000);
+
+  it('the runs the plan makes known are created at begin: one createTestRuns for projects reporting seconds apart', async () => {
+    const chrome = [
+      ...inProjects('DEMO-2 login', { Chrome: 'passed' }),
+      ...inProjects('DEMO-3 cart', { Chrome: 'passed' }),
+    ];
+    const firefox = [
+      ...inProjects('DEMO-2 login', { Firefox: 'failed' }),
+      ...inProjects('DEMO-3 cart', { Firefox: 'passed' }),
+    ];
+    const engine = Engine.create(options('CI planned'), ctx(project(), []));
+    engine.begin({ tests: [...chrome, ...firefox] });
+    // Before any result: the whole matrix, not tested yet, from one request.
+    await until('the runs of the plan', () => runsOfCycle('CI planned').length === 4);
+    expect(ops('cycles.createTestRuns')).toHaveLength(1);
+    expect(matrix('CI planned').every((r) => r.endsWith('Not Tested'))).toBe(true);
+    // One project, then the other after a preparation batch went (PREPARE_WAIT_MS, 2 s): each wave used to create
+    // its own runs.
+    for (const t of chrome) engine.add(t);
+    await new Promise((r) => setTimeout(r, 2_500));
+    for (const t of firefox) engine.add(t);
+    const end = await engine.end();
+    expect(end.summary.problems).toEqual([]);
+    expect(ops('cycles.createTestRuns')).toHaveLength(1);
+    expect(matrix('CI planned')).toEqual([
+      'DEMO-2 {"Browser":"Chrome"} Passed',
+      'DEMO-2 {"Browser":"Firefox"} Failed',
+      'DEMO-3 {"Browser":"Chrome"} Passed',
+      'DEMO-3 {"Browser":"Firefox"} Passed',
+    ]);
+  }, 30_000);
+
+  it('a set only the run gives is not guessed at begin: ${param.*}, or an annotation the planned test lacks', async () => {
+    const rows = ['Chrome', 'Firefox'].map((b) =>
+      result('DEMO-2 login', 'passed', { id: `t.spec.ts>DEMO-2>${b}`, params: { browser: b } }),
+    );
+    const engine = Engine.create(
+      options('CI rows', { attributes: { Browser: '${param.browser}' } }),
+      ctx(project(), []),
+    );
+    // Planned without their data row (the adapter learns it as the test runs).
+    engine.begin({ tests: rows.map(({ params: _, ...t }) => t) });
+    // The cycle is made at once; no run of a guessed set.
+    await until('the cycle', () => emu.store.cycles.find((c) => c.name === 'CI rows') !== undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(ops('cycles.createTestRuns')).toHaveLength(0);
+    for (const t of rows) engine.add(t);
+    expect((await engine.end()).summary.problems).toEqual([]);
+    expect(matrix('CI rows')).toEqual(['DEMO-2 {"Browser":"Chrome"} Passed', 'DEMO-2 {"Browser":"Firefox"} Passed']);
+
+    // `${annotation:os}`: the test that declares it is prepared, the one that may add it as it runs is not.
+    const withOs = result('DEMO-3 cart', 'passed', {
+      project: 'Chrome',
+      annotations: [{ type: 'os', description: 'Linux' }],
+    });
+    const later = result('DEMO-4 search', 'passed', { project: 'Chrome' });
+    const two = Engine.create(
+      options('CI os', { attributes: { Browser: '${project}', OS: '${annotation:os}' } }),
+      ctx(project(), []),
+    );
+    two.begin({ tests: [withOs, later] });
+    await until('the prepared run', () => runsOfCycle('CI os').length === 1);
+    expect(runsOfCycle('CI os')[0]?.key).toBe('DEMO-3');
+    two.add(withOs);
+    two.add({ ...later, annotations: [{ type: 'os', description: 'Windows' }] });
+    expect((await two.end()).summary.problems).toEqual([]);
+    expect(matrix('CI os')).toEqual([
+      'DEMO-3 {"Browser":"Chrome","OS":"Linux"} Passed',
+      'DEMO-4 {"Browser":"Chrome","OS":"Windows"} Passed',
+    ]);
+  }, 30_000);
 
   it('a dry run lists the createTestRuns it would make, and sends nothing', async () => {
     const before = emu.requests().filter((r) => !r.path.startsWith('/__emulator')).length;

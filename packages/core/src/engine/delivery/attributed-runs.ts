@@ -1,8 +1,8 @@
 import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
-import { describeSet, NO_VALUE, parseRunKey, runKey } from '../kernel/attributes.js';
+import { attributeSet, attributeValuesOf, describeSet, NO_VALUE, parseRunKey, runKey } from '../kernel/attributes.js';
 import { AttributeSetRefused } from '../kernel/errors.js';
 import { answerOf } from '../kernel/split.js';
-import type { CycleInfo } from '../kernel/types.js';
+import type { CycleInfo, PlannedTest } from '../kernel/types.js';
 import type { DeliveryService } from './compose.js';
 
 /**
@@ -10,6 +10,25 @@ import type { DeliveryService } from './compose.js';
  * runs in one call, the size of a bulk status update the service takes in a few seconds.
  */
 export const CREATE_RUNS_KEYS = 100;
+
+/**
+ * The attribute set a planned test's result will have, when the start of the run knows it already (Engine.begin
+ * prepares its runs then: one createTestRuns per CREATE_RUNS_KEYS cases for the whole suite, instead of one per wave
+ * of results, e.g. per Playwright project). `${project}`, `${tag:...}` and text are known from the plan (a runner
+ * declares tags before the run); what only the test's run gives is not guessed, as a wrong guess would leave a run
+ * of a set no result has: undefined for any test when a template reads `${param.<name>}` (the data row), for a test
+ * without an `${annotation:<type>}` the template reads (the test may add it as it runs), and for a set with no value.
+ */
+export function plannedSet(test: PlannedTest, templates: Record<string, string>): Record<string, string> | undefined {
+  for (const template of Object.values(templates)) {
+    if (template.includes('${param.')) return undefined;
+    for (const m of template.matchAll(/\$\{annotation:([^}]+)\}/g)) {
+      if (!test.annotations.some((a) => a.type === m[1] && a.description)) return undefined;
+    }
+  }
+  const set = attributeSet(attributeValuesOf({ ...test, attempts: [] }, templates));
+  return Object.keys(set).length > 0 ? set : undefined;
+}
 
 /** The runs of an advanced cycle (option `attributes`): created with createTestRuns, one per case and attribute set. */
 export class AttributedRuns {
