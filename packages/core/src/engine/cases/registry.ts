@@ -15,7 +15,7 @@ import {
 } from './bulk-create.js';
 import { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './identity.js';
 import { mappingKey } from './mapping.js';
-import { CaseIndex, type Found } from './search-index.js';
+import { CaseIndex, type Found, INDEX_LAG_MS } from './search-index.js';
 
 export { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './identity.js';
 
@@ -563,8 +563,13 @@ export class CaseRegistry {
   private scheduleRecheck(): void {
     if (this.rechecking || this.waiting.size === 0) return;
     const now = Date.now();
-    const every = this.duplicates.length > 0 || this.followerReady ? Math.min(this.every, 250) : this.every;
-    const paced = this.creating > 0 ? this.lastRecheck + every - now : 0;
+    const others = this.duplicates.length > 0 || this.followerReady;
+    const every = others ? Math.min(this.every, 250) : this.every;
+    // While creates go on, a re-read reads back the index lag's window (search-index.ts, floor): two re-reads closer
+    // than that read the same new cases again. One per window while this machine creates alone: each new case is
+    // read about twice, not six times (a first run of 10,000 new Playwright tests: see the core README).
+    const window = this.o.indexLagMs ?? INDEX_LAG_MS;
+    const paced = this.creating > 0 ? this.lastRecheck + (others ? every : Math.max(every, window)) - now : 0;
     let oldest = Number.POSITIVE_INFINITY;
     for (const list of this.waiting.values()) for (const w of list) oldest = Math.min(oldest, w.at);
     // While creates go on, a read decides what has settled. After the last one, a read every `every` (from the
