@@ -164,6 +164,8 @@ export const demoSeed: SeedInput = {
       runAttributes: [
         { name: 'Browser', values: ['Chrome', 'Firefox'] },
         { name: 'OS', values: ['Linux', 'Windows'] },
+        // The Playwright example's two projects (examples/playwright): one Chromium, a desktop and a phone viewport.
+        { name: 'Device', values: ['Desktop', 'Mobile'] },
       ],
       issues: [
         {
