@@ -1,4 +1,4 @@
-import { defineConfig } from '@playwright/test';
+import { defineConfig, devices } from '@playwright/test';
 import { chromiumPath, hasChromium, noChromium } from './tests/support';
 
 const port = Number(process.env.EXAMPLE_PORT ?? 3210);
@@ -21,6 +21,10 @@ export default defineConfig({
         url: process.env.CASEBRIDGE_URL ?? 'http://127.0.0.1:8990',
         projectKey: process.env.CASEBRIDGE_PROJECT ?? 'DEMO',
         testPlan: process.env.CASEBRIDGE_TEST_PLAN ?? 'DEMO-1',
+        // Each project's results go to their own run of the case (the demo data's run attribute Device: Desktop,
+        // Mobile), so the cycle shows which device failed. Run attributes need cycle mode: in ad hoc mode the
+        // reporter would only say it ignores them.
+        ...(process.env.CASEBRIDGE_MODE === 'cycle' ? { attributes: { Device: '${project}' } } : {}),
       },
     ],
   ],
@@ -29,7 +33,13 @@ export default defineConfig({
     screenshot: 'only-on-failure',
     launchOptions: { executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu'] },
   },
-  projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
+  // Both on the system's Chromium (Playwright cannot download Firefox or WebKit here): a desktop and a phone viewport.
+  // The API tests open no page: they run once, in Desktop. Mobile holds no flaky test, so it retries nothing (its
+  // failures are real; a retry would only add a few seconds to the demo).
+  projects: [
+    { name: 'Desktop', use: { ...devices['Desktop Chrome'] } },
+    { name: 'Mobile', use: { ...devices['Pixel 7'] }, testIgnore: 'api.spec.ts', retries: 0 },
+  ],
   webServer: {
     command: 'node app/server.mjs',
     url: `http://127.0.0.1:${port}/api/health`,
