@@ -18,17 +18,44 @@ describe('casebridge demo', () => {
     expect(out.code, out.stderr).toBe(0);
     const text = out.stdout + out.stderr;
     expect(text).toMatch(/emulator with demo data at http:\/\/127\.0\.0\.1:\d+/);
-    // The reporter's own summary, then the demo's table read back from the emulator.
-    expect(text).toMatch(/casebridge: 7 test result\(s\)/);
+    // The reporter's own summary (the Playwright example in two projects: 7 tests in Desktop, the 5 browser tests in
+    // Mobile), then the demo's table read back from the emulator.
+    expect(text).toMatch(/casebridge: 12 test result\(s\)/);
     const row = text.split('\n').find((l) => l.startsWith('playwright  Demo playwright'));
     expect(row, text).toBeDefined();
     const cells = (row ?? '').split(/\s{2,}/);
     // runner, cycle, id, runs, passed, failed, blocked, not tested, defects, files. Without Chromium the example's
     // browser tests are skipped (it says so) and only its API tests report.
     if (hasChromium) {
-      expect(cells.slice(3, 8)).toEqual(['6', '5', '1', '0', '0']);
-      expect(cells[8]).toMatch(/^DEMO-\d+$/);
-      expect(Number(cells[9])).toBeGreaterThanOrEqual(1);
+      // A run per case and device (DEMO-7, an API test, in Desktop only): DEMO-5 fails in both, DEMO-3 in Mobile.
+      expect(cells.slice(3, 8)).toEqual(['11', '8', '3', '0', '0']);
+      expect(cells[8]).toMatch(/^DEMO-\d+( DEMO-\d+)*$/);
+      expect(Number(cells[9])).toBeGreaterThanOrEqual(2);
+      // The advanced cycle's matrix, as read back: each case's run per Device with that project's status.
+      const cycle = /^playwright\s+(Demo playwright [^\n]*?)\s{2,}\d+\s/m.exec(text)?.[1];
+      const at = text.indexOf(`Runs by attribute set in cycle "${cycle}":`);
+      expect(at, text).toBeGreaterThan(0);
+      const matrix = text
+        .slice(at)
+        .split('\n')
+        .slice(1, 8)
+        .map((l) => l.trim().split(/\s{2,}/));
+      expect(matrix).toEqual([
+        ['case', 'Device: Desktop', 'Device: Mobile'],
+        ['DEMO-2', 'Passed', 'Passed'],
+        ['DEMO-3', 'Passed', 'Failed'],
+        ['DEMO-4', 'Passed', 'Passed'],
+        ['DEMO-5', 'Failed', 'Failed'],
+        ['DEMO-6', 'Passed', 'Passed'],
+        ['DEMO-7', 'Passed', '-'],
+      ]);
+      // The link to its page opens at the matrix.
+      const id = cells[2];
+      expect(text).toMatch(
+        new RegExp(
+          `/browse/DEMO-1\\?cycle=${id}#matrix-heading\\s+cycle "Demo playwright [^"]+", its runs by attribute set`,
+        ),
+      );
     } else {
       expect(text).toMatch(/Chromium not found/);
     }
@@ -50,7 +77,9 @@ describe('casebridge demo', () => {
       const id = line.split(/\s{2,}/)[2];
       expect(text).toMatch(new RegExp(`${base}/browse/DEMO-1\\?cycle=${id}\\s+cycle "Demo ${runner}`));
     }
-  });
+    // Only the advanced cycle (the Playwright example reports run attributes) has a matrix.
+    expect(text.match(/Runs by attribute set in cycle/g) ?? []).toHaveLength(1);
+  }, 300_000);
 
   it('--help lists the commands with examples; an unknown command is a usage error', async () => {
     const help = await run(process.execPath, [CLI, '--help'], ROOT);

@@ -176,6 +176,7 @@ export async function demo(o: DemoOptions): Promise<number> {
     o.out('');
     const read = await table(emu.url, cycles);
     o.out(read.text);
+    for (const [cycle, text] of read.matrices) o.out(`\nRuns by attribute set in cycle "${cycle}":\n${text}`);
     o.out('');
     o.out(
       o.keep
@@ -185,7 +186,14 @@ export async function demo(o: DemoOptions): Promise<number> {
     const links: Array<[string, string]> = [[`${emu.url}/`, 'projects, test plans and their latest cycles']];
     for (const c of cycles) {
       const id = read.ids.get(c.cycle);
-      if (id !== undefined) links.push([`${emu.url}/browse/DEMO-1?cycle=${id}`, `cycle "${c.cycle}"`]);
+      if (id === undefined) continue;
+      // An advanced cycle's page opens at its matrix: a row per case, a column per attribute set.
+      if (read.matrices.has(c.cycle)) {
+        links.push([
+          `${emu.url}/browse/DEMO-1?cycle=${id}#matrix-heading`,
+          `cycle "${c.cycle}", its runs by attribute set`,
+        ]);
+      } else links.push([`${emu.url}/browse/DEMO-1?cycle=${id}`, `cycle "${c.cycle}"`]);
     }
     links.push([`${emu.url}/rehearsal/requests`, 'every request the reporters made']);
     const width = Math.max(...links.map(([u]) => u.length));
@@ -194,7 +202,7 @@ export async function demo(o: DemoOptions): Promise<number> {
     o.out(`  curl -u admin:admin '${emu.url}/rest/synapse/latest/public/testPlan/DEMO-1/cycles'`);
     o.out(
       inRepo
-        ? "The example suites fail on purpose (a failing and a flaky test): their exit codes are theirs, not the demo's."
+        ? "The example suites fail on purpose (a failing and a flaky test; in Playwright one more on Mobile only): their exit codes are theirs, not the demo's."
         : "The demo suites (in .casebridge/demo) fail on purpose (one failing test): their exit codes are theirs, not the demo's.",
     );
     if (o.keep) {
@@ -212,12 +220,54 @@ export async function demo(o: DemoOptions): Promise<number> {
   }
 }
 
-/** Per cycle: runs by status, defects, attachments, read back through the client. */
+/** Lines of cells, each column as wide as its widest cell. */
+function columns(rows: string[][], indent = ''): string {
+  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows
+    .map(
+      (r) =>
+        indent +
+        r
+          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd(),
+    )
+    .join('\n');
+}
+
+/**
+ * The runs of an advanced cycle as its page groups them: a row per case, a column per attribute set
+ * (`Device: Mobile`), each cell the run's status (`-`: no run). Undefined when no run has attributes.
+ */
+function matrixOf(
+  runs: ReadonlyArray<{ testCaseKey: string; status: string; attributeValues?: Record<string, string> }>,
+) {
+  const label = (values: Record<string, string> | undefined) =>
+    Object.entries(values ?? {})
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ');
+  if (!runs.some((r) => label(r.attributeValues) !== '')) return undefined;
+  const sets = [...new Set(runs.map((r) => label(r.attributeValues)))].sort();
+  const keys = [...new Set(runs.map((r) => r.testCaseKey))].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  const cell = (key: string, set: string) =>
+    runs
+      .filter((r) => r.testCaseKey === key && label(r.attributeValues) === set)
+      .map((r) => r.status)
+      .join(' / ') || '-';
+  return columns(
+    [['case', ...sets.map((s) => s || 'no attributes')], ...keys.map((k) => [k, ...sets.map((s) => cell(k, s))])],
+    '  ',
+  );
+}
+
+/** Per cycle: runs by status, defects, attachments, read back through the client; an advanced cycle's matrix. */
 async function table(
   url: string,
   cycles: Array<{ runner: string; cycle: string }>,
-): Promise<{ text: string; ids: Map<string, number> }> {
+): Promise<{ text: string; ids: Map<string, number>; matrices: Map<string, string> }> {
   const ids = new Map<string, number>();
+  const matrices = new Map<string, string>();
   const tm = new TestManagementClient({ baseUrl: url, auth: { type: 'bearer', token: 'casebridge-dev-token' } });
   try {
     const all = await tm.plans.cycles({ testPlanIssueKey: 'DEMO-1' });
@@ -231,6 +281,8 @@ async function table(
       }
       ids.set(c.cycle, cycle.id);
       const runs = await tm.cycles.testRunsByCycleId({ testPlanIssueKey: 'DEMO-1', cycleId: cycle.id });
+      const matrix = matrixOf(runs);
+      if (matrix !== undefined) matrices.set(c.cycle, matrix);
       const count = (s: string) => String(runs.filter((r) => r.status === s).length);
       const defects = await tm.defects.ofCycle({ testPlanIssueKey: 'DEMO-1', cycleId: cycle.id });
       let files = 0;
@@ -248,16 +300,7 @@ async function table(
         String(files),
       ]);
     }
-    const widths = head.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-    const text = rows
-      .map((r) =>
-        r
-          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n');
-    return { text, ids };
+    return { text: columns(rows), ids, matrices };
   } finally {
     await tm.close();
   }
