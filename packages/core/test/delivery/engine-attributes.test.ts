@@ -8,8 +8,9 @@ import { base, ctx, project, report, result, until, useEngineWorld } from '../su
 /**
  * Run attributes (option `attributes`), against the real emulator: an advanced cycle, one run per case and attribute
  * set made with createTestRuns in batches, each result to its own run; reused by the next run; a value the project
- * does not define named once, its results kept in the journal and delivered once the value exists. The seed's
- * project DEMO defines Browser (Chrome, Firefox) and OS (Linux, Windows).
+ * does not define named once, its results kept in the journal and delivered once the value exists. The runs the
+ * plan makes known are created at begin. The seed's project DEMO defines Browser (Chrome, Firefox), OS (Linux,
+ * Windows) and Device (Desktop, Mobile).
  */
 
 const world = useEngineWorld();
