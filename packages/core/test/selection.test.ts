@@ -1,8 +1,8 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { caseIdentity } from '../src/engine/cases/identity.js';
 import { cycleKeysInstead } from '../src/engine/selection.js';
 import { Engine, type PlannedTest, TestManagementClient } from '../src/index.js';
+import { useSilentServer } from './support/emulator.js';
 import { base, ctx, project, useEngineWorld } from './support/engine-world.js';
 
 /**
@@ -156,21 +156,12 @@ describe('Engine.selected', () => {
 });
 
 describe('Engine.selected when the service does not answer', () => {
-  let server: Server | undefined;
-  const sockets: Socket[] = [];
-  afterEach(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((done) => server?.close(done));
-  });
+  const silent = useSilentServer();
 
   it('gives up at timeoutMs: undefined (every test runs) and one line', async () => {
-    // Accepts the connection and never answers.
-    server = createServer((s) => sockets.push(s));
-    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
-    const port = (server.address() as { port: number }).port;
     const lines: string[] = [];
     const engine = Engine.create(
-      base(`http://127.0.0.1:${port}`, { flushTimeoutMs: 500, select: { plan: 'DEMO-1', cycle: 'Nightly' } }),
+      base(await silent.url(), { flushTimeoutMs: 500, select: { plan: 'DEMO-1', cycle: 'Nightly' } }),
       ctx(project(), lines),
     );
     const started = Date.now();

@@ -1,8 +1,7 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import type { RunningEmulator } from '@casebridge/emulator';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type PlannedTest } from '../../src/index.js';
-import { setFaults } from '../support/emulator.js';
+import { setFaults, useSilentServer } from '../support/emulator.js';
 import { base, ctx, project, report, result, useEngineWorld } from '../support/engine-world.js';
 
 /**
@@ -39,20 +38,11 @@ describe('a quarantine read that fails', () => {
 });
 
 describe('Engine.quarantined when the service does not answer', () => {
-  let server: Server | undefined;
-  const sockets: Socket[] = [];
-  afterEach(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((done) => server?.close(done));
-  });
+  const silent = useSilentServer();
 
   it('gives up at timeoutMs: no test is quarantined, one line says so', async () => {
-    // Accepts the connection and never answers.
-    server = createServer((s) => sockets.push(s));
-    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
-    const port = (server.address() as { port: number }).port;
     const lines: string[] = [];
-    const engine = Engine.create(base(`http://127.0.0.1:${port}`, { flushTimeoutMs: 500 }), ctx(project(), lines));
+    const engine = Engine.create(base(await silent.url(), { flushTimeoutMs: 500 }), ctx(project(), lines));
     const test: PlannedTest = {
       id: 't>DEMO-2 x',
       file: 't.spec.ts',

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import {
   type EmulatorOptions,
   type FaultRuleInput,
@@ -6,7 +6,7 @@ import {
   type RunningEmulator,
   startEmulator,
 } from '@casebridge/emulator';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 /**
  * Client tests run against a real emulator on port 0 and script its faults through its admin endpoints, over HTTP,
@@ -67,6 +67,29 @@ export async function closedPort(): Promise<number> {
   const port = typeof address === 'object' && address ? address.port : 0;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/**
+ * A server that accepts connections and never answers (a Jira behind a hung proxy), listening for the tests of the
+ * calling `describe`: `url()` gives its address; its connections and the server end after each test.
+ */
+export function useSilentServer(): { url: () => Promise<string> } {
+  let server: NetServer | undefined;
+  const sockets: Socket[] = [];
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.destroy();
+    const s = server;
+    server = undefined;
+    if (s) await new Promise((done) => s.close(done));
+  });
+  return {
+    async url() {
+      const s = createServer((socket) => sockets.push(socket));
+      server = s;
+      await new Promise<void>((done) => s.listen(0, '127.0.0.1', done));
+      return `http://127.0.0.1:${(s.address() as { port: number }).port}`;
+    },
+  };
 }
 
 /** The largest number of log entries being served at the same instant (each shrunk by `slackMs` at both ends). */
