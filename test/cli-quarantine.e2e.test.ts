@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { TestManagementClient } from '@casebridge/core';
-import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '@casebridge/emulator';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { JEST_PACKAGE, jest } from './support/jest.js';
 import { fixture, ROOT, run } from './support/runner.js';
+import { admin, indexed, reporterEnv, useEmulator } from './support/world.js';
 
 /**
  * `casebridge cycle keys --quarantined`, built, against the real emulator: cases carrying the quarantine label, a
@@ -14,9 +14,9 @@ import { fixture, ROOT, run } from './support/runner.js';
  */
 
 const CLI = join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
-const TOKEN = 'casebridge-dev-token';
 const LABEL = 'casebridge-quarantine';
 
+const world = useEmulator({ reset: false });
 let emu: RunningEmulator;
 /** The open bug carrying the label, linked to DEMO-4's failed run. */
 let bug = '';
@@ -28,8 +28,8 @@ function setLabels(key: string, labels: string[], closed = false): void {
 }
 
 beforeAll(async () => {
-  emu = await startEmulator({ port: 0 });
-  const tm = new TestManagementClient({ baseUrl: emu.url, auth: { type: 'bearer', token: TOKEN } });
+  emu = world();
+  const tm = admin(emu);
   const plan = { testPlanIssueKey: 'DEMO-1' };
   try {
     // Failed runs of DEMO-4 and DEMO-5 in a cycle, for bugs to be linked to, as a tester does in synapseRT.
@@ -59,23 +59,11 @@ beforeAll(async () => {
   setLabels('DEMO-2', ['smoke', LABEL]);
   setLabels('DEMO-7', [LABEL], true);
   setLabels('DEMO-6', ['known-broken']);
-  // A person labels long before CI reads the labels: one request commits the edits above, and the realistic profile's
-  // index lag (1 s) passes before the first search.
-  const after = new TestManagementClient({ baseUrl: emu.url, auth: { type: 'bearer', token: TOKEN } });
-  await after.jira.myself({});
-  await after.close();
-  await new Promise((done) => setTimeout(done, 1_200));
-});
-afterAll(async () => {
-  await emu?.close();
+  // A person labels long before CI reads the labels.
+  await indexed(emu);
 });
 
-const env = (extra: Record<string, string> = {}) => ({
-  CASEBRIDGE_URL: emu.url,
-  CASEBRIDGE_TOKEN: TOKEN,
-  CASEBRIDGE_PROJECT: 'DEMO',
-  ...extra,
-});
+const env = (extra: Record<string, string> = {}) => reporterEnv(emu, extra);
 const keys = (args: string[], cwd = ROOT, extra: Record<string, string> = {}) =>
   run(process.execPath, [CLI, 'cycle', 'keys', '--quarantined', ...args], cwd, env(extra));
 

@@ -1,9 +1,9 @@
-import { TestManagementClient } from '@casebridge/core';
-import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '@casebridge/emulator';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { JEST_PACKAGE, jest, jestConfig } from './support/jest.js';
 import { fixture, playwright } from './support/runner.js';
 import { VITEST_FILES, vitest } from './support/vitest.js';
+import { admin, indexed, reporterEnv, useEmulator } from './support/world.js';
 
 /**
  * Known bugs and classification from the case history (issue 26, points 2 and 3; packages/core defects/history.ts
@@ -15,27 +15,20 @@ import { VITEST_FILES, vitest } from './support/vitest.js';
  * defect-flood.e2e.test.ts.
  */
 
+const world = useEmulator();
 let emu: RunningEmulator;
-beforeAll(async () => {
-  emu = await startEmulator({ port: 0 });
-});
-afterAll(async () => {
-  await emu?.close();
-});
-beforeEach(async () => {
-  await emu.reset();
+beforeAll(() => {
+  emu = world();
 });
 
-const cycleEnv = (cycle: string, extra: Record<string, string> = {}) => ({
-  CASEBRIDGE_URL: emu.url,
-  CASEBRIDGE_TOKEN: 'casebridge-dev-token',
-  CASEBRIDGE_PROJECT: 'DEMO',
-  CASEBRIDGE_MODE: 'cycle',
-  CASEBRIDGE_TEST_PLAN: 'DEMO-1',
-  CASEBRIDGE_CYCLE: cycle,
-  CASEBRIDGE_FLUSH_TIMEOUT_MS: '30000',
-  ...extra,
-});
+const cycleEnv = (cycle: string, extra: Record<string, string> = {}) =>
+  reporterEnv(emu, {
+    CASEBRIDGE_MODE: 'cycle',
+    CASEBRIDGE_TEST_PLAN: 'DEMO-1',
+    CASEBRIDGE_CYCLE: cycle,
+    CASEBRIDGE_FLUSH_TIMEOUT_MS: '30000',
+    ...extra,
+  });
 
 const keyOf = (issueId: number) => emu.store.issues.get(issueId)?.key ?? `?${issueId}`;
 const bugs = () => emu.store.issues.filter((i) => i.type === 'Bug');
@@ -71,24 +64,17 @@ const lastSeq = () => emu.requests().at(-1)?.seq ?? 0;
 
 /** A bug a person files in Jira (no casebridge marker) and links to a run in synapseRT, over HTTP. */
 async function linkByHand(runId: number, summary: string): Promise<string> {
-  const tm = new TestManagementClient({ baseUrl: emu.url, auth: { type: 'bearer', token: 'casebridge-dev-token' } });
-  const { key } = await tm.jira.createIssue({
-    fields: { project: { key: 'DEMO' }, issuetype: { name: 'Bug' }, summary },
-  });
-  await tm.runs.update({ runId: String(runId), bugs: [key] });
-  await indexed();
-  return key;
-}
-
-/**
- * Waits out the realistic profile's index lag (1 s), after a request that commits what the test changed in the store:
- * a person links or closes a bug well before the next run, and a search then shows it (the lag right after a create
- * has its own tests: defect-flood, harsh).
- */
-async function indexed(): Promise<void> {
-  const tm = new TestManagementClient({ baseUrl: emu.url, auth: { type: 'bearer', token: 'casebridge-dev-token' } });
-  await tm.jira.myself({});
-  await new Promise((done) => setTimeout(done, 1_200));
+  const tm = admin(emu);
+  try {
+    const { key } = await tm.jira.createIssue({
+      fields: { project: { key: 'DEMO' }, issuetype: { name: 'Bug' }, summary },
+    });
+    await tm.runs.update({ runId: String(runId), bugs: [key] });
+    await indexed(emu);
+    return key;
+  } finally {
+    await tm.close();
+  }
 }
 
 /** A person resolves the bug (as engine-history.test.ts does: the workflow is not what is tested here). */
@@ -240,7 +226,7 @@ describe('Jest: a closed known bug', () => {
     expect(runs1.get('DEMO-5')?.comment, first.stderr).toMatch(SIGNATURE);
     const human = await linkByHand(runs1.get('DEMO-5')?.id as number, 'Saved card is not preselected');
     close(human);
-    await indexed();
+    await indexed(emu);
 
     const second = await jest(dir, [], cycleEnv('jest 2'));
     expect(second.code, 'a regression fails the run as any failure').toBe(1);

@@ -1,9 +1,9 @@
-import { TestManagementClient } from '@casebridge/core';
-import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '@casebridge/emulator';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { JEST_PACKAGE, jest, jestConfig } from './support/jest.js';
 import { fixture, playwright } from './support/runner.js';
 import { serviceRequests } from './support/state.js';
+import { admin, indexed, reporterEnv, useEmulator } from './support/world.js';
 
 /**
  * Quarantine from the tool (issue 26, point 4), with the real runners against the real emulator over real HTTP. A
@@ -15,27 +15,14 @@ import { serviceRequests } from './support/state.js';
 
 const LABEL = 'casebridge-quarantine';
 
+const world = useEmulator();
 let emu: RunningEmulator;
-beforeAll(async () => {
-  emu = await startEmulator({ port: 0 });
-});
-afterAll(async () => {
-  await emu?.close();
-});
-beforeEach(async () => {
-  await emu.reset();
+beforeAll(() => {
+  emu = world();
 });
 
-const env = (extra: Record<string, string> = {}) => ({
-  CASEBRIDGE_URL: emu.url,
-  CASEBRIDGE_TOKEN: 'casebridge-dev-token',
-  CASEBRIDGE_PROJECT: 'DEMO',
-  CASEBRIDGE_FLUSH_TIMEOUT_MS: '30000',
-  ...extra,
-});
-
-const admin = () =>
-  new TestManagementClient({ baseUrl: emu.url, auth: { type: 'bearer', token: 'casebridge-dev-token' } });
+const env = (extra: Record<string, string> = {}) =>
+  reporterEnv(emu, { CASEBRIDGE_FLUSH_TIMEOUT_MS: '30000', ...extra });
 
 /**
  * Puts the label on `key`, as a person did before the run: the change is committed by the next request and reaches
@@ -45,23 +32,28 @@ async function label(key: string): Promise<void> {
   const issue = emu.store.issues.find((i) => i.key === key);
   if (!issue) throw new Error(`${key} not found`);
   emu.store.issues.update({ ...issue, labels: [...issue.labels, LABEL] });
-  await admin().jira.myself({});
-  await indexed();
+  await indexed(emu);
 }
-
-/** Waits out the realistic profile's index lag (1 s): what a person did before the run is what a search shows. */
-const indexed = () => new Promise((done) => setTimeout(done, 1_200));
 
 /** A bug a person files with the quarantine label and links to an earlier (ad hoc) run of `caseKey`. */
 async function quarantineBug(caseKey: string): Promise<string> {
-  const tm = admin();
-  const run = await tm.runs.adhocCreate({ testCaseIssueKey: caseKey });
-  const { key } = await tm.jira.createIssue({
-    fields: { project: { key: 'DEMO' }, issuetype: { name: 'Bug' }, summary: 'Search is flaky on CI', labels: [LABEL] },
-  });
-  await tm.runs.update({ runId: String((run as { id: number }).id), result: 'Failed', bugs: [key] });
-  await indexed();
-  return key;
+  const tm = admin(emu);
+  try {
+    const run = await tm.runs.adhocCreate({ testCaseIssueKey: caseKey });
+    const { key } = await tm.jira.createIssue({
+      fields: {
+        project: { key: 'DEMO' },
+        issuetype: { name: 'Bug' },
+        summary: 'Search is flaky on CI',
+        labels: [LABEL],
+      },
+    });
+    await tm.runs.update({ runId: String((run as { id: number }).id), result: 'Failed', bugs: [key] });
+    await indexed(emu);
+    return key;
+  } finally {
+    await tm.close();
+  }
 }
 
 /** The newest ad hoc run of `key`, as the emulator holds it. */

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TestManagementClient } from '@casebridge/core';
-import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '@casebridge/emulator';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JEST_PACKAGE, jest, jestConfig } from './support/jest.js';
 import { fixture, playwright, ROOT, run } from './support/runner.js';
 import { cycleState, serviceRequests } from './support/state.js';
+import { admin, indexed, reporterEnv, useEmulator } from './support/world.js';
 
 /**
  * Selection in Playwright's preprocess (issue 27, point 1), real Playwright 1.62+ against the real emulator (its
@@ -15,21 +15,16 @@ import { cycleState, serviceRequests } from './support/state.js';
  * once; a selection of no test runs nothing and says so.
  */
 
-const TOKEN = 'casebridge-dev-token';
 const PLAN = { testPlanIssueKey: 'DEMO-1' };
 
+const world = useEmulator();
 let emu: RunningEmulator;
-beforeAll(async () => {
-  emu = await startEmulator({ port: 0 });
-});
-afterAll(async () => {
-  await emu?.close();
+beforeAll(() => {
+  emu = world();
 });
 
 /** The id of a planned cycle, as the selection names it (`#<id>`). */
 const idOf = (name: string) => emu.store.cycles.find((c) => c.name === name && c.adhocTcId === null)?.id;
-
-const admin = () => new TestManagementClient({ baseUrl: emu.url, auth: { type: 'bearer', token: TOKEN } });
 
 /** Extra cases outside every cycle: tests keyed to them must not run or be reported. */
 let others: string[] = [];
@@ -39,8 +34,7 @@ let others: string[] = [];
  * and three more cases, with statuses (Failed or Blocked: DEMO-2, 3, 4 and two of the three others), `Empty` none.
  */
 beforeEach(async () => {
-  await emu.reset();
-  const tm = admin();
+  const tm = admin(emu);
   try {
     others = [];
     for (const n of [1, 2, 3]) {
@@ -78,12 +72,10 @@ beforeEach(async () => {
     for (const key of demo) {
       await tm.runs.updateTestRun({ ...PLAN, cycleName: 'Regression', testcaseKey: key, result: 'Failed' });
     }
-    // What a person did is committed by the next request and searchable after the profile's lag (1 s).
-    await tm.jira.myself({});
   } finally {
     await tm.close();
   }
-  await new Promise((done) => setTimeout(done, 1_200));
+  await indexed(emu);
 }, 60_000);
 
 /**
@@ -131,14 +123,8 @@ ${keyless('d', 10)}
   });
 }
 
-const env = (extra: Record<string, string> = {}) => ({
-  CASEBRIDGE_URL: emu.url,
-  CASEBRIDGE_TOKEN: TOKEN,
-  CASEBRIDGE_PROJECT: 'DEMO',
-  CASEBRIDGE_MODE: 'cycle',
-  CASEBRIDGE_TEST_PLAN: 'DEMO-1',
-  ...extra,
-});
+const env = (extra: Record<string, string> = {}) =>
+  reporterEnv(emu, { CASEBRIDGE_MODE: 'cycle', CASEBRIDGE_TEST_PLAN: 'DEMO-1', ...extra });
 
 /** The tests Playwright's list reporter shows as passed, by title. */
 function passed(stdout: string): string[] {
@@ -198,18 +184,12 @@ describe('select, Playwright 1.62+ (preprocess)', () => {
   }, 120_000);
 
   it('quarantine marks only the selected tests: a quarantined test left out is neither run nor counted', async () => {
-    const tm = admin();
-    try {
-      for (const key of ['DEMO-2', others[0] as string]) {
-        const issue = emu.store.issues.find((i) => i.key === key);
-        if (!issue) throw new Error(`${key} not found`);
-        emu.store.issues.update({ ...issue, labels: [...issue.labels, 'casebridge-quarantine'] });
-      }
-      await tm.jira.myself({});
-    } finally {
-      await tm.close();
+    for (const key of ['DEMO-2', others[0] as string]) {
+      const issue = emu.store.issues.find((i) => i.key === key);
+      if (!issue) throw new Error(`${key} not found`);
+      emu.store.issues.update({ ...issue, labels: [...issue.labels, 'casebridge-quarantine'] });
     }
-    await new Promise((done) => setTimeout(done, 1_200));
+    await indexed(emu);
     const dir = fixture('select-pw-quarantine', {
       'playwright.config.mjs': `
 import { defineConfig } from '@playwright/test';
@@ -312,11 +292,7 @@ test('${others[0]} is known broken too', async () => { expect(1).toBe(2); });
 
 const CLI = join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
 const cycleKeys = (args: string[], cwd: string) =>
-  run(process.execPath, [CLI, 'cycle', 'keys', '--plan', 'DEMO-1', ...args], cwd, {
-    CASEBRIDGE_URL: emu.url,
-    CASEBRIDGE_TOKEN: TOKEN,
-    CASEBRIDGE_PROJECT: 'DEMO',
-  });
+  run(process.execPath, [CLI, 'cycle', 'keys', '--plan', 'DEMO-1', ...args], cwd, reporterEnv(emu));
 
 describe('older runners: cycle keys --file, read by the runner config', () => {
   it("Jest reads the pattern as testNamePattern and runs the cycle's tests; its reporter says select is for Playwright", async () => {

@@ -1,0 +1,69 @@
+import { TestManagementClient } from '@casebridge/core';
+import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+
+/**
+ * The world of an end-to-end file: one emulator for the file, on its realistic profile (the Jira Data Center the
+ * reporters meet: index lag, result window, workflows), the reporters' environment, and what a person does in Jira
+ * before a run. Each file runs alone and in any order.
+ */
+
+export const TOKEN = 'casebridge-dev-token';
+
+/**
+ * How long a search takes to show a change on the realistic profile (its index lag, 1 s), with a margin: what a
+ * person did before the run is what the run's first search shows.
+ */
+const INDEX_LAG_WAIT_MS = 1_200;
+
+/**
+ * Starts the file's emulator before its tests and closes it after; with `reset` (the default) each test starts from
+ * the seed. `emu()` gives it.
+ */
+export function useEmulator(o: { reset?: boolean } = {}): () => RunningEmulator {
+  let emu: RunningEmulator | undefined;
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0 });
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+  if (o.reset !== false) {
+    beforeEach(async () => {
+      await emu?.reset();
+    });
+  }
+  return () => {
+    if (!emu) throw new Error('the emulator is not started yet (useEmulator starts it in beforeAll)');
+    return emu;
+  };
+}
+
+/** The reporters' environment for the seed's project DEMO, with `extra` on top. */
+export function reporterEnv(emu: RunningEmulator, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    CASEBRIDGE_URL: emu.url,
+    CASEBRIDGE_TOKEN: TOKEN,
+    CASEBRIDGE_PROJECT: 'DEMO',
+    ...extra,
+  };
+}
+
+/** A client with the reporters' credentials, as a person's script or the synapseRT UI acts. Close it after use. */
+export function admin(emu: RunningEmulator): TestManagementClient {
+  return new TestManagementClient({ baseUrl: emu.url, auth: { type: 'bearer', token: TOKEN } });
+}
+
+/**
+ * What the test changed in the store by hand (a label, a closed bug) or over HTTP, as a person did well before the
+ * run: one request commits the store's edits, then the profile's index lag passes, so a search shows them.
+ */
+export async function indexed(emu: RunningEmulator): Promise<void> {
+  const tm = admin(emu);
+  try {
+    await tm.jira.myself({});
+  } finally {
+    await tm.close();
+  }
+  await new Promise((done) => setTimeout(done, INDEX_LAG_WAIT_MS));
+}
