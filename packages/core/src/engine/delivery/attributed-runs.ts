@@ -45,9 +45,6 @@ export class AttributedRuns {
     private readonly badKeys: Set<string>,
     /** Adds keys to the plan (CycleRuns.addPlanMembers): a case outside the plan gets no run. */
     private readonly addToPlan: (plan: string, keys: string[]) => Promise<void>,
-    // Unused: a dry run's client answers createTestRuns itself, with made-up ids, and lists the call
-    // (client/dry-run.ts). Kept until CycleRuns stops passing it.
-    _standInId?: () => number,
   ) {}
 
   /** Why the run of this run key cannot be created (its attribute set was refused); undefined: it can. */

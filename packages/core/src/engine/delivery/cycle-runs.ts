@@ -52,7 +52,7 @@ export class CycleRuns {
     // Also without the option: a result journaled with attributes goes to its set's run, never to a plain one.
     const addToPlan = async (plan: string, keys: string[]) =>
       this.addPlanMembers(plan, keys, await this.planMembers(plan));
-    this.attributed = new AttributedRuns(svc, attributeNames, badKeys, addToPlan, standInId);
+    this.attributed = new AttributedRuns(svc, attributeNames, badKeys, addToPlan);
   }
 
   /** Why the run of a run key cannot be made: its attribute set was refused (undefined: it can, or has none). */
