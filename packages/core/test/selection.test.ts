@@ -141,6 +141,23 @@ describe('Engine.selected', () => {
     expect(none.join('\n')).toContain('  select (cycle "N"): no test plan to read the cycle from');
   });
 
+  it('CASEBRIDGE_SELECT_STATUS without a cycle: reporting stays on, nothing is selected, one line says why', async () => {
+    for (const runner of ['playwright', 'jest']) {
+      const lines: string[] = [];
+      const engine = Engine.create(base(emulator().url), {
+        ...ctx(project(), lines, { CASEBRIDGE_SELECT_STATUS: 'Failed,Blocked' }),
+        runner: { name: runner },
+      });
+      expect(engine.enabled).toBe(true);
+      engine.begin({ tests: [] });
+      if (runner === 'playwright') expect(await engine.selected([planned('DEMO-2 x')])).toBeUndefined();
+      expect(lines).toEqual([
+        'casebridge: select: no cycle to select from: set select.cycle (CASEBRIDGE_SELECT_CYCLE) with status or tester; every test runs',
+      ]);
+      await engine.end();
+    }
+  });
+
   it('Jest and Vitest: begin says once that select needs Playwright 1.62+', async () => {
     const lines: string[] = [];
     const engine = Engine.create(base(emulator().url, { select: { plan: 'DEMO-1', cycle: 'Nightly' } }), {

@@ -12,7 +12,7 @@ import { displayName, outcomeOf, type TestResult } from './kernel/model.js';
 import { Problems } from './kernel/problems.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './kernel/types.js';
 import { assembleSummary, failReason, invalidConfigLine, printSummary } from './report/run-summary.js';
-import { cycleKeysInstead, type SelectionSummary, selectTests } from './selection.js';
+import { cycleKeysInstead, NO_CYCLE, type SelectionSummary, selectTests } from './selection.js';
 import { openSession, type Session, saveMapping } from './session.js';
 
 /**
@@ -228,7 +228,15 @@ export class Engine {
     const sel = this.config?.select;
     if (!sel || this.selectAsked || !this.enabled) return;
     this.selectAsked = true;
-    const instead = cycleKeysInstead(sel, sel.plan ?? this.config?.testPlan, this.ctx.runner.name);
+    if (!sel.cycle) {
+      this.out(`casebridge: select: ${NO_CYCLE}; every test runs`);
+      return;
+    }
+    const instead = cycleKeysInstead(
+      { ...sel, cycle: sel.cycle },
+      sel.plan ?? this.config?.testPlan,
+      this.ctx.runner.name,
+    );
     const problem = `not applied: ${why}; ${instead}`;
     this.out(`casebridge: select (cycle "${sel.cycle}") is ${problem}; every test runs`);
     this.selection = {

@@ -18,6 +18,9 @@ import type { Session } from './session.js';
 
 export type SelectionSummary = NonNullable<RunSummary['selection']>;
 
+/** `select` without a cycle (CASEBRIDGE_SELECT_STATUS set for every job, the cycle for some): nothing to select. */
+export const NO_CYCLE = 'no cycle to select from: set select.cycle (CASEBRIDGE_SELECT_CYCLE) with status or tester';
+
 /** Cases named in a line at most; the rest are counted (the summary's JSON has them all). */
 const LISTED = 20;
 
@@ -43,6 +46,7 @@ export async function selectTests(
     return { summary: { ...base, problem } };
   };
   if (!sel) return { summary: base };
+  if (!sel.cycle) return everyTest(NO_CYCLE);
   if (!plan)
     return everyTest('no test plan to read the cycle from: set select.plan (CASEBRIDGE_SELECT_PLAN) or testPlan');
   if (s.dry) {

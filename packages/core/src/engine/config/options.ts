@@ -65,7 +65,8 @@ export interface CasebridgeOptions {
   select?:
     | {
         plan?: string | undefined;
-        cycle: string;
+        /** Without it nothing is selected: one line says so, every test runs (reporting goes on). */
+        cycle?: string | undefined;
         status?: string[] | undefined;
         tester?: string | undefined;
       }

@@ -110,8 +110,11 @@ export const configSchema = z
       .strictObject({
         /** Test plan key; default `testPlan`. */
         plan: issueKey.optional(),
-        /** Cycle name, `#<id>` or an id. */
-        cycle: z.string().min(1),
+        /**
+         * Cycle name, `#<id>` or an id. Without it nothing is selected (one line says so, every test runs): a CI
+         * template that sets CASEBRIDGE_SELECT_STATUS for every job, and the cycle for some, keeps reporting.
+         */
+        cycle: z.string().min(1).optional(),
         /** Run statuses, as the instance names them (any case); empty: every status. */
         status: z.array(z.string().min(1)).default([]),
         /** The run's assigned tester; `me`: the user of the credentials. */
