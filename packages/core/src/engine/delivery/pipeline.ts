@@ -4,7 +4,7 @@ import type { CasebridgeConfig } from '../config/schema.js';
 import type { Journaling } from '../journal/journaling.js';
 import { ATTRIBUTE_VARIABLES, attributeValuesOf, unknownVariables } from '../kernel/attributes.js';
 import { AttributeSetRefused } from '../kernel/errors.js';
-import { displayName, type TestResult } from '../kernel/model.js';
+import { displayName, outcomeOf, type TestResult } from '../kernel/model.js';
 import type { Problems } from '../kernel/problems.js';
 import { answerOf } from '../kernel/split.js';
 import { appendTo, needsDetails, runKeyOf, statusOnly, type Target, type WorkItem } from '../kernel/work.js';
@@ -319,6 +319,9 @@ export class DeliveryPipeline implements WaitingBatch {
       const key = await cases.keyOf(item.test);
       if (cases.isNew(key)) this.o.delivery.runs.markNew([key]);
       item.key = key;
+      // A result of this run (not one replayed from the journal): the quarantine learns its outcome by key now, as
+      // Engine.add tells it for a test with a key, so a quarantined case that passes is named for keyless tests too.
+      if (item.id.startsWith(`${this.runToken}-`)) this.o.delivery.quarantine?.saw(key, outcomeOf(item.test));
       this.schedule(item);
     } catch (err) {
       if (this.o.health.classify(err, `creating a test case for ${displayName(item.test)}`) === 'permanent') {
