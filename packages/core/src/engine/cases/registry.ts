@@ -29,8 +29,9 @@ export { caseIdentity, caseSummary, identityInDescription, suitePathOf } from '.
  * Cost: the project's casebridge-made cases are read once per run (case-index.ts: keyset paged by id, never deep
  * `startAt`, so a project of 20,000 cases on Jira's 10,000-result window reads whole: 20 requests at a page cap of
  * 1,000), then each missing case is created (one request). A case made by another machine at the same moment is
- * found by a re-read after the creates (one query per wave of creates, at most one per `recheckEveryMs` while creates
- * go on), which reads only the cases created in the last minute or two. The oldest open case of a name wins on every
+ * found by a re-read after the creates (one query per wave of creates; while creates go on, at most one per index-lag
+ * window, 5 s, or per `recheckEveryMs` once another machine is seen), which reads only the cases created since the
+ * window before the newest one seen. The oldest open case of a name wins on every
  * machine, so shards adopting one suite at once agree. A newer open case of a name this run uses, found by any read
  * (a lagging search let a machine create a second, in this run or an earlier one), is closed as a duplicate, or
  * labelled when the workflow offers no way to close it (duplicate.ts); from then on this run's results of the test go
@@ -553,7 +554,8 @@ export class CaseRegistry {
 
   /**
    * One re-read for every create answered since the last: at once when no create is left, otherwise at most one
-   * per `recheckEveryMs` (a 1,400-case adoption costs a handful of re-reads, not one per case), and never before the
+   * per index-lag window (`indexLagMs`, 5 s; `recheckEveryMs` once another machine is seen: a 1,400-case adoption
+   * costs a handful of re-reads, not one per case), and never before the
    * oldest waiting create has settled (`settleMs`); once no create is left, when the newest has, or `recheckEveryMs`
    * after it (the index lag), whichever comes first. The timer follows the creates: set for the oldest to settle
    * while they go on (3 s), it is brought forward to the newest's index lag (1 s) when they end, and put back when
