@@ -181,7 +181,7 @@ export async function demo(o: DemoOptions): Promise<number> {
     o.out(
       o.keep
         ? 'See the results in the web UI (the emulator keeps serving):'
-        : 'See the results in the web UI (`npm run demo -- --keep` keeps the emulator serving after the demo):',
+        : `See the results in the web UI (\`${inRepo ? 'npm run demo -- --keep' : 'npx @casebridge/cli demo --keep'}\` keeps the emulator serving after the demo):`,
     );
     const links: Array<[string, string]> = [[`${emu.url}/`, 'projects, test plans and their latest cycles']];
     for (const c of cycles) {
@@ -211,8 +211,6 @@ export async function demo(o: DemoOptions): Promise<number> {
         process.once('SIGINT', () => done());
         process.once('SIGTERM', () => done());
       });
-    } else {
-      o.out('Run `npx @casebridge/cli demo --keep` to keep the emulator serving after the demo.');
     }
     return cycles.every((c) => c.exit !== null) ? 0 : 1;
   } finally {
