@@ -1,19 +1,9 @@
-import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { closeAsDuplicate, type DuplicateOutcome } from '../jira/duplicate.js';
 import { memoByKey } from '../kernel/keyed.js';
 import type { TestResult } from '../kernel/model.js';
-import {
-  addCaseSteps,
-  type BulkOutcome,
-  batchRefused,
-  bulkCreate,
-  caseFields,
-  caseSteps,
-  noBulkRoute,
-  SuiteLinks,
-} from './bulk-create.js';
-import { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './identity.js';
+import { Creates, type Waiting } from './creates.js';
+import { caseIdentity, identityInDescription } from './identity.js';
 import { mappingKey } from './mapping.js';
 import { CaseIndex, type Found, INDEX_LAG_MS } from './search-index.js';
 
@@ -26,7 +16,7 @@ export { caseIdentity, caseSummary, identityInDescription, suitePathOf } from '.
  * description (`casebridge-id: <hash>`), which is matched exactly, never by text search (Jira's `~` is a fuzzy,
  * tokenised search: `parses` finds `parses dates`). Two tests with the same file and title path share a case.
  *
- * Cost: the project's casebridge-made cases are read once per run (case-index.ts: keyset paged by id, never deep
+ * Cost: the project's casebridge-made cases are read once per run (search-index.ts: keyset paged by id, never deep
  * `startAt`, so a project of 20,000 cases on Jira's 10,000-result window reads whole: 20 requests at a page cap of
  * 1,000), then each missing case is created (one request). A case made by another machine at the same moment is
  * found by a re-read after the creates (one query per wave of creates; while creates go on, at most one per index-lag
@@ -36,11 +26,11 @@ export { caseIdentity, caseSummary, identityInDescription, suitePathOf } from '.
  * (a lagging search let a machine create a second, in this run or an earlier one), is closed as a duplicate, or
  * labelled when the workflow offers no way to close it (duplicate.ts); from then on this run's results of the test go
  * to the survivor and the mapping file names it.
+ *
+ * This file decides which case a test uses: the first read, the re-reads that decide this process's new cases
+ * (scheduleRecheck, recheck), the duplicates and what replaces them. The creates themselves (the queue, batches, bulk
+ * and one-by-one creates, the follower, the suites) are creates.ts's.
  */
-
-/** A machine that came second re-reads this often while the first one creates cases, and waits at most this long. */
-const FOLLOWER_READ_EVERY_MS = 1_000;
-const FOLLOWER_WAIT_MAX_MS = 60_000;
 
 export interface CaseRegistryOptions {
   /** In a dry run, wrapped by `withDryRun` (client/dry-run.ts). */
@@ -62,7 +52,7 @@ export interface CaseRegistryOptions {
   batchSize?: number;
   /**
    * Whether another machine reports into the same place and came first (it made the cycle): then this one lets it
-   * create cases and takes what it made (see pump). Asked once, before the first create.
+   * create cases and takes what it made (creates.ts, pump). Asked once, before the first create.
    */
   second?: () => Promise<boolean>;
   signal?: AbortSignal;
@@ -76,25 +66,6 @@ export interface CaseRegistryOptions {
   settleMs?: number;
 }
 
-/** A test waiting for its case to be created. */
-interface Job {
-  test: TestResult;
-  id: string;
-  done: (key: string) => void;
-  fail: (e: unknown) => void;
-  /** When it joined the queue (GATHER_MAX_MS). */
-  queuedAt: number;
-}
-
-/** A case this process created, waiting for a read that shows whether an older one of its test exists. */
-interface Waiting {
-  key: string;
-  /** When its create was answered: only a read that begins `settleMs` later decides it. */
-  at: number;
-  done: (key: string) => void;
-  fail: (e: unknown) => void;
-}
-
 /**
  * How long after a create a read decides it even when it does not show it. Jira's index lags a create by about a
  * second on a Data Center cluster (each node polls for changes): a read that does not show this create may not show
@@ -103,18 +74,6 @@ interface Waiting {
  * leaves a duplicate to the next read that shows it (closed then, this run or the next).
  */
 const SETTLE_MS = 3_000;
-
-/**
- * A batch that is not full goes once no new test has come for GATHER_MS (the tests paused, or the run ended), or once
- * its oldest test has waited GATHER_MAX_MS. Playwright reports tests one by one (onTestEnd), 60 a second in the
- * bench: a batch sent whenever a create ended held about 10 (10,000 new tests: 1,023 creates), gathered it holds 50.
- * No step needs a new case before the run's end, and the end waits only GATHER_MS after the last test for it.
- */
-const GATHER_MS = 100;
-const GATHER_MAX_MS = 2_000;
-
-/** A suite path whose file is still being created is filed anyway once this many batches' worth of cases wait. */
-const LINK_MAX_BATCHES = 4;
 
 function newestWaiting(waiting: Map<string, Waiting[]>): number {
   let newest = 0;
@@ -127,19 +86,8 @@ export class CaseRegistry {
   readonly index: CaseIndex;
   /** The key per identity: concurrent calls share one look-up or create; a failure is asked again. */
   private readonly keys = memoByKey<string, string>();
-  /** Creates asked for and not yet answered (queued or under way). */
-  private creating = 0;
-  /** Tests waiting for a create, and how many creates are under way. */
-  private queue: Job[] = [];
-  private running = 0;
-  private followerReady = false;
-  private isSecond?: boolean;
-  private role?: Promise<void>;
-  private followerTimer?: NodeJS.Timeout;
-  private followerSince?: number;
-  private followerCount = -1;
-  /** When the follower last saw the count of cases grow (the other machine still creating). */
-  private followerGrewAt?: number;
+  /** The creates of new cases: their queue, batches, suites, and the follower (creates.ts). */
+  private readonly creates: Creates;
   /** Cases created by this process, waiting for the re-read that decides whether they are the oldest. */
   private waiting = new Map<string, Waiting[]>();
   private recheckTimer?: NodeJS.Timeout;
@@ -174,24 +122,9 @@ export class CaseRegistry {
   /** Mapping names resolved since the last `takeResolved()`: the engine writes them to the mapping file. */
   private resolved: Record<string, string> = {};
   private readonly every: number;
-  /** A batch that is not full waits for more tests until this fires (GATHER_MS), and when the last test came. */
-  private gatherTimer?: NodeJS.Timeout;
-  private lastQueued = 0;
-  /** Cases per bulk create: halved for the rest of the run when the server refuses a batch (bulk-create.ts). */
-  private batchSize: number;
-  /** Jira answers the bulk create (false after a 404 or 405: the add-on's create, one by one). */
-  private bulkRoute = true;
-  /** Steps that did not go to cases this run created in bulk (the cases are used all the same). */
-  private readonly stepFailures: string[] = [];
-  /** Cases created in bulk, waiting to be filed in their suites (fileInSuites). */
-  private readonly links: SuiteLinks;
-  /** The batches whose creates are under way: the suite paths they belong to are not filed yet (fileInSuites). */
-  private readonly underWay = new Set<Job[]>();
 
   constructor(private readonly o: CaseRegistryOptions) {
     this.every = o.recheckEveryMs ?? 1000;
-    this.batchSize = o.batchSize ?? 50;
-    this.links = new SuiteLinks(o.tm, o.project, o.signal);
     this.index = new CaseIndex({
       tm: o.tm,
       project: o.project,
@@ -200,11 +133,30 @@ export class CaseRegistry {
       ...(o.onProgress ? { onProgress: o.onProgress } : {}),
       ...(o.indexLagMs !== undefined ? { indexLagMs: o.indexLagMs } : {}),
     });
+    this.creates = new Creates({
+      tm: o.tm,
+      project: o.project,
+      signal: o.signal,
+      summaryOf: o.summaryOf,
+      concurrency: o.concurrency,
+      batchSize: o.batchSize,
+      second: o.second,
+      onProgress: o.onProgress,
+      settleMs: o.settleMs ?? SETTLE_MS,
+      index: this.index,
+      read: () => this.refresh(),
+      made: (id, w) => {
+        const list = this.waiting.get(id) ?? [];
+        list.push(w);
+        this.waiting.set(id, list);
+      },
+      ended: () => this.scheduleRecheck(),
+    });
   }
 
   /** Steps and suites that did not go to cases created in bulk, named (the cases are used all the same). */
   get unfinished(): string[] {
-    return [...this.stepFailures, ...this.links.failures];
+    return this.creates.unfinished;
   }
 
   /** Whether this process created the case `key` (a new case is in no plan yet). */
@@ -214,13 +166,7 @@ export class CaseRegistry {
 
   /** Whether creates, re-reads or closes of duplicates are still under way. */
   get busy(): boolean {
-    return (
-      this.creating > 0 ||
-      this.waiting.size > 0 ||
-      this.rechecking ||
-      this.closing.size > this.settled ||
-      this.links.busy
-    );
+    return this.creates.busy || this.waiting.size > 0 || this.rechecking || this.closing.size > this.settled;
   }
 
   /**
@@ -320,236 +266,16 @@ export class CaseRegistry {
   }
 
   private async resolve(test: TestResult, id: string): Promise<string> {
-    if (this.o.dryRun) return (await this.create(test, id)).key;
+    if (this.o.dryRun) return (await this.creates.create(test, id)).key;
     await this.lookup();
     const found = this.survivor(id);
     if (found) return found.key;
     return new Promise<string>((done, fail) => {
-      this.creating += 1;
-      this.lastQueued = Date.now();
-      this.queue.push({ test, id, done, fail, queuedAt: this.lastQueued });
+      this.creates.add(test, id, done, fail);
       // Creates start again: a re-read brought forward for their end waits for them (scheduleRecheck).
-      if (this.creating === 1) this.scheduleRecheck();
-      this.pump();
+      if (this.creates.creating === 1) this.scheduleRecheck();
+      this.creates.pump();
     });
-  }
-
-  /**
-   * Starts creates while fewer than `concurrency` are under way. A machine that came second (another machine made
-   * the cycle) first lets the other create: it re-reads the project's cases every
-   * FOLLOWER_READ_EVERY_MS and takes what appeared, until the count has not grown for `settleMs` (the index lags
-   * creates: one read without growth proves nothing) or FOLLOWER_WAIT_MAX_MS has passed, then
-   * creates only what is still missing, from the end of its list.
-   */
-  private pump(): void {
-    if (this.queue.length === 0) return;
-    if (this.isSecond === undefined) {
-      this.role ??= (this.o.second?.() ?? Promise.resolve(false))
-        .catch(() => false)
-        .then((second) => {
-          this.isSecond = second;
-          this.pump();
-        });
-      return;
-    }
-    if (!this.followerReady && this.isSecond) {
-      this.followerSince ??= Date.now();
-      this.followerTimer ??= setTimeout(() => void this.followerRead(), FOLLOWER_READ_EVERY_MS);
-      return;
-    }
-    const max = this.o.concurrency ?? 4;
-    const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
-    // A full batch goes at once; one that is not full while tests keep coming waits for them (GATHER_MS).
-    if (n > 1 && this.queue.length < n) {
-      const now = Date.now();
-      const due = Math.min(this.lastQueued + GATHER_MS, (this.queue[0] as Job).queuedAt + GATHER_MAX_MS);
-      if (now < due) {
-        this.gatherTimer ??= setTimeout(() => {
-          this.gatherTimer = undefined;
-          this.pump();
-        }, due - now);
-        return;
-      }
-    }
-    while (this.running < max && this.queue.length > 0) {
-      const jobs = this.isSecond ? this.queue.splice(-n, n).reverse() : this.queue.splice(0, n);
-      this.running += 1;
-      this.underWay.add(jobs);
-      void (jobs.length > 1 ? this.createMany(jobs) : this.createOne(jobs[0] as Job)).finally(() => {
-        this.running -= 1;
-        this.creating -= jobs.length;
-        this.underWay.delete(jobs);
-        this.pump();
-        this.fileInSuites();
-        this.scheduleRecheck();
-      });
-    }
-  }
-
-  /**
-   * Creates a batch of cases in one bulk create, then their steps and suites (before any waits for its re-read: a
-   * run made from a case copies its steps). Elements Jira refused go alone through the add-on; a refused batch is
-   * halved (bulk-create.ts).
-   */
-  private async createMany(jobs: Job[]): Promise<void> {
-    const { tm, project, signal } = this.o;
-    // Another machine may have made some since: the newest read says so, at no cost.
-    const todo = jobs.filter((job) => {
-      const found = this.survivor(job.id);
-      if (found) job.done(found.key);
-      return !found;
-    });
-    if (todo.length === 0) return;
-    if (!this.bulkRoute || todo.length === 1) {
-      await Promise.all(todo.map((job) => this.createOne(job)));
-      return;
-    }
-    let outcome: BulkOutcome;
-    try {
-      const batch = todo.map((j) => ({ test: j.test, id: j.id, summary: this.summaryOf(j.test) }));
-      outcome = await bulkCreate(tm, project, batch, signal);
-    } catch (err) {
-      if (noBulkRoute(err)) {
-        this.bulkRoute = false;
-        await Promise.all(todo.map((job) => this.createOne(job)));
-      } else if (batchRefused(err)) {
-        this.batchSize = Math.min(this.batchSize, Math.max(1, Math.floor(todo.length / 2)));
-        for (let i = 0; i < todo.length; i += this.batchSize) await this.createMany(todo.slice(i, i + this.batchSize));
-      } else if (err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied)) {
-        // The answer was lost: some may have been created. A fresh read says which; the others are tried again.
-        await this.refresh().catch(() => undefined);
-        for (const job of todo) {
-          const found = this.survivor(job.id);
-          if (found) job.done(found.key);
-          else job.fail(err);
-        }
-      } else for (const job of todo) job.fail(err);
-      return;
-    }
-    this.o.onProgress?.();
-    const made: Array<{ job: Job; key: string }> = [];
-    for (const [i, { key, id }] of outcome.created) {
-      const job = todo[i] as Job;
-      // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
-      this.index.add(job.id, key, id);
-      made.push({ job, key });
-    }
-    const failures = await addCaseSteps(
-      tm,
-      made.map((m) => ({ key: m.key, test: m.job.test })),
-      signal,
-    );
-    this.stepFailures.push(...failures);
-    for (const m of made) this.links.add(m.key, m.job.test);
-    const at = Date.now();
-    for (const { job, key } of made) {
-      const list = this.waiting.get(job.id) ?? [];
-      list.push({ key, at, done: job.done, fail: job.fail });
-      this.waiting.set(job.id, list);
-    }
-    await Promise.all(outcome.refused.map((i) => this.createOne(todo[i] as Job)));
-  }
-
-  /**
-   * Files the cases that wait in their suites, one request per suite path: every path once no create is left; while
-   * creates go on and a batch's worth waits, the paths that no queued or running create belongs to (the run has
-   * moved past their file: one link for a file's cases instead of one per batch, 14 instead of 28 for 1,400 tests
-   * in 14 files), and a path with LINK_MAX_BATCHES batches' worth (a file of thousands of tests). A run cut short
-   * leaves unfiled only the cases of the files its last creates were for (their cases are used all the same).
-   */
-  private fileInSuites(): void {
-    if (this.links.size === 0) return;
-    let which: ((path: string, count: number) => boolean) | undefined;
-    if (this.creating > 0) {
-      if (this.links.size < this.batchSize) return;
-      const active = new Set<string>();
-      for (const job of this.queue) active.add(suitePathOf(job.test.file));
-      for (const jobs of this.underWay) for (const job of jobs) active.add(suitePathOf(job.test.file));
-      const most = LINK_MAX_BATCHES * this.batchSize;
-      which = (path, count) => !active.has(path) || count >= most;
-    }
-    void this.links.flush(which).then(() => this.o.onProgress?.());
-  }
-
-  private summaryOf(test: TestResult): string {
-    return this.o.summaryOf ? this.o.summaryOf(test) : caseSummary(test);
-  }
-
-  private async followerRead(): Promise<void> {
-    let failed = false;
-    try {
-      await this.refresh();
-      const count = this.index.size;
-      if (count > this.followerCount && this.followerCount >= 0) this.followerGrewAt = Date.now();
-      this.followerCount = count;
-      this.queue = this.queue.filter((job) => {
-        const found = this.survivor(job.id);
-        if (!found) return true;
-        this.creating -= 1;
-        job.done(found.key);
-        return false;
-      });
-    } catch {
-      failed = true;
-    }
-    this.followerTimer = undefined;
-    // The other machine's cases show in the search about a second after their creates (index lag): it has stopped
-    // only when nothing new has shown for longer than that.
-    const now = Date.now();
-    const quiet = now - (this.followerGrewAt ?? this.followerSince ?? now) > (this.o.settleMs ?? SETTLE_MS);
-    if (failed || quiet || now - (this.followerSince ?? 0) > FOLLOWER_WAIT_MAX_MS) this.followerReady = true;
-    this.pump();
-  }
-
-  private async createOne(job: Job): Promise<void> {
-    try {
-      // Another machine may have made it since: the newest read says so, at no cost.
-      const found = this.survivor(job.id);
-      if (found) {
-        job.done(found.key);
-        return;
-      }
-      const { key, id } = await this.create(job.test, job.id);
-      this.o.onProgress?.();
-      // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
-      this.index.add(job.id, key, id);
-      const list = this.waiting.get(job.id) ?? [];
-      list.push({ key, at: Date.now(), done: job.done, fail: job.fail });
-      this.waiting.set(job.id, list);
-    } catch (err) {
-      job.fail(err);
-    }
-  }
-
-  /** Creates one case through the add-on: its key, and its id when the answer says it (a re-read slices by ids). */
-  private async create(test: TestResult, id: string): Promise<{ key: string; id?: number }> {
-    const { tm, project } = this.o;
-    const fields = caseFields(project, this.summaryOf(test), test, id);
-    const testcasesteps = caseSteps(test);
-    const input = {
-      fields,
-      testcasesteps,
-      linkToTestSuite: { testSuitePath: suitePathOf(test.file), projectKey: project },
-    };
-    const signal = this.o.signal ? { signal: this.o.signal } : undefined;
-    try {
-      // A dry run's stand-in answers the key alone.
-      const made: { testCaseKey: string; createdTestCase?: { id: number | string } } =
-        await tm.cases.createTestCaseInSuite(input, signal);
-      return { key: made.testCaseKey, id: Number(made.createdTestCase?.id) };
-    } catch (err) {
-      if (err instanceof AmbiguousError) {
-        // The answer was lost: the create may have happened. Read again (a fresh read, not the cached one).
-        await this.refresh();
-        const again = this.survivor(id);
-        if (again) return { key: again.key };
-        throw err;
-      }
-      // The older service variant has no suite creation: a plain test case.
-      if (!(err instanceof NotFoundError)) throw err;
-      const made = await tm.cases.createTestCase({ fields, testcasesteps }, signal);
-      return { key: made.key, id: Number(made.id) };
-    }
   }
 
   /**
@@ -565,13 +291,13 @@ export class CaseRegistry {
   private scheduleRecheck(): void {
     if (this.rechecking || this.waiting.size === 0) return;
     const now = Date.now();
-    const others = this.duplicates.length > 0 || this.followerReady;
+    const others = this.duplicates.length > 0 || this.creates.followerReady;
     const every = others ? Math.min(this.every, 250) : this.every;
     // While creates go on, a re-read reads back the index lag's window (search-index.ts, floor): two re-reads closer
     // than that read the same new cases again. One per window while this machine creates alone: each new case is
     // read about twice, not six times (a first run of 10,000 new Playwright tests: see the core README).
     const window = this.o.indexLagMs ?? INDEX_LAG_MS;
-    const paced = this.creating > 0 ? this.lastRecheck + (others ? every : Math.max(every, window)) - now : 0;
+    const paced = this.creates.creating > 0 ? this.lastRecheck + (others ? every : Math.max(every, window)) - now : 0;
     let oldest = Number.POSITIVE_INFINITY;
     for (const list of this.waiting.values()) for (const w of list) oldest = Math.min(oldest, w.at);
     // While creates go on, a read decides what has settled. After the last one, a read every `every` (from the
@@ -580,7 +306,7 @@ export class CaseRegistry {
     const settle = this.o.settleMs ?? SETTLE_MS;
     const newest = newestWaiting(this.waiting);
     const settled =
-      this.creating > 0
+      this.creates.creating > 0
         ? oldest + settle - now
         : Math.min(newest + settle, Math.max(newest, this.lastRecheck) + every) - now;
     const at = now + Math.max(0, paced, settled);
@@ -643,7 +369,7 @@ export class CaseRegistry {
     } finally {
       this.rechecking = false;
       // The creates are over: what waits is filed in its suites.
-      if (this.creating === 0) this.fileInSuites();
+      if (this.creates.creating === 0) this.creates.fileInSuites();
       this.scheduleRecheck();
     }
   }

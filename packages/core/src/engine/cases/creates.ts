@@ -1,0 +1,367 @@
+import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
+import type { TestManagementClient } from '../../client/tm.js';
+import type { TestResult } from '../kernel/model.js';
+import {
+  addCaseSteps,
+  type BulkOutcome,
+  batchRefused,
+  bulkCreate,
+  caseFields,
+  caseSteps,
+  noBulkRoute,
+  SuiteLinks,
+} from './bulk-create.js';
+import { caseSummary, suitePathOf } from './identity.js';
+import type { CaseIndex, Found } from './search-index.js';
+
+/**
+ * The creates of autoCreate's new cases (registry.ts): the queue of tests waiting for a case, gathered into batches;
+ * bulk creates, and the add-on's create one by one (bulk-create.ts); a machine that came second following the first
+ * (followerRead); new cases filed in their suites (fileInSuites). It owns the state of the creates: the queue, what is
+ * under way, the batch size, whether Jira has the bulk route, the suite links, the steps that failed.
+ *
+ * It decides nothing about which case of a test survives: that is the registry's, with the cases waiting for the
+ * re-read that decides them, its timer and the duplicates. Three moments of the creates belong to the registry, and
+ * their timing is part of what it decides, so they are named inputs, not a registry passed in: `made` (a case this
+ * process made waits for its re-read from the moment its create is answered, before a batch's refused elements are
+ * created again: a read in between must not close it as a duplicate), `ended` (a batch has ended: the re-read moves,
+ * scheduleRecheck) and `read` (a fresh read after a lost answer or while following: the registry closes the
+ * duplicates each read shows, as every read does).
+ */
+
+/** A machine that came second re-reads this often while the first one creates cases, and waits at most this long. */
+const FOLLOWER_READ_EVERY_MS = 1_000;
+const FOLLOWER_WAIT_MAX_MS = 60_000;
+
+/**
+ * A batch that is not full goes once no new test has come for GATHER_MS (the tests paused, or the run ended), or once
+ * its oldest test has waited GATHER_MAX_MS. Playwright reports tests one by one (onTestEnd), 60 a second in the
+ * bench: a batch sent whenever a create ended held about 10 (10,000 new tests: 1,023 creates), gathered it holds 50.
+ * No step needs a new case before the run's end, and the end waits only GATHER_MS after the last test for it.
+ */
+const GATHER_MS = 100;
+const GATHER_MAX_MS = 2_000;
+
+/** A suite path whose file is still being created is filed anyway once this many batches' worth of cases wait. */
+const LINK_MAX_BATCHES = 4;
+
+/** A test waiting for its case to be created. */
+interface Job {
+  test: TestResult;
+  id: string;
+  done: (key: string) => void;
+  fail: (e: unknown) => void;
+  /** When it joined the queue (GATHER_MAX_MS). */
+  queuedAt: number;
+}
+
+/** A case this process created, waiting for a read that shows whether an older one of its test exists. */
+export interface Waiting {
+  key: string;
+  /** When its create was answered: only a read that begins `settleMs` later decides it. */
+  at: number;
+  done: (key: string) => void;
+  fail: (e: unknown) => void;
+}
+
+export interface CreatesOptions {
+  tm: TestManagementClient;
+  project: string;
+  signal?: AbortSignal;
+  /** The summary of a new case (caseSummary by default). */
+  summaryOf?: (t: TestResult) => string;
+  /** Creates under way at once. Default 4. */
+  concurrency?: number;
+  /** New cases per create request (bulk-create.ts when more than 1). Default 50. */
+  batchSize?: number;
+  /** Whether another machine reports into the same place and came first (see pump). */
+  second?: () => Promise<boolean>;
+  onProgress?: () => void;
+  /** How long the other machine's count of cases must stay still before a follower creates (followerRead). */
+  settleMs: number;
+  /** The project's casebridge cases: what another machine made is found here before a create. */
+  index: CaseIndex;
+  /** A fresh read of the project's cases (the registry's: it closes the duplicates the read shows). */
+  read: () => Promise<void>;
+  /** A case this process made, handed to the registry to wait for the re-read that decides it. */
+  made: (id: string, waiting: Waiting) => void;
+  /** A batch of creates has ended: the registry moves its re-read (scheduleRecheck). */
+  ended: () => void;
+}
+
+export class Creates {
+  /** Creates asked for and not yet answered (queued or under way). */
+  private creatingCount = 0;
+  /** Tests waiting for a create, and how many creates are under way. */
+  private queue: Job[] = [];
+  private running = 0;
+  private followerDone = false;
+  private isSecond?: boolean;
+  private role?: Promise<void>;
+  private followerTimer?: NodeJS.Timeout;
+  private followerSince?: number;
+  private followerCount = -1;
+  /** When the follower last saw the count of cases grow (the other machine still creating). */
+  private followerGrewAt?: number;
+  /** A batch that is not full waits for more tests until this fires (GATHER_MS), and when the last test came. */
+  private gatherTimer?: NodeJS.Timeout;
+  private lastQueued = 0;
+  /** Cases per bulk create: halved for the rest of the run when the server refuses a batch (bulk-create.ts). */
+  private batchSize: number;
+  /** Jira answers the bulk create (false after a 404 or 405: the add-on's create, one by one). */
+  private bulkRoute = true;
+  /** Steps that did not go to cases this run created in bulk (the cases are used all the same). */
+  private readonly stepFailures: string[] = [];
+  /** Cases created in bulk, waiting to be filed in their suites (fileInSuites). */
+  private readonly links: SuiteLinks;
+  /** The batches whose creates are under way: the suite paths they belong to are not filed yet (fileInSuites). */
+  private readonly underWay = new Set<Job[]>();
+
+  constructor(private readonly o: CreatesOptions) {
+    this.batchSize = o.batchSize ?? 50;
+    this.links = new SuiteLinks(o.tm, o.project, o.signal);
+  }
+
+  /** Creates asked for and not yet answered (queued or under way). */
+  get creating(): number {
+    return this.creatingCount;
+  }
+
+  /** Whether this machine came second and has stopped waiting for the other one's creates. */
+  get followerReady(): boolean {
+    return this.followerDone;
+  }
+
+  /** Whether creates are asked for and not answered, or new cases wait to be filed in their suites. */
+  get busy(): boolean {
+    return this.creatingCount > 0 || this.links.busy;
+  }
+
+  /** Steps and suites that did not go to cases created in bulk, named (the cases are used all the same). */
+  get unfinished(): string[] {
+    return [...this.stepFailures, ...this.links.failures];
+  }
+
+  /** Queues a test for a create; `pump` starts it. */
+  add(test: TestResult, id: string, done: (key: string) => void, fail: (e: unknown) => void): void {
+    this.creatingCount += 1;
+    this.lastQueued = Date.now();
+    this.queue.push({ test, id, done, fail, queuedAt: this.lastQueued });
+  }
+
+  private survivor(id: string): Found | undefined {
+    return this.o.index.casesOf(id)[0];
+  }
+
+  /**
+   * Starts creates while fewer than `concurrency` are under way. A machine that came second (another machine made
+   * the cycle) first lets the other create: it re-reads the project's cases every
+   * FOLLOWER_READ_EVERY_MS and takes what appeared, until the count has not grown for `settleMs` (the index lags
+   * creates: one read without growth proves nothing) or FOLLOWER_WAIT_MAX_MS has passed, then
+   * creates only what is still missing, from the end of its list.
+   */
+  pump(): void {
+    if (this.queue.length === 0) return;
+    if (this.isSecond === undefined) {
+      this.role ??= (this.o.second?.() ?? Promise.resolve(false))
+        .catch(() => false)
+        .then((second) => {
+          this.isSecond = second;
+          this.pump();
+        });
+      return;
+    }
+    if (!this.followerDone && this.isSecond) {
+      this.followerSince ??= Date.now();
+      this.followerTimer ??= setTimeout(() => void this.followerRead(), FOLLOWER_READ_EVERY_MS);
+      return;
+    }
+    const max = this.o.concurrency ?? 4;
+    const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
+    // A full batch goes at once; one that is not full while tests keep coming waits for them (GATHER_MS).
+    if (n > 1 && this.queue.length < n) {
+      const now = Date.now();
+      const due = Math.min(this.lastQueued + GATHER_MS, (this.queue[0] as Job).queuedAt + GATHER_MAX_MS);
+      if (now < due) {
+        this.gatherTimer ??= setTimeout(() => {
+          this.gatherTimer = undefined;
+          this.pump();
+        }, due - now);
+        return;
+      }
+    }
+    while (this.running < max && this.queue.length > 0) {
+      const jobs = this.isSecond ? this.queue.splice(-n, n).reverse() : this.queue.splice(0, n);
+      this.running += 1;
+      this.underWay.add(jobs);
+      void (jobs.length > 1 ? this.createMany(jobs) : this.createOne(jobs[0] as Job)).finally(() => {
+        this.running -= 1;
+        this.creatingCount -= jobs.length;
+        this.underWay.delete(jobs);
+        this.pump();
+        this.fileInSuites();
+        this.o.ended();
+      });
+    }
+  }
+
+  /**
+   * Creates a batch of cases in one bulk create, then their steps and suites (before any waits for its re-read: a
+   * run made from a case copies its steps). Elements Jira refused go alone through the add-on; a refused batch is
+   * halved (bulk-create.ts).
+   */
+  private async createMany(jobs: Job[]): Promise<void> {
+    const { tm, project, signal } = this.o;
+    // Another machine may have made some since: the newest read says so, at no cost.
+    const todo = jobs.filter((job) => {
+      const found = this.survivor(job.id);
+      if (found) job.done(found.key);
+      return !found;
+    });
+    if (todo.length === 0) return;
+    if (!this.bulkRoute || todo.length === 1) {
+      await Promise.all(todo.map((job) => this.createOne(job)));
+      return;
+    }
+    let outcome: BulkOutcome;
+    try {
+      const batch = todo.map((j) => ({ test: j.test, id: j.id, summary: this.summaryOf(j.test) }));
+      outcome = await bulkCreate(tm, project, batch, signal);
+    } catch (err) {
+      if (noBulkRoute(err)) {
+        this.bulkRoute = false;
+        await Promise.all(todo.map((job) => this.createOne(job)));
+      } else if (batchRefused(err)) {
+        this.batchSize = Math.min(this.batchSize, Math.max(1, Math.floor(todo.length / 2)));
+        for (let i = 0; i < todo.length; i += this.batchSize) await this.createMany(todo.slice(i, i + this.batchSize));
+      } else if (err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied)) {
+        // The answer was lost: some may have been created. A fresh read says which; the others are tried again.
+        await this.o.read().catch(() => undefined);
+        for (const job of todo) {
+          const found = this.survivor(job.id);
+          if (found) job.done(found.key);
+          else job.fail(err);
+        }
+      } else for (const job of todo) job.fail(err);
+      return;
+    }
+    this.o.onProgress?.();
+    const made: Array<{ job: Job; key: string }> = [];
+    for (const [i, { key, id }] of outcome.created) {
+      const job = todo[i] as Job;
+      // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
+      this.o.index.add(job.id, key, id);
+      made.push({ job, key });
+    }
+    const failures = await addCaseSteps(
+      tm,
+      made.map((m) => ({ key: m.key, test: m.job.test })),
+      signal,
+    );
+    this.stepFailures.push(...failures);
+    for (const m of made) this.links.add(m.key, m.job.test);
+    const at = Date.now();
+    for (const { job, key } of made) this.o.made(job.id, { key, at, done: job.done, fail: job.fail });
+    await Promise.all(outcome.refused.map((i) => this.createOne(todo[i] as Job)));
+  }
+
+  /**
+   * Files the cases that wait in their suites, one request per suite path: every path once no create is left; while
+   * creates go on and a batch's worth waits, the paths that no queued or running create belongs to (the run has
+   * moved past their file: one link for a file's cases instead of one per batch, 14 instead of 28 for 1,400 tests
+   * in 14 files), and a path with LINK_MAX_BATCHES batches' worth (a file of thousands of tests). A run cut short
+   * leaves unfiled only the cases of the files its last creates were for (their cases are used all the same).
+   */
+  fileInSuites(): void {
+    if (this.links.size === 0) return;
+    let which: ((path: string, count: number) => boolean) | undefined;
+    if (this.creatingCount > 0) {
+      if (this.links.size < this.batchSize) return;
+      const active = new Set<string>();
+      for (const job of this.queue) active.add(suitePathOf(job.test.file));
+      for (const jobs of this.underWay) for (const job of jobs) active.add(suitePathOf(job.test.file));
+      const most = LINK_MAX_BATCHES * this.batchSize;
+      which = (path, count) => !active.has(path) || count >= most;
+    }
+    void this.links.flush(which).then(() => this.o.onProgress?.());
+  }
+
+  private summaryOf(test: TestResult): string {
+    return this.o.summaryOf ? this.o.summaryOf(test) : caseSummary(test);
+  }
+
+  private async followerRead(): Promise<void> {
+    let failed = false;
+    try {
+      await this.o.read();
+      const count = this.o.index.size;
+      if (count > this.followerCount && this.followerCount >= 0) this.followerGrewAt = Date.now();
+      this.followerCount = count;
+      this.queue = this.queue.filter((job) => {
+        const found = this.survivor(job.id);
+        if (!found) return true;
+        this.creatingCount -= 1;
+        job.done(found.key);
+        return false;
+      });
+    } catch {
+      failed = true;
+    }
+    this.followerTimer = undefined;
+    // The other machine's cases show in the search about a second after their creates (index lag): it has stopped
+    // only when nothing new has shown for longer than that.
+    const now = Date.now();
+    const quiet = now - (this.followerGrewAt ?? this.followerSince ?? now) > this.o.settleMs;
+    if (failed || quiet || now - (this.followerSince ?? 0) > FOLLOWER_WAIT_MAX_MS) this.followerDone = true;
+    this.pump();
+  }
+
+  private async createOne(job: Job): Promise<void> {
+    try {
+      // Another machine may have made it since: the newest read says so, at no cost.
+      const found = this.survivor(job.id);
+      if (found) {
+        job.done(found.key);
+        return;
+      }
+      const { key, id } = await this.create(job.test, job.id);
+      this.o.onProgress?.();
+      // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
+      this.o.index.add(job.id, key, id);
+      this.o.made(job.id, { key, at: Date.now(), done: job.done, fail: job.fail });
+    } catch (err) {
+      job.fail(err);
+    }
+  }
+
+  /** Creates one case through the add-on: its key, and its id when the answer says it (a re-read slices by ids). */
+  async create(test: TestResult, id: string): Promise<{ key: string; id?: number }> {
+    const { tm, project } = this.o;
+    const fields = caseFields(project, this.summaryOf(test), test, id);
+    const testcasesteps = caseSteps(test);
+    const input = {
+      fields,
+      testcasesteps,
+      linkToTestSuite: { testSuitePath: suitePathOf(test.file), projectKey: project },
+    };
+    const signal = this.o.signal ? { signal: this.o.signal } : undefined;
+    try {
+      // A dry run's stand-in answers the key alone.
+      const made: { testCaseKey: string; createdTestCase?: { id: number | string } } =
+        await tm.cases.createTestCaseInSuite(input, signal);
+      return { key: made.testCaseKey, id: Number(made.createdTestCase?.id) };
+    } catch (err) {
+      if (err instanceof AmbiguousError) {
+        // The answer was lost: the create may have happened. Read again (a fresh read, not the cached one).
+        await this.o.read();
+        const again = this.survivor(id);
+        if (again) return { key: again.key };
+        throw err;
+      }
+      // The older service variant has no suite creation: a plain test case.
+      if (!(err instanceof NotFoundError)) throw err;
+      const made = await tm.cases.createTestCase({ fields, testcasesteps }, signal);
+      return { key: made.key, id: Number(made.id) };
+    }
+  }
+}
