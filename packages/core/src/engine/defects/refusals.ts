@@ -110,7 +110,8 @@ export class DefectRefusals {
   lines(): string[] {
     return [...this.notFiled.values()].map(({ refusal, keys }) => {
       if (keys.length === 1) return `defect for ${keys[0]} not filed: ${refusal.what} (${refusal.fix})`;
-      const named = [...new Set(keys)];
+      // In key order, not in the order the failures came (which varies run to run): DEMO-2 before DEMO-10.
+      const named = [...new Set(keys)].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
       const shown = named.slice(0, 3).join(', ') + (named.length > 3 ? `, ${named.length - 3} more` : '');
       const what = refusal.what.replace(/^Jira refused its /, 'Jira refused their ').replace(/ it: /, ' them: ');
       return `defects for ${keys.length} failures (${shown}) not filed: ${what} (${refusal.fix})`;
