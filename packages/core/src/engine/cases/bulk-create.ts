@@ -12,7 +12,7 @@ import { mappingKey } from './mapping.js';
  * instead of one request per case through the add-on's `testSuite/createTestCase`. What the add-on's create did in
  * the same request follows: steps with one `addSteps` per case that has steps, before the case is used; suites with
  * one `testSuite/linkTestCase` per suite path for the cases made since its last link (SuiteLinks), sent once the
- * run's creates have moved past the path's file (registry.ts, fileInSuites). A 1,400-test first run of 14 files costs
+ * run's creates have moved past the path's file (creates.ts, fileInSuites). A 1,400-test first run of 14 files costs
  * 28 creates and about one link per file, not 1,400 creates.
  *
  * Jira creates what it can: an element it refuses is named by its position (`failedElementNumber`) and created again
