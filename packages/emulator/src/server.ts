@@ -6,7 +6,6 @@ import { BlobStore } from './blobs.js';
 import { Cluster } from './cluster.js';
 import { variantFor } from './context.js';
 import { FaultController } from './faults.js';
-import { jiraSearchPostOp } from './handlers/jira-search.js';
 import type { EmulatorOptions, RequestLogEntry, RunningEmulator } from './kernel/emulator.js';
 import type { Env } from './kernel/exchange.js';
 import { Persistence } from './persist.js';
@@ -121,7 +120,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     jira,
     cluster: new Cluster(() => jira),
     index,
-    router: new Router([...operations, jiraSearchPostOp]),
+    router: new Router(operations),
     now,
     host: options.host ?? '127.0.0.1',
     repoGuest: options.repoGuest ?? false,

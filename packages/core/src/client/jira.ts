@@ -13,6 +13,7 @@ import {
   jiraMyselfOp,
   jiraProjectOp,
   jiraSearch,
+  jiraSearchPost,
   jiraTransitions,
 } from '../contract/jira.js';
 import type { Authenticator } from './auth.js';
@@ -37,6 +38,7 @@ export const JIRA = {
   transitions: jiraTransitions,
   transition: jiraDoTransition,
   search: jiraSearch,
+  searchPost: jiraSearchPost,
   session: jiraCurrentSession,
   logout: jiraLogout,
 } as const;

@@ -270,6 +270,16 @@ export const jiraDoTransition = defineOperation({
   ],
 });
 
+/** A page of a JQL search (GET or POST alike). */
+const searchAnswer = (mode: SchemaMode) =>
+  obj(mode, {
+    expand: loose(mode, z.string()),
+    startAt: z.number().int(),
+    maxResults: z.number().int(),
+    total: z.number().int(),
+    issues: z.array(jiraIssue(mode)),
+  });
+
 export const jiraSearch = defineOperation({
   id: 'jira.search',
   service: 'jira',
@@ -287,14 +297,32 @@ export const jiraSearch = defineOperation({
       expand: z.string().optional(),
       validateQuery: z.string().optional(),
     }),
-  response: (mode) =>
-    obj(mode, {
-      expand: loose(mode, z.string()),
-      startAt: z.number().int(),
-      maxResults: z.number().int(),
-      total: z.number().int(),
-      issues: z.array(jiraIssue(mode)),
+  response: searchAnswer,
+  errors: [{ status: 400, when: 'the JQL cannot be parsed, or names a field or value that does not exist' }],
+});
+
+/**
+ * The same search with its parameters in a JSON body (`POST /rest/api/2/search`), for JQL too long for a URL: a Jira
+ * behind Tomcat refuses a request line over its header size (8 KB by default) with 400 or 414. The client sends a
+ * search this way only when its JQL is long (keyset.ts), so the usual search stays a GET.
+ */
+export const jiraSearchPost = defineOperation({
+  id: 'jira.searchPost',
+  service: 'jira',
+  group: 'jira',
+  method: 'POST',
+  path: '/rest/api/2/search',
+  summary: 'Search issues with JQL, the parameters in the body (for JQL too long for a URL)',
+  body: () =>
+    z.looseObject({
+      jql: z.string().optional(),
+      startAt: z.number().int().min(0).optional(),
+      maxResults: z.number().int().min(0).optional(),
+      fields: z.array(z.string()).optional(),
+      expand: z.array(z.string()).optional(),
+      validateQuery: z.union([z.string(), z.boolean()]).optional(),
     }),
+  response: searchAnswer,
   errors: [{ status: 400, when: 'the JQL cannot be parsed, or names a field or value that does not exist' }],
 });
 
@@ -350,6 +378,7 @@ export const jiraOperations: OperationDef[] = [
   jiraTransitions,
   jiraDoTransition,
   jiraSearch,
+  jiraSearchPost,
   jiraLogin,
   jiraCurrentSession,
   jiraLogout,

@@ -1,5 +1,3 @@
-import { defineOperation, type OperationDef } from '@casebridge/core/contract';
-import { z } from 'zod';
 import { type Ctx, type Handler, Reply, ServiceError } from '../context.js';
 import { type JqlClause, type JqlQuery, jqlDate, parseJql } from '../jql.js';
 import { type JiraBehaviour, lagOf, PROFILES } from '../profile.js';
@@ -110,7 +108,12 @@ function predicate(store: Store, c: JqlClause, b: JiraBehaviour, now: number): (
       test = (i) => i.labels.some((l) => values.includes(l));
       break;
     case 'key':
-      test = c.range ? keyRange(store, c) : (i) => values.some((v) => lower(v) === lower(i.key) || v === String(i.id));
+      if (c.range) test = keyRange(store, c);
+      else {
+        // A set: `id not in (…)` may name a thousand issues (a re-read leaving out the cases its caller made).
+        const wanted = new Set(values.map(lower));
+        test = (i) => wanted.has(lower(i.key)) || wanted.has(String(i.id));
+      }
       break;
     case 'created':
     case 'updated':
@@ -209,33 +212,6 @@ function search(ctx: Ctx, input: SearchInput): unknown {
 
 export const jiraSearchHandlers: Record<string, Handler> = {
   'jira.search': (ctx) => search(ctx, ctx.query as SearchInput),
-};
-
-/**
- * `POST /rest/api/2/search`: the same search with the parameters in a JSON body, for JQL too long for a URL. The
- * contract does not describe it (the client does not use it), so the emulator defines it itself: it is routed and
- * answered like the contract's operations but has no place in the OpenAPI document.
- */
-export const jiraSearchPostOp: OperationDef = defineOperation({
-  id: 'jira.searchPost',
-  service: 'jira',
-  group: 'jira',
-  method: 'POST',
-  path: '/rest/api/2/search',
-  summary: 'Search issues with JQL, the parameters in the body',
-  body: () =>
-    z.looseObject({
-      jql: z.string().optional(),
-      startAt: z.number().int().min(0).optional(),
-      maxResults: z.number().int().min(0).optional(),
-      fields: z.array(z.string()).optional(),
-      expand: z.array(z.string()).optional(),
-      validateQuery: z.union([z.string(), z.boolean()]).optional(),
-    }),
-  errors: [{ status: 400, when: 'the JQL cannot be parsed, or names a field or value that does not exist' }],
-});
-
-/** Handlers of the operations the emulator defines beside the contract's. */
-export const extraHandlers: Record<string, Handler> = {
+  // The same search with its parameters in a JSON body, for JQL too long for a URL.
   'jira.searchPost': (ctx) => search(ctx, (ctx.body ?? {}) as SearchInput),
 };

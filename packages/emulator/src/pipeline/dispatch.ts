@@ -1,12 +1,11 @@
 import { type Ctx, ServiceError } from '../context.js';
 import { handlers } from '../handlers/index.js';
-import { extraHandlers } from '../handlers/jira-search.js';
 import { ANSWERED, type Answered, type Env, type ServiceExchange } from '../kernel/exchange.js';
 import { sendError } from '../kernel/send.js';
 
 /** The dispatch step: the operation's handler runs; what it returns is the answer. */
 export async function dispatch(ctx: Ctx): Promise<unknown> {
-  const handler = handlers[ctx.op.id] ?? extraHandlers[ctx.op.id];
+  const handler = handlers[ctx.op.id];
   if (!handler) throw new ServiceError(501, `Operation ${ctx.op.id} is not implemented by the emulator`);
   return handler(ctx);
 }

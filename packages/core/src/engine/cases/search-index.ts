@@ -20,9 +20,11 @@ import { slicedKeysetSearch } from '../jira/keyset.js';
  * re-read reads the cases created in the last `indexLagMs` (5 s) and since, whatever the size of the project: one
  * request in a second run, one or two per re-read at a page cap of 100 while a first run creates about 30 cases a
  * second (at 15 s it was five: 57 of a 1,000-test adoption's 1,124 requests). A case the index shows more than 5 s
- * late, below the floor, is left to the next run's full read. A re-read knows where most of its cases are (the ids
- * of the cases read before and of those this process made): it reads slices of a page each at once (keyset.ts,
- * slicedKeysetSearch), so the re-read at the end of a first run of 1,400 new cases is 14 requests in 4 round trips.
+ * late, below the floor, is left to the next run's full read. A re-read leaves out the cases this process made but
+ * its newest (`id not in (…)`, up to 1,000 a request, parts): it knows them, and what it reads for is what others made.
+ * So the re-read at the end of a first run of 1,400 new cases is 2 requests in one round trip (it was 14 pages of
+ * its own cases in 4). The newest it asks for tells whether the index has caught up with its creates (`shown`). What
+ * it reads it reads in slices of a page each at once (keyset.ts, slicedKeysetSearch): the cases read before cut them.
  *
  * Cases are ordered by their key's number (in one project, the creation order, as the id is), so a case this
  * process has just created takes its place before any search shows it.
@@ -38,6 +40,12 @@ export interface Found {
 
 /** Default index lag allowed for (see the class comment). */
 export const INDEX_LAG_MS = 5_000;
+
+/**
+ * At most this many of its own cases one request of a re-read leaves out (`id not in (…)`, parts): Jira turns each into a clause of
+ * its query, and older Lucene-backed versions refuse a query of more than 1,024. More go in further parts of the range.
+ */
+const MAX_LEFT_OUT = 1_000;
 
 export interface CaseIndexOptions {
   tm: TestManagementClient;
@@ -59,6 +67,13 @@ export class CaseIndex {
   private readonly seen = new Set<string>();
   /** Ids of the cases read or added by this process: where a re-read cuts its slices. */
   private readonly ids = new Set<number>();
+  /** The ids of the cases this process created (`add`), by key: a re-read leaves them out but the newest (own). */
+  private readonly own = new Map<string, number>();
+  /**
+   * The highest key number a read answered: the index that answered had every case made before that one (each node
+   * takes the cluster's changes in order), so a case this process made with a lower number was in it (`shown`).
+   */
+  private shownUpTo = 0;
   /** The page size the server answered the last read with (unknown before the first). */
   private pageSize?: number;
   private newest = Number.NEGATIVE_INFINITY;
@@ -116,9 +131,12 @@ export class CaseIndex {
     return this.byIdentity.get(identity) ?? [];
   }
 
-  /** Whether a search has shown the case (not only `add`). */
+  /**
+   * Whether a search has shown the case (not only `add`): it answered the case, or, for a case this process made
+   * (which a re-read leaves out), a case made after it.
+   */
   shown(key: string): boolean {
-    return this.seen.has(key);
+    return this.seen.has(key) || (this.own.has(key) && keyNumber(key) <= this.shownUpTo);
   }
 
   /**
@@ -126,7 +144,10 @@ export class CaseIndex {
    * one) tells a re-read where the cases are, so it reads them in slices at once (keyset.ts, keysetSlices).
    */
   add(identity: string, key: string, id?: number): void {
-    if (id !== undefined && Number.isSafeInteger(id) && id > 0) this.ids.add(id);
+    if (id !== undefined && Number.isSafeInteger(id) && id > 0) {
+      this.ids.add(id);
+      this.own.set(key, id);
+    }
     if (this.all.has(key)) return;
     this.all.set(key, { key, identity, closed: false, n: keyNumber(key) });
     this.byIdentity = undefined;
@@ -146,20 +167,56 @@ export class CaseIndex {
     return this.all.size;
   }
 
+  /**
+   * The range above `afterId` in parts, each with the cases this process made in it that its read leaves out
+   * (`id not in (…)`), at most MAX_LEFT_OUT a part: all but the newest. This process knows them (it made them, `add`),
+   * and what a re-read is for is the cases of others: at the end of a first run of 1,400 new cases the re-read is two
+   * requests, not 14 pages of its own cases. The newest is asked for: a read that shows it shows every case made
+   * before it (`shown`), so it decides them all. Without cases of its own above `afterId`, one part, nothing left out.
+   */
+  private parts(afterId: number): Array<{ afterId: number; upToId?: number; out: number[] }> {
+    const mine = [...this.own.values()].filter((id) => id > afterId).sort((a, b) => a - b);
+    mine.pop();
+    const parts: Array<{ afterId: number; upToId?: number; out: number[] }> = [];
+    let from = afterId;
+    for (let i = 0; i < mine.length; i += MAX_LEFT_OUT) {
+      const out = mine.slice(i, i + MAX_LEFT_OUT);
+      const last = i + MAX_LEFT_OUT >= mine.length;
+      const top = out[out.length - 1] as number;
+      parts.push(last ? { afterId: from, out } : { afterId: from, upToId: top, out });
+      from = top;
+    }
+    if (parts.length === 0) parts.push({ afterId, out: [] });
+    return parts;
+  }
+
   private async read(afterId: number): Promise<void> {
-    const jql = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge"`;
-    // The cases known above the floor (read before, or made here) cut the range into slices of a page each, read at
-    // once: a re-read of 1,400 new cases at a page cap of 100 is 14 requests in about 4 round trips, not 14 in a row.
-    const found = await slicedKeysetSearch({
-      tm: this.o.tm,
-      jql,
-      fields: 'description,resolution,status,created',
-      afterId,
-      known: this.ids,
-      ...(this.pageSize ? { pageSize: this.pageSize } : {}),
-      ...(this.o.signal ? { signal: this.o.signal } : {}),
-      ...(this.o.onProgress ? { onPage: this.o.onProgress } : {}),
-    });
+    const base = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge"`;
+    const results = await Promise.all(
+      this.parts(afterId).map((part) => {
+        const out = new Set(part.out);
+        const top = part.upToId ?? Number.POSITIVE_INFINITY;
+        // The cases known in the part (read before, or made here and asked for) cut it into slices of a page each,
+        // read at once: a read of 1,400 cases at a page cap of 100 is 14 requests in about 4 round trips, not 14 in
+        // a row.
+        return slicedKeysetSearch({
+          tm: this.o.tm,
+          jql: part.out.length > 0 ? `${base} AND id not in (${part.out.join(',')})` : base,
+          fields: 'description,resolution,status,created',
+          afterId: part.afterId,
+          ...(part.upToId === undefined ? {} : { upToId: part.upToId }),
+          known: [...this.ids].filter((id) => id > part.afterId && id <= top && !out.has(id)),
+          ...(this.pageSize ? { pageSize: this.pageSize } : {}),
+          ...(this.o.signal ? { signal: this.o.signal } : {}),
+          ...(this.o.onProgress ? { onPage: this.o.onProgress } : {}),
+        });
+      }),
+    );
+    const found = {
+      issues: results.flatMap((r) => r.issues),
+      requests: results.reduce((n, r) => n + r.requests, 0),
+      pageSize: Math.min(...results.map((r) => r.pageSize)),
+    };
     this.pageSize = found.pageSize;
     this.requests += found.requests;
     this.reads += 1;
@@ -171,6 +228,7 @@ export class CaseIndex {
         if (created > this.newest) this.newest = created;
       }
       this.seen.add(issue.key);
+      this.shownUpTo = Math.max(this.shownUpTo, keyNumber(issue.key));
       const identity = this.o.identityOf(String(issue.fields.description ?? ''));
       // Not (or no longer) a case of a test: a labelled duplicate, or a description someone rewrote.
       if (!identity) {
