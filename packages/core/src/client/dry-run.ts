@@ -44,6 +44,7 @@ const STAND_INS: Record<string, StandIn> = {
   'plans.members': { answer: none },
   'plans.addMembers': { answer: nothing },
   'cycles.workflow': { answer: nothing },
+  'cycles.testRuns': { answer: none },
   'cycles.testRunsByCycleId': { answer: none },
   'cycles.addMembersToTestCycle': { answer: nothing },
   // A run per case and attribute set, as the service answers them: made-up ids, the `-` values left out.

@@ -54,3 +54,43 @@ export function cycleNameFor(c: CasebridgeConfig, env: NodeJS.ProcessEnv = proce
   };
   return expandTemplate(c.cycle, vars, env) || `CI ${vars.date}`;
 }
+
+/**
+ * CI variables that hold a value of one pipeline run (an id or a number that counts runs): a cycle named after one
+ * is new in almost every run. Per job or per attempt ones too (GitLab's CI_JOB_ID, Azure's SYSTEM_JOBID): newer still.
+ * Not a commit (GITHUB_SHA) nor a branch: several runs share those.
+ */
+export const PER_RUN_VARIABLES: readonly string[] = [
+  'CASEBRIDGE_PIPELINE_ID',
+  'GITHUB_RUN_ID',
+  'GITHUB_RUN_NUMBER',
+  'CI_PIPELINE_ID',
+  'CI_PIPELINE_IID',
+  'CI_JOB_ID',
+  'BUILD_NUMBER',
+  'BUILD_ID',
+  'BUILD_TAG',
+  'BUILD_BUILDID',
+  'BUILD_BUILDNUMBER',
+  'SYSTEM_JOBID',
+  'BUILDKITE_BUILD_ID',
+  'BUILDKITE_BUILD_NUMBER',
+  'CIRCLE_BUILD_NUM',
+  'CIRCLE_WORKFLOW_ID',
+  'BITBUCKET_BUILD_NUMBER',
+  'TRAVIS_BUILD_ID',
+  'TRAVIS_BUILD_NUMBER',
+  'DRONE_BUILD_NUMBER',
+];
+
+/**
+ * Whether the run's cycle name is new per run: the `cycle` template names `${build}` (option `build` set) or a
+ * PER_RUN_VARIABLES variable that is set. Such a cycle is created first and looked for only when the create is
+ * refused (one request less); the default `CI ${date}` is made by the day's first run and found by the others.
+ */
+export function cycleNamePerRun(c: CasebridgeConfig, env: NodeJS.ProcessEnv = process.env): boolean {
+  const names = [...c.cycle.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] as string);
+  return names.some((name) =>
+    name === 'build' ? Boolean(c.build?.trim()) : PER_RUN_VARIABLES.includes(name) && Boolean(env[name]?.trim()),
+  );
+}

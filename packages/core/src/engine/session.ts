@@ -8,7 +8,7 @@ import type { TestManagementClient } from '../client/tm.js';
 import { keyPattern, type MappingFile, titleWithoutKeys } from './cases/mapping.js';
 import { readMappingFile, writeMapping } from './cases/mapping-file.js';
 import { CaseRegistry, caseSummary } from './cases/registry.js';
-import { clientsFor, cycleNameFor } from './clients.js';
+import { clientsFor, cycleNameFor, cycleNamePerRun } from './clients.js';
 import type { CasebridgeConfig } from './config/schema.js';
 import { composeService } from './delivery/compose.js';
 import { Delivery } from './delivery/delivery.js';
@@ -112,7 +112,12 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
     mode: c.mode,
     projectKey: c.projectKey,
     ...(c.mode === 'cycle'
-      ? { plan: c.testPlan as string, cycleName: cycleNameFor(c, env), preloadRuns: c.preloadRuns }
+      ? {
+          plan: c.testPlan as string,
+          cycleName: cycleNameFor(c, env),
+          preloadRuns: c.preloadRuns,
+          ...(cycleNamePerRun(c, env) ? { perRunCycle: true } : {}),
+        }
       : {}),
     ...(c.environment ? { environment: c.environment } : {}),
     ...(c.build ? { build: c.build } : {}),

@@ -7,7 +7,7 @@ import type { CycleInfo } from '../kernel/types.js';
 import type { Target } from '../kernel/work.js';
 import { AttributedRuns } from './attributed-runs.js';
 import type { DeliveryService } from './compose.js';
-import type { Cycles } from './cycles.js';
+import type { Cycles, ListedRuns } from './cycles.js';
 
 /** What a run in a cycle held when its list was last read. */
 export interface RunNow {
@@ -99,8 +99,14 @@ export class CycleRuns {
     const cycle = await this.cycles.ensure(t);
     const ck = this.cycles.key(t);
     let runs = this.runs.get(ck);
-    // A cycle this run just created empty has no runs yet: no need to ask. One preloaded holds the plan's cases.
-    if (!runs) runs = cycle.created && !cycle.preloaded ? new Map<string, number>() : await this.read(t, cycle);
+    // A cycle this run just created empty has no runs yet: no need to ask. One preloaded holds the plan's cases: its
+    // list was read by name as it was created (Cycles.takeListed), or is read now.
+    if (!runs) {
+      runs =
+        cycle.created && !cycle.preloaded
+          ? new Map<string, number>()
+          : await this.read(t, cycle, this.cycles.takeListed(t));
+    }
     this.runs.set(ck, runs);
     const withSets = all.filter((key) => parseRunKey(key).set);
     // createTestRuns answers the ids of the runs it made: the list is read again only for runs that existed.
@@ -137,9 +143,10 @@ export class CycleRuns {
     return runs;
   }
 
-  private async read(t: Target, cycle: CycleInfo): Promise<Map<string, number>> {
+  /** Reads the cycle's run list (one request), or takes the one `listed` when the cycle was created (none). */
+  private async read(t: Target, cycle: CycleInfo, listed?: ListedRuns): Promise<Map<string, number>> {
     const input = { testPlanIssueKey: cycle.plan, cycleId: cycle.id };
-    const list = await this.svc.tm.cycles.testRunsByCycleId(input, this.svc.o);
+    const list = listed?.runs ?? (await this.svc.tm.cycles.testRunsByCycleId(input, this.svc.o));
     const k = this.cycles.key(t);
     const map = this.runs.get(k) ?? new Map<string, number>();
     for (const r of list) {
@@ -150,7 +157,7 @@ export class CycleRuns {
       this.runNow.set(r.id, { status: r.status, comment: r.comment ?? '' });
     }
     this.runs.set(k, map);
-    this.readAt.set(k, Date.now());
+    this.readAt.set(k, listed?.at ?? Date.now());
     this.onProgress();
     return map;
   }

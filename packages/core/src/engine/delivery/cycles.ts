@@ -36,6 +36,15 @@ export const CYCLE_STATUS_AFTER = {
 } as const;
 export type CycleWorkflow = keyof typeof CYCLE_STATUS_AFTER;
 
+/**
+ * A cycle's runs as listed by name (cycles.testRuns) right after this process created it preloaded, and when the
+ * answer came: the list the run would read next anyway (see CycleRuns), read while the cycle's id is still unknown.
+ */
+export interface ListedRuns {
+  runs: Awaited<ReturnType<Service['tm']['cycles']['testRuns']>>;
+  at: number;
+}
+
 /** A refusal that means another process got there first (500: already exists, not allowed from this state). */
 function lostRace(err: unknown): boolean {
   return err instanceof ValidationError || err instanceof AmbiguousError;
@@ -55,12 +64,16 @@ export async function findCycle(svc: Service, plan: string, name: string): Promi
  * `start`: a cycle this process created is started at the same time as it is read back (the create answers no id:
  * the read is needed anyway, and the start goes by name), one round trip instead of two. A cycle another process
  * made is left as it was read: the caller decides.
+ *
+ * `listRuns`: a cycle this process created preloaded has its runs listed by name in that same round trip
+ * (`listed`); when the list fails (a 404, a name the server's path rules refuse), `listed` is left out and the
+ * caller lists by id once it knows the id: the list is an early read, never a result's only way through.
  */
 export async function createCycle(
   svc: Service,
   spec: CycleSpec,
-  { start = false }: { start?: boolean } = {},
-): Promise<CycleInfo & { created: boolean }> {
+  { start = false, listRuns = false }: { start?: boolean; listRuns?: boolean } = {},
+): Promise<CycleInfo & { created: boolean; listed?: ListedRuns }> {
   const { plan, name } = spec;
   const input = {
     testPlanIssueKey: plan,
@@ -79,15 +92,18 @@ export async function createCycle(
     if (!lostRace(err)) throw err;
     failure = err;
   }
-  // A dry run's read would find no cycle (and show one more call): the cycle it would have made, id 0.
+  const listing = listRuns && created && spec.preloadRuns ? listByName(svc, plan, name) : undefined;
+  // A dry run's read would find no cycle (and show one more call): the cycle it would have made, id 0. Its list
+  // answers no runs: the cases it reports are added to the cycle, as they are to one created empty.
   if (svc.dryRun) {
     const cycle = { id: 0, name, plan, status: 'Draft', created };
     if (start && created) await moveCycle(svc, cycle, 'Start');
-    return cycle;
+    const listed = await listing;
+    return { ...cycle, ...(listed ? { preloaded: true, listed } : {}) };
   }
   const started = start && created ? moveCycle(svc, { id: 0, name, plan, status: 'Draft' }, 'Start') : undefined;
-  // Both settle before either's failure is thrown: a start left running would be a request nobody waits for.
-  const [read, moved] = await Promise.allSettled([findCycle(svc, plan, name), started]);
+  // All settle before any failure is thrown: a start left running would be a request nobody waits for.
+  const [read, moved, listed] = await Promise.allSettled([findCycle(svc, plan, name), started, listing]);
   if (read.status === 'rejected') throw read.reason;
   if (moved.status === 'rejected') throw moved.reason;
   const cycle = read.value;
@@ -99,7 +115,25 @@ export async function createCycle(
   }
   // The read may have been answered before the start took effect.
   if (started) cycle.status = CYCLE_STATUS_AFTER.Start;
-  return { ...cycle, created, ...(created && spec.preloadRuns ? { preloaded: true } : {}) };
+  return {
+    ...cycle,
+    created,
+    ...(created && spec.preloadRuns ? { preloaded: true } : {}),
+    ...(listed.status === 'fulfilled' && listed.value ? { listed: listed.value } : {}),
+  };
+}
+
+/**
+ * The cycle's runs by name (one request; the client encodes the name as one path segment, `/` included); undefined
+ * when the list fails for any reason: the runs are then read by id (cycles.testRunsByCycleId), whose errors go up.
+ */
+async function listByName(svc: Service, plan: string, name: string): Promise<ListedRuns | undefined> {
+  try {
+    const runs = await svc.tm.cycles.testRuns({ testPlanIssueKey: plan, cycleName: name }, svc.o);
+    return { runs, at: Date.now() };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -130,6 +164,8 @@ export class Cycles {
   /** A permanent answer (no such plan) is kept: every result of the run would get the same one. */
   private readonly open = memoByKey<string, CycleInfo>((err) => err instanceof PermanentProblem);
   private readonly seen: CycleInfo[] = [];
+  /** Run lists read while creating a cycle (see createCycle's `listRuns`), until CycleRuns takes them, by key. */
+  private readonly listed = new Map<string, ListedRuns>();
 
   constructor(
     private readonly svc: Service,
@@ -144,17 +180,66 @@ export class Cycles {
     return `${t.plan}\u0000${t.cycleName}`;
   }
 
-  /** Finds the cycle by name or creates it; starts it when it is a Draft; resumes it when someone completed it. */
+  /**
+   * Finds the cycle by name or creates it; starts it when it is a Draft; resumes it when someone completed it. A
+   * per-run name (Target.perRunCycle) is created first: find, create, {start, read back} is 4 requests in 3 round
+   * trips; create, {start, read back} is 3 in 2. When another process made it (shards of one pipeline run, a re-run),
+   * the create is refused and createCycle finds theirs, as after a lost race.
+   */
   ensure(t: Target): Promise<CycleInfo> {
     return this.open(this.key(t), () => this.openNow(t));
   }
 
+  /**
+   * The runs listed by name when this process created the cycle preloaded (undefined: not listed, or taken): handed
+   * over once, to the first read of the cycle's runs (CycleRuns), which would send that same list otherwise.
+   */
+  takeListed(t: Target): ListedRuns | undefined {
+    const k = this.key(t);
+    const listed = this.listed.get(k);
+    this.listed.delete(k);
+    return listed;
+  }
+
   private async openNow(t: Target): Promise<CycleInfo> {
-    const plan = t.plan as string;
-    const name = t.cycleName as string;
-    let cycle: CycleInfo | undefined;
+    const spec = {
+      plan: t.plan as string,
+      name: t.cycleName as string,
+      environment: t.environment,
+      build: t.build,
+      preloadRuns: t.preloadRuns,
+      ...(this.advanced ? { advanced: true } : {}),
+    };
+    let cycle = t.perRunCycle ? await this.createFirst(t, spec) : undefined;
+    cycle ??= (await this.find(spec.plan, spec.name)) ?? (await this.create(t, spec));
+    if (cycle.status === 'Draft') await moveCycle(this.svc, cycle, 'Start');
+    else if (cycle.status === 'Completed' || cycle.status === 'Aborted') await resumeCycle(this.svc, cycle);
+    this.seen.push(cycle);
+    return cycle;
+  }
+
+  /**
+   * Creates a cycle of a per-run name. A 404 (no such plan, or a URL that is not Jira's) is left to the find that
+   * follows, which tells the two apart: undefined then.
+   */
+  private async createFirst(t: Target, spec: CycleSpec): Promise<CycleInfo | undefined> {
     try {
-      cycle = await findCycle(this.svc, plan, name);
+      return await this.create(t, spec);
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+  }
+
+  private async create(t: Target, spec: CycleSpec): Promise<CycleInfo> {
+    const { listed, ...cycle } = await createCycle(this.svc, spec, { start: true, listRuns: true });
+    if (listed) this.listed.set(this.key(t), listed);
+    return cycle;
+  }
+
+  private async find(plan: string, name: string): Promise<CycleInfo | undefined> {
+    try {
+      return await findCycle(this.svc, plan, name);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
       // Every path answers 404 when the URL is not Jira's (a wrong context path such as /jira): say so, and keep
@@ -164,19 +249,6 @@ export class Cycles {
         `test plan ${plan} was not found (HTTP 404): check testPlan (CASEBRIDGE_TEST_PLAN); no result of this run can go to a cycle`,
       );
     }
-    const spec = {
-      plan,
-      name,
-      environment: t.environment,
-      build: t.build,
-      preloadRuns: t.preloadRuns,
-      ...(this.advanced ? { advanced: true } : {}),
-    };
-    cycle ??= await createCycle(this.svc, spec, { start: true });
-    if (cycle.status === 'Draft') await moveCycle(this.svc, cycle, 'Start');
-    else if (cycle.status === 'Completed' || cycle.status === 'Aborted') await resumeCycle(this.svc, cycle);
-    this.seen.push(cycle);
-    return cycle;
   }
 
   /** The first cycle this run reported into (the summary names it). */

@@ -55,6 +55,12 @@ export interface Target {
   build?: string;
   /** A cycle this run creates gets a run for every case of the plan (option `preloadRuns`); absent: it does not. */
   preloadRuns?: boolean;
+  /**
+   * The cycle name is new per run (a build number, a CI run id; see cycleNamePerRun): the cycle is created first and
+   * looked for only when the create is refused (ValidationError: it exists). Absent: looked for first. Kept in the
+   * journal with the rest: a replay into a cycle that exists by then costs that one refused create.
+   */
+  perRunCycle?: boolean;
 }
 
 export interface Progress {
