@@ -77,6 +77,14 @@ export class CaseIndex {
   /** The page size the server answered the last read with (unknown before the first). */
   private pageSize?: number;
   private newest = Number.NEGATIVE_INFINITY;
+  /** When this process had the answer to each of its creates (its clock), by id: see `offset`. */
+  private readonly madeAt = new Map<number, number>();
+  /**
+   * The server's `created` of a case this process made minus when it had the create's answer, the largest seen. A
+   * re-read leaves this process's cases out, so their `created` is rarely read: the floor estimates it with this
+   * (the largest, so an estimate is never older than the truth, and the floor never passes a case it must not).
+   */
+  private offset?: number;
   private byIdentity?: Map<string, Found[]>;
   private first?: Promise<void>;
   private reading?: Promise<void>;
@@ -113,6 +121,10 @@ export class CaseIndex {
     const before = this.newest - (this.o.indexLagMs ?? INDEX_LAG_MS);
     let floor = 0;
     for (const [id, created] of this.times) if (created <= before && id > floor) floor = id;
+    // This process's cases, which its re-reads leave out: their creation time estimated (see `offset`).
+    if (this.offset !== undefined) {
+      for (const [id, at] of this.madeAt) if (at + this.offset <= before && id > floor) floor = id;
+    }
     return floor;
   }
 
@@ -147,6 +159,7 @@ export class CaseIndex {
     if (id !== undefined && Number.isSafeInteger(id) && id > 0) {
       this.ids.add(id);
       this.own.set(key, id);
+      this.madeAt.set(id, Date.now());
     }
     if (this.all.has(key)) return;
     this.all.set(key, { key, identity, closed: false, n: keyNumber(key) });
@@ -225,6 +238,8 @@ export class CaseIndex {
       const created = Date.parse(String(issue.fields.created ?? ''));
       if (!Number.isNaN(created)) {
         this.times.set(issue.id, created);
+        const at = this.madeAt.get(issue.id);
+        if (at !== undefined) this.offset = Math.max(this.offset ?? Number.NEGATIVE_INFINITY, created - at);
         if (created > this.newest) this.newest = created;
       }
       this.seen.add(issue.key);
