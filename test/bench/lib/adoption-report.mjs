@@ -5,6 +5,9 @@
 import { ADOPTION, REPLAY } from './adoption.mjs';
 import { round } from './common.mjs';
 
+/** The runner's name as its users write it. */
+const runnerLabel = (runner) => ({ playwright: 'Playwright', vitest: 'Vitest' })[runner] ?? 'Jest';
+
 const verdict = (ok) => (ok === null ? 'not measured' : ok ? 'met' : 'MISSED');
 const s = (ms) => round(ms / 1000, 1);
 const ops = (byOp) =>
@@ -121,7 +124,7 @@ function adoptionTable(c) {
   const { bare, first, second } = c;
   const row = (label, a, b, d) => `| ${label} | ${a} | ${b} | ${d} |`;
   return [
-    `### ${c.runner === 'playwright' ? 'Playwright' : 'Jest'}, ${c.tests.toLocaleString('en')} tests in ${c.files} files, ${c.variant}${c.failing ? ` (${c.failing} failing)` : ''}, ${c.latency} ms`,
+    `### ${runnerLabel(c.runner)}, ${c.tests.toLocaleString('en')} tests in ${c.files} files, ${c.variant}${c.failing ? ` (${c.failing} failing)` : ''}, ${c.latency} ms`,
     '',
     `Load average (1 min) ${c.load.join(' → ')} on ${c.cores} cores: wall times of single runs move with it. ${buildsText(c.builds, ['core', 'jest'])}`,
     '',
@@ -202,7 +205,7 @@ export function renderAdoption(json) {
     '',
     `Measured: commit ${v.commit}; builds ${builds}.${rebuilt}`,
     '',
-    `Adoption: ${ADOPTION.runner === 'playwright' ? 'Playwright' : 'Jest'} in cycle mode, ${ADOPTION.tests.toLocaleString('en')} generated tests without case keys, \`CASEBRIDGE_AUTO_CREATE=true\`, defects on, ${ADOPTION.latency} ms on every route; the seed has project BENCH and an empty test plan BENCH-1. The second run keeps the emulator's state and casebridge.keys.json, reports into a new cycle, and starts with an empty journal. Replay: ${REPLAY.tests.toLocaleString('en')} keyed passing tests journaled by a run with CASEBRIDGE_URL on a closed port, then \`casebridge replay\` against the emulator at ${REPLAY.latency} ms. One run of each; method in test/bench/README.md.`,
+    `Adoption: ${runnerLabel(ADOPTION.runner)} in cycle mode, ${ADOPTION.tests.toLocaleString('en')} generated tests without case keys, \`CASEBRIDGE_AUTO_CREATE=true\`, defects on, ${ADOPTION.latency} ms on every route; the seed has project BENCH and an empty test plan BENCH-1. The second run keeps the emulator's state and casebridge.keys.json, reports into a new cycle, and starts with an empty journal. Replay: ${REPLAY.tests.toLocaleString('en')} keyed passing tests journaled by a run with CASEBRIDGE_URL on a closed port, then \`casebridge replay\` against the emulator at ${REPLAY.latency} ms. One run of each; method in test/bench/README.md.`,
     '',
     '## Targets',
     '',

@@ -14,14 +14,18 @@ import { closedPort, PROJECT, ROOT, seedFor, versions, writeFixture } from './co
 import { jest, jestProjectFiles } from './jest.mjs';
 import { baseEnv, casebridgeEnv, delivered, journalLeft, measure, requestsOf, timedRun } from './measure.mjs';
 import { playwright, playwrightProjectFiles } from './playwright.mjs';
+import { vitest, vitestProjectFiles } from './vitest.mjs';
 
 /** BENCH_ADOPTION_LATENCY (ms, default 20) and BENCH_ADOPTION_RPS (a per-user rate limit, default none). */
 const RPS = Number(process.env.BENCH_ADOPTION_RPS ?? 0);
 /**
  * BENCH_ADOPTION_RUNNER=playwright runs the same keyless suite under Playwright (results one by one, as its
- * onTestEnd gives them; issue 25's "first run, 10,000 new tests" with BENCH_ADOPTION_TESTS=10000).
+ * onTestEnd gives them; issue 25's "first run, 10,000 new tests" with BENCH_ADOPTION_TESTS=10000); =vitest under
+ * Vitest (issue 25's first run of 1,400 new tests, "Jest and Vitest"). Default Jest.
  */
-const RUNNER = process.env.BENCH_ADOPTION_RUNNER === 'playwright' ? 'playwright' : 'jest';
+const RUNNER = ['playwright', 'vitest'].includes(process.env.BENCH_ADOPTION_RUNNER ?? '')
+  ? process.env.BENCH_ADOPTION_RUNNER
+  : 'jest';
 
 export const ADOPTION = {
   runner: RUNNER,
@@ -90,7 +94,7 @@ function adoptionFile(module, from, to, variant) {
 }
 
 /** The runner slot of the cell (its command and the end hooks' probes). */
-export const adoptionRunner = () => (ADOPTION.runner === 'playwright' ? playwright : jest);
+export const adoptionRunner = () => ({ playwright, vitest, jest })[ADOPTION.runner];
 
 /**
  * The adoption suite: `ADOPTION.tests` tests without keys, `perFile` a file, in
@@ -98,14 +102,17 @@ export const adoptionRunner = () => (ADOPTION.runner === 'playwright' ? playwrig
  * `test.describe`).
  */
 export function adoptionSuite(variant) {
-  const pw = ADOPTION.runner === 'playwright';
-  const files = pw ? playwrightProjectFiles() : jestProjectFiles();
-  const header = "import { expect, test } from '@playwright/test';\n\nconst describe = test.describe;\n\n";
+  const runner = ADOPTION.runner;
+  const files = { playwright: playwrightProjectFiles, vitest: vitestProjectFiles, jest: jestProjectFiles }[runner]();
+  const header = {
+    playwright: "import { expect, test } from '@playwright/test';\n\nconst describe = test.describe;\n\n",
+    vitest: "import { describe, expect, test } from 'vitest';\n\n",
+    jest: '',
+  }[runner];
   for (let from = 0, n = 0; from < ADOPTION.tests; from += ADOPTION.perFile, n++) {
     const module = MODULES[n % MODULES.length] + (n >= MODULES.length ? `-${Math.floor(n / MODULES.length)}` : '');
     const body = adoptionFile(module, from, Math.min(ADOPTION.tests, from + ADOPTION.perFile), variant);
-    if (pw) files[`tests/${module}.spec.mjs`] = header + body;
-    else files[`tests/${module}.test.js`] = body;
+    files[runner === 'jest' ? `tests/${module}.test.js` : `tests/${module}.spec.mjs`] = header + body;
   }
   return writeFixture(`bench-adoption-${ADOPTION.runner}-${ADOPTION.tests}-${variant}`, files);
 }

@@ -65,6 +65,11 @@ function specFile(from, to, variant) {
   return `${lines.join('\n')}\n`;
 }
 
+/** The files of a Vitest project (config and probes), for a suite written by another cell (adoption.mjs). */
+export function vitestProjectFiles() {
+  return { 'vitest.config.mjs': CONFIG, 'probe.mjs': PROBE_CORE, 'timing-reporter.mjs': TIMING_REPORTER };
+}
+
 export const vitest = {
   name: 'vitest',
   label: 'Vitest',
@@ -77,7 +82,7 @@ export const vitest = {
     return null;
   },
   suite(size, variant) {
-    const files = { 'vitest.config.mjs': CONFIG, 'probe.mjs': PROBE_CORE, 'timing-reporter.mjs': TIMING_REPORTER };
+    const files = vitestProjectFiles();
     for (let from = 0, n = 1; from < size; from += PER_FILE, n++) {
       files[`tests/part-${String(n).padStart(3, '0')}.spec.mjs`] = specFile(
         from,
