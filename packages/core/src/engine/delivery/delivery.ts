@@ -153,7 +153,7 @@ export class Delivery {
     }
     const standInId = () => ++this.sequenceNo;
     const attributeNames = Object.keys(config.attributes ?? {});
-    this.cycles = new Cycles(svc, this.checkJira, attributeNames.length > 0);
+    this.cycles = new Cycles(svc, this.checkJira, attributeNames.length > 0, !o.pipeline);
     this.runs = new CycleRuns(svc, this.cycles, this.badKeys, standInId, this.onProgress, attributeNames);
     this.adhoc = new AdhocRuns(svc, this.checkJira, this.badKeys);
     this.steps = new RunSteps(svc);
