@@ -220,7 +220,14 @@ async function runOne(who, { dir, emu, standIns, latency, cycle, reset }) {
       emu,
       cycle,
       reset,
-      env: { CASEBRIDGE_AUTO_CREATE: 'true' },
+      // As a CI job names its cycle: per run (`${build}`, the build number), so it is created without looking
+      // first, with the plan's runs preloaded (issue 25's steady run of 5 requests).
+      env: {
+        CASEBRIDGE_AUTO_CREATE: 'true',
+        CASEBRIDGE_CYCLE: '${build}',
+        CASEBRIDGE_BUILD: cycle,
+        CASEBRIDGE_PRELOAD_RUNS: 'true',
+      },
       timeoutMs,
     });
     const rateLimited = emu.requests().filter((r) => r.status === 429).length;
