@@ -4,7 +4,7 @@ import { CaseIndex } from '../../src/engine/cases/search-index.js';
 
 /**
  * The project's cases as a re-read sees them (search-index.ts): it leaves out the cases this process made but its
- * newest, decides them by the newest, and moves its floor past them by their estimated creation time. Against a fake
+ * newest, decides them by the newest, and moves its floor past them by when they were made. Against a fake
  * search that answers what it holds above `id > N`, minus `id not in (…)`.
  */
 
@@ -58,7 +58,7 @@ describe("a re-read and this process's own cases", () => {
     // The read answered the other machine's case and the newest of this process's: those made before it are shown.
     expect(index.casesOf('other').map((c) => c.key)).toEqual(['P-3']);
     expect(['P-1', 'P-2', 'P-4'].map((k) => index.shown(k))).toEqual([true, true, true]);
-    // P-1 and P-2 were made 150 ms before the newest case seen, more than the index lag (100 ms): the next re-read
+    // P-1 and P-2 were made 150 ms before the last read began, more than the index lag (100 ms): the next re-read
     // starts above them, though no read answered their creation time.
     expect(index.floor()).toBe(1002);
   });

@@ -12,8 +12,10 @@ import { slicedKeysetSearch } from '../jira/keyset.js';
  * highest id seen: it is the highest id of a case created at least `indexLagMs` before the newest case seen
  * (`created`, the server's clock, never this machine's). Every case below it was created that long before the
  * previous read was answered, so that read had it (or an earlier one did): none is skipped, whatever its id (to
- * within the second or two one read of several pages takes: its early pages are read before its newest case). Without
- * `created` in the answers (a proxy stripping fields) the floor stays 0: every re-read reads everything, correct but
+ * within the second or two one read of several pages takes: its early pages are read before its newest case). The
+ * cases this process made count too, by when it had their create's answer and when its last read began (both its own
+ * clock): its re-reads leave them out, so their `created` is hardly ever read. Without `created` in the answers (a
+ * proxy stripping fields) and no case of its own, the floor stays 0: every re-read reads everything, correct but
  * slow.
  *
  * Cost: at 10,000 cases the first read is 10 requests at Jira's usual page cap of 1,000 (100 at a cap of 100); a
@@ -77,14 +79,10 @@ export class CaseIndex {
   /** The page size the server answered the last read with (unknown before the first). */
   private pageSize?: number;
   private newest = Number.NEGATIVE_INFINITY;
-  /** When this process had the answer to each of its creates (its clock), by id: see `offset`. */
+  /** When this process had the answer to each of its creates (its clock), by id: see `floor`. */
   private readonly madeAt = new Map<number, number>();
-  /**
-   * The server's `created` of a case this process made minus when it had the create's answer, the largest seen. A
-   * re-read leaves this process's cases out, so their `created` is rarely read: the floor estimates it with this
-   * (the largest, so an estimate is never older than the truth, and the floor never passes a case it must not).
-   */
-  private offset?: number;
+  /** When the last read that ended began (this process's clock): see `floor`. */
+  private lastReadBegan = Number.NEGATIVE_INFINITY;
   private byIdentity?: Map<string, Found[]>;
   private first?: Promise<void>;
   private reading?: Promise<void>;
@@ -116,15 +114,19 @@ export class CaseIndex {
     return this.reading;
   }
 
-  /** The highest id of a case created at least the index lag before the newest case seen (see the class comment). */
+  /**
+   * The highest id of a case created at least the index lag before the newest case seen (see the class comment), or
+   * of a case this process made at least the index lag before the last read began.
+   */
   floor(): number {
     const before = this.newest - (this.o.indexLagMs ?? INDEX_LAG_MS);
     let floor = 0;
     for (const [id, created] of this.times) if (created <= before && id > floor) floor = id;
-    // This process's cases, which its re-reads leave out: their creation time estimated (see `offset`).
-    if (this.offset !== undefined) {
-      for (const [id, at] of this.madeAt) if (at + this.offset <= before && id > floor) floor = id;
-    }
+    // This process's cases, which its re-reads leave out (so their `created` is hardly ever read): one made the index
+    // lag before the last read began (both on this machine's clock) was made that long before that read, so that
+    // read had every case made before it, as above.
+    const made = this.lastReadBegan - (this.o.indexLagMs ?? INDEX_LAG_MS);
+    for (const [id, at] of this.madeAt) if (at <= made && id > floor) floor = id;
     return floor;
   }
 
@@ -204,6 +206,7 @@ export class CaseIndex {
   }
 
   private async read(afterId: number): Promise<void> {
+    const began = Date.now();
     const base = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge"`;
     const results = await Promise.all(
       this.parts(afterId).map((part) => {
@@ -230,6 +233,7 @@ export class CaseIndex {
       requests: results.reduce((n, r) => n + r.requests, 0),
       pageSize: Math.min(...results.map((r) => r.pageSize)),
     };
+    this.lastReadBegan = Math.max(this.lastReadBegan, began);
     this.pageSize = found.pageSize;
     this.requests += found.requests;
     this.reads += 1;
@@ -238,8 +242,6 @@ export class CaseIndex {
       const created = Date.parse(String(issue.fields.created ?? ''));
       if (!Number.isNaN(created)) {
         this.times.set(issue.id, created);
-        const at = this.madeAt.get(issue.id);
-        if (at !== undefined) this.offset = Math.max(this.offset ?? Number.NEGATIVE_INFINITY, created - at);
         if (created > this.newest) this.newest = created;
       }
       this.seen.add(issue.key);
