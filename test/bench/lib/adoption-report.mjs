@@ -205,7 +205,7 @@ export function renderAdoption(json) {
     '',
     `Measured: commit ${v.commit}; builds ${builds}.${rebuilt}`,
     '',
-    `Adoption: ${runnerLabel(ADOPTION.runner)} in cycle mode, ${ADOPTION.tests.toLocaleString('en')} generated tests without case keys, \`CASEBRIDGE_AUTO_CREATE=true\`, defects on, ${ADOPTION.latency} ms on every route; the seed has project BENCH and an empty test plan BENCH-1. The second run keeps the emulator's state and casebridge.keys.json, reports into a new cycle, and starts with an empty journal. Replay: ${REPLAY.tests.toLocaleString('en')} keyed passing tests journaled by a run with CASEBRIDGE_URL on a closed port, then \`casebridge replay\` against the emulator at ${REPLAY.latency} ms. One run of each; method in test/bench/README.md.`,
+    `Adoption: ${runnerLabel(ADOPTION.runner)} in cycle mode, ${ADOPTION.tests.toLocaleString('en')} generated tests without case keys, \`CASEBRIDGE_AUTO_CREATE=true\`, defects on, ${ADOPTION.latency} ms on every route; the seed has project BENCH and an empty test plan BENCH-1. The second run keeps the emulator's state and casebridge.keys.json, reports into a new cycle named per run (\`\${build}\`) with the plan's runs preloaded, and starts with an empty journal. Replay: ${REPLAY.tests.toLocaleString('en')} keyed passing tests journaled by a run with CASEBRIDGE_URL on a closed port, then \`casebridge replay\` against the emulator at ${REPLAY.latency} ms. One run of each; method in test/bench/README.md.`,
     '',
     '## Targets',
     '',
