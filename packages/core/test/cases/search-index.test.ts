@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../../src/client/errors.js';
 import type { TestManagementClient } from '../../src/client/tm.js';
 import { CaseIndex } from '../../src/engine/cases/search-index.js';
 
@@ -14,11 +15,15 @@ interface Issue {
   fields: Record<string, unknown>;
 }
 
-function fakeSearch() {
+function fakeSearch({ refuseNotIn = false } = {}) {
   const issues: Issue[] = [];
   const asked: string[] = [];
   const answer = async (input: { jql: string; maxResults: number }) => {
     asked.push(input.jql);
+    // A Jira whose JQL validation refuses an id it does not have (a case deleted since it was made).
+    if (refuseNotIn && input.jql.includes('not in')) {
+      throw new ValidationError('HTTP 400', "An issue with key '1001' does not exist for field 'id'.", {});
+    }
     const after = Number(/id > (\d+)/.exec(input.jql)?.[1] ?? 0);
     const out = new Set((/id not in \(([^)]*)\)/.exec(input.jql)?.[1] ?? '').split(',').filter(Boolean));
     const found = issues.filter((i) => Number(i.id) > after && !out.has(i.id));
@@ -73,5 +78,19 @@ describe("a re-read and this process's own cases", () => {
     await index.refresh();
     expect(index.shown('P-2')).toBe(false);
     expect(index.shown('P-1')).toBe(true);
+  });
+
+  it('a Jira that refuses the ids left out: the re-read reads them all, and so does every later one', async () => {
+    const f = fakeSearch({ refuseNotIn: true });
+    const index = new CaseIndex({ tm: f.tm, project: 'P', identityOf, indexLagMs: 100 });
+    await index.ready();
+    for (const n of [1, 2, 3]) index.add(`t${n}`, f.make(n, `t${n}`).key, 1000 + n);
+    await index.refresh();
+    expect(['P-1', 'P-2', 'P-3'].map((k) => index.shown(k))).toEqual([true, true, true]);
+    index.add('t4', f.make(4, 't4').key, 1004);
+    await index.refresh();
+    expect(index.shown('P-4')).toBe(true);
+    // The refused read, then the same read whole, then a later read that leaves nothing out.
+    expect(f.asked.slice(1).map((q) => q.includes('not in'))).toEqual([true, false, false]);
   });
 });

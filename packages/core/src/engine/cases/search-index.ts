@@ -1,3 +1,4 @@
+import { ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { isDone } from '../jira/duplicate.js';
 import { slicedKeysetSearch } from '../jira/keyset.js';
@@ -76,6 +77,8 @@ export class CaseIndex {
    * takes the cluster's changes in order), so a case this process made with a lower number was in it (`shown`).
    */
   private shownUpTo = 0;
+  /** Whether a re-read leaves out this process's cases (parts): off for the run after a refusal of such a read. */
+  private leaveOut = true;
   /** The page size the server answered the last read with (unknown before the first). */
   private pageSize?: number;
   private newest = Number.NEGATIVE_INFINITY;
@@ -190,7 +193,7 @@ export class CaseIndex {
    * before it (`shown`), so it decides them all. Without cases of its own above `afterId`, one part, nothing left out.
    */
   private parts(afterId: number): Array<{ afterId: number; upToId?: number; out: number[] }> {
-    const mine = [...this.own.values()].filter((id) => id > afterId).sort((a, b) => a - b);
+    const mine = this.leaveOut ? [...this.own.values()].filter((id) => id > afterId).sort((a, b) => a - b) : [];
     mine.pop();
     const parts: Array<{ afterId: number; upToId?: number; out: number[] }> = [];
     let from = afterId;
@@ -206,6 +209,18 @@ export class CaseIndex {
   }
 
   private async read(afterId: number): Promise<void> {
+    try {
+      await this.readParts(afterId);
+    } catch (err) {
+      // Refused (400) with ids left out: a Jira whose JQL validation refuses an id it no longer has (a case deleted
+      // meanwhile), or a clause limit lower than MAX_LEFT_OUT. Read everything from here on, as before.
+      if (!(err instanceof ValidationError) || err.uncertain || !this.leaveOut || this.own.size < 2) throw err;
+      this.leaveOut = false;
+      await this.readParts(afterId);
+    }
+  }
+
+  private async readParts(afterId: number): Promise<void> {
     const began = Date.now();
     const base = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge"`;
     const results = await Promise.all(
