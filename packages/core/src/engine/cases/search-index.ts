@@ -70,8 +70,11 @@ export class CaseIndex {
   private readonly seen = new Set<string>();
   /** Ids of the cases read or added by this process: where a re-read cuts its slices. */
   private readonly ids = new Set<number>();
-  /** The ids of the cases this process created (`add`), by key: a re-read leaves them out but the newest (own). */
-  private readonly own = new Map<string, number>();
+  /**
+   * The cases this process created (`add`), by key: their id (a re-read leaves them out but the newest, `parts`) and
+   * when it had the create's answer (its own clock, `floor`).
+   */
+  private readonly own = new Map<string, { id: number; at: number }>();
   /**
    * The highest key number a read answered: the index that answered had every case made before that one (each node
    * takes the cluster's changes in order), so a case this process made with a lower number was in it (`shown`).
@@ -82,8 +85,6 @@ export class CaseIndex {
   /** The page size the server answered the last read with (unknown before the first). */
   private pageSize?: number;
   private newest = Number.NEGATIVE_INFINITY;
-  /** When this process had the answer to each of its creates (its clock), by id: see `floor`. */
-  private readonly madeAt = new Map<number, number>();
   /** When the last read that ended began (this process's clock): see `floor`. */
   private lastReadBegan = Number.NEGATIVE_INFINITY;
   private byIdentity?: Map<string, Found[]>;
@@ -129,7 +130,7 @@ export class CaseIndex {
     // lag before the last read began (both on this machine's clock) was made that long before that read, so that
     // read had every case made before it, as above.
     const made = this.lastReadBegan - (this.o.indexLagMs ?? INDEX_LAG_MS);
-    for (const [id, at] of this.madeAt) if (at <= made && id > floor) floor = id;
+    for (const { id, at } of this.own.values()) if (at <= made && id > floor) floor = id;
     return floor;
   }
 
@@ -163,8 +164,7 @@ export class CaseIndex {
   add(identity: string, key: string, id?: number): void {
     if (id !== undefined && Number.isSafeInteger(id) && id > 0) {
       this.ids.add(id);
-      this.own.set(key, id);
-      this.madeAt.set(id, Date.now());
+      this.own.set(key, { id, at: Date.now() });
     }
     if (this.all.has(key)) return;
     this.all.set(key, { key, identity, closed: false, n: keyNumber(key) });
@@ -193,7 +193,7 @@ export class CaseIndex {
    * before it (`shown`), so it decides them all. Without cases of its own above `afterId`, one part, nothing left out.
    */
   private parts(afterId: number): Array<{ afterId: number; upToId?: number; out: number[] }> {
-    const mine = this.leaveOut ? [...this.own.values()].filter((id) => id > afterId).sort((a, b) => a - b) : [];
+    const mine = this.leaveOut ? [...this.own.values()].map((o) => o.id).filter((id) => id > afterId).sort((a, b) => a - b) : [];
     mine.pop();
     const parts: Array<{ afterId: number; upToId?: number; out: number[] }> = [];
     let from = afterId;
