@@ -15,22 +15,13 @@ import { base, ctx, project, report, result, until, useEngineWorld } from '../su
  */
 
 const world = useEngineWorld();
-const { runsOfCycle, ops, admin } = world;
+const { ops, admin, statusesOf: statuses, sentOps: sent } = world;
 let emu: RunningEmulator;
 beforeAll(() => {
   emu = world.emulator();
 });
 
 const passing = () => [result('DEMO-2 a', 'passed'), result('DEMO-3 b', 'passed')];
-
-/** The test-management operations sent, in the order they arrived. */
-function sent(): string[] {
-  return emu
-    .requests()
-    .filter((r) => r.service === 'tm')
-    .sort((a, b) => a.seq - b.seq)
-    .map((r) => r.op as string);
-}
 
 /** The requests of these operations were all sent before any of them was answered (one round trip). */
 function together(...names: string[]): boolean {
@@ -47,12 +38,6 @@ function after(first: string, ...names: string[]): boolean {
   const f = ops(first).at(-1);
   if (!f) throw new Error(`no ${first} was sent`);
   return names.every((n) => ops(n).every((r) => r.at >= f.at + f.ms - 1));
-}
-
-function statuses(name: string) {
-  return runsOfCycle(name)
-    .map((r) => [r.key, r.status])
-    .sort();
 }
 
 /** Makes a cycle as a person would before the run: created (with the plan's runs), and started unless `draft`. */
@@ -120,22 +105,33 @@ describe('a steady run into its cycle', () => {
     expect(statuses('nightly 88').filter(([, s]) => s === 'Passed')).toHaveLength(2);
   });
 
-  it('in CI (a pipeline id), no tests named up front (Jest, Vitest): the runs are read once, right before the bulk (5)', async () => {
+  /**
+   * A steady run in CI (a pipeline id) into a new per-run cycle, preloaded, whose tests take longer than preparing
+   * it, as in a real run; `named`: the runner names its tests up front (Playwright). The operations sent.
+   */
+  async function inCi(runId: string, named: boolean): Promise<string[]> {
     const engine = Engine.create(
       base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI ${GITHUB_RUN_ID}', preloadRuns: true }),
-      ctx(project(), [], { GITHUB_RUN_ID: '123' }),
+      ctx(project(), [], { GITHUB_RUN_ID: runId }),
     );
     const tests = passing();
-    engine.begin({ tests: [] });
-    // The tests take longer than preparing the cycle, as in a real run.
-    await until('the cycle prepared', () => ops('cycles.workflow').length === 1 && ops('plans.cycles').length === 1);
+    engine.begin({ tests: named ? tests : [] });
+    await until('the cycle prepared', () =>
+      named
+        ? ops('cycles.testRunsByCycleId').length === 1
+        : ops('cycles.workflow').length === 1 && ops('plans.cycles').length === 1,
+    );
     await new Promise((r) => setTimeout(r, 20));
     for (const t of tests) engine.add(t);
     const end = await engine.end();
     expect(end.summary.problems).toEqual([]);
+    return sent();
+  }
+
+  it('in CI (a pipeline id), no tests named up front (Jest, Vitest): the runs are read once, right before the bulk (5)', async () => {
     // Not listed as it is created: the bulk reads the list again anyway (another job of the pipeline may have failed
     // some of these runs meanwhile), so a list read at the start would be read twice.
-    expect(sent()).toEqual([
+    expect(await inCi('123', false)).toEqual([
       'plans.addCycle',
       ...['cycles.workflow', 'plans.cycles'].sort(),
       'cycles.testRunsByCycleId',
@@ -144,18 +140,7 @@ describe('a steady run into its cycle', () => {
   });
 
   it('in CI (a pipeline id), tests named up front (Playwright): read at the start and again before the bulk (6)', async () => {
-    const engine = Engine.create(
-      base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI ${GITHUB_RUN_ID}', preloadRuns: true }),
-      ctx(project(), [], { GITHUB_RUN_ID: '124' }),
-    );
-    const tests = passing();
-    engine.begin({ tests });
-    await until('the cycle prepared', () => ops('cycles.testRunsByCycleId').length === 1);
-    await new Promise((r) => setTimeout(r, 20));
-    for (const t of tests) engine.add(t);
-    const end = await engine.end();
-    expect(end.summary.problems).toEqual([]);
-    expect(sent()).toEqual([
+    expect(await inCi('124', true)).toEqual([
       'plans.addCycle',
       ...['cycles.workflow', 'plans.cycles'].sort(),
       'cycles.testRunsByCycleId',

@@ -9,7 +9,7 @@ import { base, ctx, project, report, result, until, useEngineWorld } from '../su
  */
 
 const world = useEngineWorld();
-const { runsOfCycle, bugKeysOfRun, ops, admin } = world;
+const { runsOfCycle, bugKeysOfRun, ops, admin, statusesOf, sentOps } = world;
 let emu: RunningEmulator;
 beforeAll(() => {
   emu = world.emulator();
@@ -23,11 +23,7 @@ describe('cycles', () => {
     );
     expect(end.summary.problems).toEqual([]);
     expect(emu.store.cycles.find((c) => c.name === 'CI done')?.status).toBe('Completed');
-    expect(
-      runsOfCycle('CI done')
-        .map((r) => [r.key, r.status])
-        .sort(),
-    ).toEqual([
+    expect(statusesOf('CI done')).toEqual([
       ['DEMO-2', 'Passed'],
       ['DEMO-3', 'Failed'],
     ]);
@@ -43,11 +39,7 @@ describe('cycles', () => {
     expect(end.summary.problems).toEqual([]);
     expect(emu.store.cycles.find((c) => c.name === 'CI preloaded')?.status).toBe('Active');
     // The plan's six cases: the two reported, the four the run left out Not Tested.
-    expect(
-      runsOfCycle('CI preloaded')
-        .map((r) => [r.key, r.status])
-        .sort(),
-    ).toEqual([
+    expect(statusesOf('CI preloaded')).toEqual([
       ['DEMO-2', 'Passed'],
       ['DEMO-3', 'Passed'],
       ['DEMO-4', 'Not Tested'],
@@ -57,11 +49,7 @@ describe('cycles', () => {
     ]);
     // Find, create, then read back, start and list the runs by name (together: the create answers no id, the
     // start and the list go by name), one bulk.
-    const sent = emu
-      .requests()
-      .filter((r) => r.service === 'tm')
-      .map((r) => r.op);
-    expect(sent.sort()).toEqual(
+    expect(sentOps().sort()).toEqual(
       [
         'plans.cycles',
         'plans.addCycle',

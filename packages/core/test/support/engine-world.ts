@@ -159,6 +159,19 @@ export function useEngineWorld() {
       .requests()
       .filter((r) => r.op === name);
 
+  /** The cycle's runs as sorted [case key, status] pairs. */
+  const statusesOf = (name: string) =>
+    runsOfCycle(name, emulator())
+      .map((r) => [r.key, r.status])
+      .sort();
+  /** The test-management operations sent, in the order they arrived. */
+  const sentOps = () =>
+    emulator()
+      .requests()
+      .filter((r) => r.service === 'tm')
+      .sort((a, b) => a.seq - b.seq)
+      .map((r) => r.op as string);
+
   function admin(url = emulator().url): TestManagementClient {
     return new TestManagementClient({ baseUrl: url, auth: { type: 'bearer', token: 'casebridge-dev-token' } });
   }
@@ -171,6 +184,8 @@ export function useEngineWorld() {
     bugs,
     bugKeysOfRun,
     ops,
+    statusesOf,
+    sentOps,
     admin,
   };
 }
