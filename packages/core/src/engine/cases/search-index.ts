@@ -193,7 +193,12 @@ export class CaseIndex {
    * before it (`shown`), so it decides them all. Without cases of its own above `afterId`, one part, nothing left out.
    */
   private parts(afterId: number): Array<{ afterId: number; upToId?: number; out: number[] }> {
-    const mine = this.leaveOut ? [...this.own.values()].map((o) => o.id).filter((id) => id > afterId).sort((a, b) => a - b) : [];
+    const mine = this.leaveOut
+      ? [...this.own.values()]
+          .map((o) => o.id)
+          .filter((id) => id > afterId)
+          .sort((a, b) => a - b)
+      : [];
     mine.pop();
     const parts: Array<{ afterId: number; upToId?: number; out: number[] }> = [];
     let from = afterId;
