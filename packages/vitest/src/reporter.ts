@@ -1,9 +1,8 @@
-import { existsSync, rmSync } from 'node:fs';
 import type { Engine } from '@casebridge/core';
 import { problemPrinter } from '@casebridge/core/adapter';
 import type { CasebridgeOptions } from '@casebridge/core/runtime';
-import { channelFile, closeChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
-import { runtimeName, titlePathOf, toTestResult, type VtTestCase } from './translate.js';
+import { closeChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
+import { RECORDED_META, runtimeName, titlePathOf, toTestResult, type VtTestCase } from './translate.js';
 
 /** The part of Vitest's `Vitest` object (`onInit`) the reporter reads; 3.x, 4.x and 5.x all have it. */
 interface VitestLike {
@@ -153,15 +152,19 @@ export default class CasebridgeReporter {
     if (this.handed.has(seen)) return;
     this.handed.add(seen);
     let result = toTestResult(tc, this.root);
-    if (this.channel) {
+    if (this.channel && recorded(tc)) {
       const name = runtimeName(tc.project.name, titlePathOf(tc));
-      result = mergeRuntime(result, readChannel(this.channel, tc.module.moduleId, name), this.channel);
       // Consumed: in watch mode the next rerun of this test starts from an empty file.
-      const file = channelFile(this.channel, tc.module.moduleId, name);
-      if (existsSync(file)) rmSync(file, { force: true });
+      result = mergeRuntime(result, readChannel(this.channel, tc.module.moduleId, name, true), this.channel);
     }
     engine.add(result);
   }
+}
+
+/** Whether the test's worker wrote records to the channel for it (a meta without the mark: it did not). */
+function recorded(tc: VtTestCase): boolean {
+  const meta = tc.meta() as Record<string, unknown> | undefined;
+  return !meta || meta[RECORDED_META] === true;
 }
 
 /**

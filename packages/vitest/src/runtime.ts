@@ -1,5 +1,5 @@
 import { createRuntime, type RuntimeApi, type RuntimeTestIdentity } from '@casebridge/core/runtime';
-import { runtimeName } from './translate.js';
+import { RECORDED_META, runtimeName } from './translate.js';
 
 /**
  * The runtime API for code inside Vitest tests. The running test comes from Vitest's worker state
@@ -16,6 +16,7 @@ interface WorkerTask {
   file?: { filepath?: string };
   filepath?: string;
   result?: { retryCount?: number };
+  meta?: Record<string, unknown>;
 }
 
 interface WorkerState {
@@ -34,6 +35,8 @@ export function identify(): RuntimeTestIdentity | undefined {
   for (let t: WorkerTask | undefined = task; t && t.filepath === undefined; t = t.suite) {
     if (t.name) titlePath.unshift(t.name);
   }
+  // The test's meta travels to the reporter with its result: the mark tells it this test has records to read.
+  if (task.meta && typeof task.meta === 'object') task.meta[RECORDED_META] = true;
   return { file, name: runtimeName(state?.config?.name, titlePath), attempt: task.result?.retryCount ?? 0 };
 }
 

@@ -3,6 +3,7 @@ import { stableId } from '@casebridge/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { identify } from '../src/runtime.js';
 import {
+  RECORDED_META,
   reportedFile,
   runtimeName,
   titlePathOf,
@@ -227,6 +228,12 @@ describe('the runtime identity', () => {
         attempt: 0,
       });
     });
+  });
+
+  it('marks the test in its meta, which Vitest sends to the reporter with the result', ({ task }) => {
+    expect(task.meta).not.toHaveProperty(RECORDED_META);
+    identify();
+    expect(task.meta).toHaveProperty(RECORDED_META, true);
   });
 
   it('is undefined outside a test', () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { isAbsolute, relative } from 'node:path';
 
 /**
@@ -11,10 +11,8 @@ import { isAbsolute, relative } from 'node:path';
  * formula is frozen (the tests pin its output); a project of `undefined` and of `''` give the same id.
  */
 export function stableId(file: string, titlePath: readonly string[], project?: string): string {
-  return createHash('sha1')
-    .update(JSON.stringify([file, titlePath, project ?? '']))
-    .digest('hex')
-    .slice(0, 20);
+  // One-shot `hash` (Node 20.12+): the digest of createHash('sha1').update(…), without a Hash object per test.
+  return hash('sha1', JSON.stringify([file, titlePath, project ?? '']), 'hex').slice(0, 20);
 }
 
 /**

@@ -9,8 +9,8 @@
  * synchronous, so the file is complete before the runner reports the test. Without the variable (no reporter, or
  * reporting is off) every function is a no-op: `step` still runs its body.
  */
-import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hash } from 'node:crypto';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
 import type { CasebridgeOptions } from '../engine/config/options.js';
@@ -79,8 +79,8 @@ export interface RuntimeData {
 
 /** The file of one test in the channel folder. */
 export function channelFile(dir: string, file: string, name: string): string {
-  const hash = createHash('sha1').update(file).update('\0').update(name).digest('hex').slice(0, 32);
-  return join(dir, `${hash}.jsonl`);
+  // One-shot `hash` (Node 20.12+): the same digest as createHash().update(…), without a Hash object per test.
+  return join(dir, `${hash('sha1', `${file}\0${name}`, 'hex').slice(0, 32)}.jsonl`);
 }
 
 /** For reporters: creates a channel folder and names it in `process.env` so the workers started later inherit it. */
@@ -100,12 +100,19 @@ export function closeChannel(dir: string): void {
   }
 }
 
-/** For reporters: what the test named by `file` and `name` recorded; `undefined` when it recorded nothing. */
-export function readChannel(dir: string, file: string, name: string): RuntimeData | undefined {
+/**
+ * For reporters: what the test named by `file` and `name` recorded; `undefined` when it recorded nothing. With
+ * `consume` the file is removed once read (Vitest's watch mode reruns a test into an empty file). A test that recorded
+ * nothing costs one `stat`.
+ */
+export function readChannel(dir: string, file: string, name: string, consume = false): RuntimeData | undefined {
   const path = channelFile(dir, file, name);
-  if (!existsSync(path)) return undefined;
+  // Not a read that fails: a thrown ENOENT builds an error with its stack, for each of a thousand tests.
+  if (!statSync(path, { throwIfNoEntry: false })) return undefined;
+  const text = readFileSync(path, 'utf8');
+  if (consume) rmSync(path, { force: true });
   const records: RuntimeRecord[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     try {
       const r = JSON.parse(line) as RuntimeRecord;

@@ -125,6 +125,16 @@ describe('runtime channel', () => {
     ]);
   });
 
+  it('consume removes what it read: a rerun of the test (watch mode) starts from an empty file', () => {
+    const dir = openChannel();
+    identity = { file: '/p/a.test.ts', name: 't' };
+    rt.caseKey('DEMO-2');
+    expect(readChannel(dir, '/p/a.test.ts', 't', true)?.keys).toEqual(['DEMO-2']);
+    expect(readChannel(dir, '/p/a.test.ts', 't')).toBeUndefined();
+    rt.caseKey('DEMO-3');
+    expect(readChannel(dir, '/p/a.test.ts', 't')?.keys).toEqual(['DEMO-3']);
+  });
+
   it('closeChannel removes the folder and the variable', () => {
     const dir = openChannel();
     closeChannel(dir);

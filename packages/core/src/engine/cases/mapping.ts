@@ -75,10 +75,20 @@ export function mappingProblems(value: unknown, re: RegExp): string[] {
 
 /** Keys of a test from the mapping file, or an empty list. */
 export function keysFromMapping(file: MappingFile, t: Pick<TestResult, 'file' | 'titlePath'>): string[] {
+  // Most projects have no mapping file: no name is built for each of their tests.
+  let empty = emptiness.get(file);
+  if (empty === undefined) {
+    empty = Object.keys(file).length === 0;
+    emptiness.set(file, empty);
+  }
+  if (empty) return [];
   const v = file[mappingKey(t)];
   if (v === undefined) return [];
   return [...new Set(Array.isArray(v) ? v : [v])];
 }
+
+/** Whether a mapping file (read once per run, never changed after) is empty. */
+const emptiness = new WeakMap<MappingFile, boolean>();
 
 /**
  * All case keys of a test: its own (title, tags, annotations) first, then the mapping file's. Several keys give one
