@@ -85,17 +85,18 @@ export interface VtTestCase {
 /** `file` relative to the project root, forward slashes; a path outside the root (a merge recorded elsewhere) as given. */
 export function reportedFile(root: string, file: string, fallback?: string): string {
   // Asked once per test, answered once per file: `path.relative` was a tenth of the hand-over's time.
-  const memo = `${root}\0${file}\0${fallback ?? ''}`;
-  let rel = reported.get(memo);
+  if (relatives.root !== root) {
+    relatives.root = root;
+    relatives.files.clear();
+  }
+  let rel = relatives.files.get(file);
   if (rel === undefined) {
     rel = relativeFile(root, file);
-    if (fallback && isAbsolute(file) && leavesRoot(rel)) rel = fallback.replace(/\\/g, '/');
-    if (reported.size >= 10_000) reported.clear();
-    reported.set(memo, rel);
+    if (relatives.files.size < 10_000) relatives.files.set(file, rel);
   }
-  return rel;
+  return fallback && isAbsolute(file) && leavesRoot(rel) ? fallback.replace(/\\/g, '/') : rel;
 }
-const reported = new Map<string, string>();
+const relatives = { root: '', files: new Map<string, string>() };
 
 /** Describe blocks and the title, outermost first (the module is not part of it). */
 export function titlePathOf(tc: Pick<VtTestCase, 'name' | 'parent'>): string[] {

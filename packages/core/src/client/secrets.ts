@@ -63,10 +63,13 @@ export function registerSecret(value: string | undefined | null): void {
   const encoded = encodeURIComponent(value);
   if (encoded !== value) secrets.add(encoded);
   ordered = undefined;
+  inJson = undefined;
 }
 
 /** The secrets longest first (so a secret that contains another is replaced whole); sorted again after a change. */
 let ordered: string[] | undefined;
+/** The secrets as they are and as JSON escapes them, built once per change: the write-ahead log asks per result. */
+let inJson: string[] | undefined;
 
 /**
  * Text none of whose patterns below can match: most strings redacted (titles, file paths, statuses) are let through
@@ -121,11 +124,8 @@ const MAY_HOLD_CREDENTIALS_JSON =
  * string by string through `redact` (the write-ahead log does this for every result).
  */
 export function mayNeedRedaction(json: string): boolean {
-  for (const secret of secrets) {
-    if (json.includes(secret)) return true;
-    const escaped = JSON.stringify(secret).slice(1, -1);
-    if (escaped !== secret && json.includes(escaped)) return true;
-  }
+  inJson ??= [...new Set([...secrets].flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))];
+  for (const secret of inJson) if (json.includes(secret)) return true;
   return MAY_HOLD_CREDENTIALS_JSON.test(json);
 }
 

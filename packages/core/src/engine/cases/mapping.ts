@@ -30,11 +30,18 @@ const globalCopies = new WeakMap<RegExp, RegExp>();
 function matches(text: string, re: RegExp): string[] {
   let g = globalCopies.get(re);
   if (!g) {
-    // Ours alone: matchAll clones it, so its lastIndex never moves, whatever callers do with `re`.
+    // Ours alone: its lastIndex moves only here, whatever callers do with `re`.
     g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
     globalCopies.set(re, g);
   }
-  return [...text.matchAll(g)].map((m) => m[1] ?? m[0]);
+  // exec on our own copy, not matchAll (which clones the pattern on every call: once per test and tag).
+  const found: string[] = [];
+  g.lastIndex = 0;
+  for (let m = g.exec(text); m; m = g.exec(text)) {
+    found.push(m[1] ?? m[0]);
+    if (m[0] === '') g.lastIndex += 1;
+  }
+  return found;
 }
 
 /** Keys declared by the test itself, in order of appearance, each once. */
