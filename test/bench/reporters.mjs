@@ -54,6 +54,8 @@ const settings = {
   /** Interleaved baseline/casebridge pairs of the overhead cell (1,000 passing tests, cycle mode, 20 ms). */
   reps: Number(env.BENCH_REPS ?? (QUICK ? 3 : 7)),
   overheadCell: { size: 1000, variant: 'passing', mode: 'cycle', latency: 20 },
+  /** Runners whose overhead cell runs BENCH_REPS pairs (the others one): Playwright by default, the slowest to vary. */
+  overheadRunners: list('BENCH_OVERHEAD_RUNNERS', ['playwright']),
   files: env.BENCH_FILES !== '0',
   fileMb: list('BENCH_FILE_MB', ['1', '20']).map(Number),
   fileCount: 50,
@@ -102,7 +104,11 @@ function plan(slot, size) {
         }
         if (large && (mode !== 'cycle' || latency !== oneLatency)) continue;
         const overhead =
-          size === oc.size && variant === oc.variant && mode === oc.mode && latency === oc.latency && slot.overhead;
+          size === oc.size &&
+          variant === oc.variant &&
+          mode === oc.mode &&
+          latency === oc.latency &&
+          settings.overheadRunners.includes(slot.name);
         cells.push({ runner: slot.name, size, variant, mode, latency, reps: overhead ? settings.reps : 1, overhead });
       }
     }

@@ -76,7 +76,6 @@ export const jest = {
   name: 'jest',
   label: 'Jest',
   sizes: [1000],
-  overhead: false,
   unavailable() {
     if (!existsSync(join(BIN, 'jest'))) return 'node_modules/.bin/jest is missing (npm install)';
     if (!existsSync(join(ROOT, 'packages', 'jest', 'dist', 'index.cjs')))

@@ -89,8 +89,6 @@ export const playwright = {
   name: 'playwright',
   label: 'Playwright',
   sizes: [100, 1000, 10_000],
-  /** Runs the interleaved overhead cell. */
-  overhead: true,
   /** Null when the slot can run, else why not. */
   unavailable() {
     if (!existsSync(join(BIN, 'playwright'))) return 'node_modules/.bin/playwright is missing (npm install)';

@@ -74,7 +74,6 @@ export const vitest = {
   name: 'vitest',
   label: 'Vitest',
   sizes: [100, 1000, 10_000],
-  overhead: false,
   unavailable() {
     if (!existsSync(join(BIN, 'vitest'))) return 'node_modules/.bin/vitest is missing (npm install)';
     if (!existsSync(join(ROOT, 'packages', 'vitest', 'dist', 'index.js')))
