@@ -28,7 +28,7 @@ import { adoptionTargets, renderAdoption } from './lib/adoption-report.mjs';
 import { changedSince, median, OUT, ROOT, seedFor, versions } from './lib/common.mjs';
 import { runHistory } from './lib/history.mjs';
 import { jest } from './lib/jest.mjs';
-import { measure, stopRunning } from './lib/measure.mjs';
+import { measure, serveNiced, stopRunning } from './lib/measure.mjs';
 import { runPeers } from './lib/peers.mjs';
 import { playwright } from './lib/playwright.mjs';
 import { render, summarizeCell, summarizeFiles, targets } from './lib/report.mjs';
@@ -54,6 +54,12 @@ const settings = {
   /** Interleaved baseline/casebridge pairs of the overhead cell (1,000 passing tests, cycle mode, 20 ms). */
   reps: Number(env.BENCH_REPS ?? (QUICK ? 3 : 7)),
   overheadCell: { size: 1000, variant: 'passing', mode: 'cycle', latency: 20 },
+  /**
+   * How the matrix's cycle-mode runs name their cycle. `daily` (default): the fixed name `Bench`, looked for, then
+   * created, and the run's cases added to it. `per-run`: a CI job's steady run (issue 25), a cycle named per run
+   * (`${build}`, created without looking first) with the plan's runs preloaded (`preloadRuns`).
+   */
+  matrixCycle: env.BENCH_MATRIX_CYCLE ?? 'daily',
   /** Runners whose overhead cell runs BENCH_REPS pairs (the others one): Playwright by default, the slowest to vary. */
   overheadRunners: list('BENCH_OVERHEAD_RUNNERS', ['playwright']),
   files: env.BENCH_FILES !== '0',
@@ -70,6 +76,8 @@ const settings = {
 };
 
 const SLOTS = { playwright, vitest, jest };
+/** BENCH_MATRIX_CYCLE=per-run: the cycle is named by the build (`Bench`, the name the delivered count reads). */
+const PER_RUN_CYCLE = { CASEBRIDGE_CYCLE: '${build}', CASEBRIDGE_BUILD: 'Bench', CASEBRIDGE_PRELOAD_RUNS: 'true' };
 /** Output file stem in bench-results/ (BENCH_OUT_NAME), so a partial run can be kept beside a full one. */
 const NAME = env.BENCH_OUT_NAME || 'reporters';
 
@@ -164,7 +172,15 @@ async function runSlot(slot, results) {
             cell.baseline.push(b);
             baselines[cell.variant] = b;
           }
-          const c = await measure({ runner: slot, dir, casebridge: true, mode: cell.mode, latency: cell.latency, emu });
+          const c = await measure({
+            runner: slot,
+            dir,
+            casebridge: true,
+            mode: cell.mode,
+            latency: cell.latency,
+            emu,
+            env: settings.matrixCycle === 'per-run' ? PER_RUN_CYCLE : {},
+          });
           log(`  casebridge ${fmt(c)}`);
           cell.casebridge.push(c);
           load.push(loadavg()[0]);
@@ -321,12 +337,16 @@ async function main() {
   const unknown = settings.only.filter((p) => !parts.includes(p));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown part "${unknown[0]}": expected ${parts.join(', ')}`);
   const variant = settings.adoptionVariants.find((v) => v !== 'passing' && v !== 'failing');
+  if (!['daily', 'per-run'].includes(settings.matrixCycle)) {
+    throw new Error(`BENCH_MATRIX_CYCLE: unknown naming "${settings.matrixCycle}": expected daily, per-run`);
+  }
   if (variant) throw new Error(`BENCH_ADOPTION_VARIANTS: unknown variant "${variant}": expected passing, failing`);
   if (!(settings.replayTimeoutMs > 0)) {
     throw new Error(
       `BENCH_REPLAY_TIMEOUT_S: expected a number of seconds above 0, got "${env.BENCH_REPLAY_TIMEOUT_S}"`,
     );
   }
+  serveNiced(log);
   if (settings.only.includes('matrix')) await runMatrix();
   if (settings.only.includes('adoption') || settings.only.includes('replay')) await runIssue14();
   // Issue 25: casebridge beside Qase's and testomat.io's reporters (lib/peers.mjs); installs them from npm.
