@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Engine } from '@casebridge/core';
 import { problemPrinter } from '@casebridge/core/adapter';
 import type { CasebridgeOptions } from '@casebridge/core/runtime';
-import { closeChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
+import { closeChannel, listChannel, mergeRuntime, openChannel, readChannel } from '@casebridge/core/runtime';
 import { caseKeyOf, type JestAssertion, projectName, toTestResult } from './translate.js';
 
 /** The parts of Jest's `GlobalConfig` the reporter reads (Jest 29.7 and 30.x). */
@@ -103,6 +103,8 @@ export default class CasebridgeReporter {
       root: this.globalConfig.rootDir || test.context?.config?.rootDir || process.cwd(),
       project: projectName(test.context?.config?.displayName),
     };
+    // The file's tests have ended: their records are all in the channel, listed once for the file.
+    const listed = this.channel ? listChannel(this.channel) : undefined;
     for (const assertion of fileResult?.testResults ?? []) {
       try {
         // With -t, a pending test was most likely filtered out rather than skipped: it did not run in this run.
@@ -112,7 +114,12 @@ export default class CasebridgeReporter {
         this.events.delete(key);
         let result = toTestResult(assertion, events, file);
         if (this.channel)
-          result = mergeRuntime(result, readChannel(this.channel, path, assertion.fullName), this.channel);
+          result = mergeRuntime(
+            result,
+            // Consumed: a rerun in watch mode starts from an empty file, and the folder stays small to list.
+            readChannel(this.channel, path, assertion.fullName, { consume: true, listed }),
+            this.channel,
+          );
         engine.add(result);
       } catch (err) {
         this.problem('onTestFileResult', err);

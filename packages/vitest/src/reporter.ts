@@ -155,7 +155,11 @@ export default class CasebridgeReporter {
     if (this.channel && recorded(tc)) {
       const name = runtimeName(tc.project.name, titlePathOf(tc));
       // Consumed: in watch mode the next rerun of this test starts from an empty file.
-      result = mergeRuntime(result, readChannel(this.channel, tc.module.moduleId, name, true), this.channel);
+      result = mergeRuntime(
+        result,
+        readChannel(this.channel, tc.module.moduleId, name, { consume: true }),
+        this.channel,
+      );
     }
     engine.add(result);
   }

@@ -10,7 +10,16 @@
  * reporting is off) every function is a no-op: `step` still runs its body.
  */
 import { hash } from 'node:crypto';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
 import type { CasebridgeOptions } from '../engine/config/options.js';
@@ -77,10 +86,15 @@ export interface RuntimeData {
   attempts: Map<number, { steps: RuntimeStep[]; attachments: RuntimeAttachment[] }>;
 }
 
+/** The file name of one test's records in the channel folder. */
+function channelName(file: string, name: string): string {
+  // One-shot `hash` (Node 20.12+): the same digest as createHash().update(…), without a Hash object per test.
+  return `${hash('sha1', `${file}\0${name}`, 'hex').slice(0, 32)}.jsonl`;
+}
+
 /** The file of one test in the channel folder. */
 export function channelFile(dir: string, file: string, name: string): string {
-  // One-shot `hash` (Node 20.12+): the same digest as createHash().update(…), without a Hash object per test.
-  return join(dir, `${hash('sha1', `${file}\0${name}`, 'hex').slice(0, 32)}.jsonl`);
+  return join(dir, channelName(file, name));
 }
 
 /** For reporters: creates a channel folder and names it in `process.env` so the workers started later inherit it. */
@@ -101,14 +115,40 @@ export function closeChannel(dir: string): void {
 }
 
 /**
- * For reporters: what the test named by `file` and `name` recorded; `undefined` when it recorded nothing. With
- * `consume` the file is removed once read (Vitest's watch mode reruns a test into an empty file). A test that recorded
- * nothing costs one `stat`.
+ * For reporters: the names of the files in the channel folder now, in one read of the folder. A reporter that hands
+ * over a test file's results together lists once and passes the list to `readChannel` for each test: a test that
+ * recorded nothing then costs no `stat`.
  */
-export function readChannel(dir: string, file: string, name: string, consume = false): RuntimeData | undefined {
-  const path = channelFile(dir, file, name);
+export function listChannel(dir: string): ReadonlySet<string> {
+  try {
+    return new Set(readdirSync(dir));
+  } catch {
+    return new Set();
+  }
+}
+
+export interface ReadChannelOptions {
+  /** Removes the file once read: a rerun of the test (watch mode) starts from an empty file. */
+  consume?: boolean;
+  /** What `listChannel` gave after the test ended: a test not in it recorded nothing (no `stat`). */
+  listed?: ReadonlySet<string>;
+}
+
+/**
+ * For reporters: what the test named by `file` and `name` recorded; `undefined` when it recorded nothing. A test that
+ * recorded nothing costs one `stat`, or nothing with `listed`.
+ */
+export function readChannel(
+  dir: string,
+  file: string,
+  name: string,
+  { consume = false, listed }: ReadChannelOptions = {},
+): RuntimeData | undefined {
+  const base = channelName(file, name);
+  if (listed && !listed.has(base)) return undefined;
+  const path = join(dir, base);
   // Not a read that fails: a thrown ENOENT builds an error with its stack, for each of a thousand tests.
-  if (!statSync(path, { throwIfNoEntry: false })) return undefined;
+  if (!listed && !statSync(path, { throwIfNoEntry: false })) return undefined;
   const text = readFileSync(path, 'utf8');
   if (consume) rmSync(path, { force: true });
   const records: RuntimeRecord[] = [];

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   closeChannel,
   createRuntime,
+  listChannel,
   mergeRuntime,
   openChannel,
   RUNTIME_DIR_ENV,
@@ -129,10 +130,24 @@ describe('runtime channel', () => {
     const dir = openChannel();
     identity = { file: '/p/a.test.ts', name: 't' };
     rt.caseKey('DEMO-2');
-    expect(readChannel(dir, '/p/a.test.ts', 't', true)?.keys).toEqual(['DEMO-2']);
+    expect(readChannel(dir, '/p/a.test.ts', 't', { consume: true })?.keys).toEqual(['DEMO-2']);
     expect(readChannel(dir, '/p/a.test.ts', 't')).toBeUndefined();
     rt.caseKey('DEMO-3');
     expect(readChannel(dir, '/p/a.test.ts', 't')?.keys).toEqual(['DEMO-3']);
+  });
+
+  it('with a listing of the folder, a test missing from it is read as silent without a stat; one in it is read', () => {
+    const dir = openChannel();
+    identity = { file: '/p/a.test.ts', name: 'listed' };
+    rt.caseKey('DEMO-7');
+    const listed = listChannel(dir);
+    identity = { file: '/p/a.test.ts', name: 'after' };
+    rt.caseKey('DEMO-8');
+    expect(readChannel(dir, '/p/a.test.ts', 'listed', { listed })?.keys).toEqual(['DEMO-7']);
+    // Written after the listing: not in it, so not read with it (a reporter lists once the file's tests ended).
+    expect(readChannel(dir, '/p/a.test.ts', 'after', { listed })).toBeUndefined();
+    expect(readChannel(dir, '/p/a.test.ts', 'after')?.keys).toEqual(['DEMO-8']);
+    expect(listChannel(join(dir, 'gone'))).toEqual(new Set());
   });
 
   it('closeChannel removes the folder and the variable', () => {
