@@ -136,7 +136,7 @@ function identity(test: PwTestCase, paths: Paths): Identity {
   return made;
 }
 
-const tagsOf = (test: PwTestCase) => [...new Set((test.tags ?? []).map((t) => t.replace(/^@/, '')))];
+const tagsOf = (test: PwTestCase) => (test.tags?.length ? [...new Set(test.tags.map((t) => t.replace(/^@/, '')))] : []);
 const annotationsOf = (list: PwAnnotation[] | undefined): Annotation[] =>
   (list ?? []).map((a) =>
     a.description === undefined ? { type: a.type } : { type: a.type, description: a.description },

@@ -81,3 +81,48 @@ describe('journal claims', () => {
     expect(readdirSync(dir).filter((f) => f.includes(e.id))).toEqual([]);
   });
 });
+
+describe('write-ahead log', () => {
+  type Attached = { name: string; path?: string; body?: Uint8Array };
+  const attempt = (attachments: Attached[] = [], steps: unknown[] = []) => ({
+    retry: 0,
+    status: 'passed',
+    errors: [],
+    steps,
+    attachments,
+  });
+  const lines = (d: string) => {
+    const wal = readdirSync(d).find((n) => n.startsWith('wal-')) as string;
+    return readFileSync(join(d, wal), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { item: { id: string; test: { attempts: unknown[] } } });
+  };
+
+  it('logs a result without bytes as it is, and one with bytes in a step with the bytes as a blob', async () => {
+    const d = dir();
+    const wal = new Journal(d).openWal();
+    const plain = { id: 'run-1', key: 'DEMO-2', test: { attempts: [attempt([{ name: 'log', path: '/tmp/x.log' }])] } };
+    const body = new TextEncoder().encode('png bytes');
+    const shot = { name: 'screenshot', contentType: 'image/png', body };
+    const nested = { title: 'pay', attachments: [shot], steps: [] };
+    const withBytes = {
+      id: 'run-2',
+      key: 'DEMO-3',
+      test: { attempts: [attempt([], [{ title: 'checkout', attachments: [], steps: [nested] }])] },
+    };
+    wal.taken(plain);
+    wal.taken(withBytes);
+    await new Promise((r) => setImmediate(r));
+    const [first, second] = lines(d);
+    expect(first?.item).toEqual(plain);
+    const logged = JSON.stringify(second?.item);
+    const path = /"path":"([^"]+)"/.exec(logged)?.[1] as string;
+    expect(readFileSync(path, 'utf8')).toBe('png bytes');
+    expect(logged).not.toContain('"body"');
+    // The result in memory keeps its bytes: only the logged copy names the blob.
+    expect(nested.attachments[0]).toBe(shot);
+    expect(shot.body).toBe(body);
+    await wal.discard();
+  });
+});

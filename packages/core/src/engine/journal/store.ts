@@ -319,6 +319,14 @@ function safeHost(): string {
   return hostname().replace(/[^A-Za-z0-9.]/g, '_') || 'host';
 }
 
+/** Whether an attempt or step, or a step under it, has an attachment whose bytes are in memory. */
+function holdsBodies(at: { attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }): boolean {
+  return (
+    at.attachments.some((a) => a.body !== undefined) ||
+    (at.steps as Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }>).some(holdsBodies)
+  );
+}
+
 /**
  * The write-ahead log of a run: each result the engine takes in is appended here at once (one JSON line), and marked
  * when delivered, so a run killed before its end (SIGKILL, a cancelled CI job) loses nothing: the next run or
@@ -381,34 +389,42 @@ export class WriteAheadLog {
   }): void {
     if (this.failed) return;
     try {
-      const toPath = (a: { name?: string; contentType?: string; body?: Uint8Array; path?: string }) => {
-        if (!a.body) return a;
-        const path = this.journal.putBlobSync(a.body);
-        this.blobs.add(path);
-        return { name: a.name, contentType: a.contentType, path };
-      };
-      const steps = (list: unknown[]): unknown[] =>
-        (list as Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }>).map((st) => ({
-          ...st,
-          attachments: st.attachments.map(toPath),
-          steps: steps(st.steps),
-        }));
-      const test = {
-        ...item.test,
-        attempts: item.test.attempts.map((a) => ({
-          ...a,
-          attachments: a.attachments.map(toPath),
-          steps: steps(a.steps),
-        })),
-      };
-      const record = { v: VERSION, item: { ...item, test } };
-      const line = JSON.stringify(record);
+      // Most results carry no bytes in memory: logged as they are, without a copy of each attempt and step.
+      const logged = item.test.attempts.some(holdsBodies) ? this.withBlobs(item) : item;
+      const line = JSON.stringify({ v: VERSION, item: logged });
       // Redacted string by string only when something in it could be a secret: most results hold none.
-      if (mayNeedRedaction(line)) this.write({ v: VERSION, item: redactDeep({ ...item, test }) });
+      if (mayNeedRedaction(line)) this.write({ v: VERSION, item: redactDeep(logged) });
       else this.writeLine(line);
     } catch {
       this.failed = true;
     }
+  }
+
+  /** The item with each in-memory attachment body stored as a blob and named by its path (JSON has no bytes). */
+  private withBlobs<
+    T extends { test: { attempts: Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }> } },
+  >(item: T): T {
+    const toPath = (a: { name?: string; contentType?: string; body?: Uint8Array; path?: string }) => {
+      if (!a.body) return a;
+      const path = this.journal.putBlobSync(a.body);
+      this.blobs.add(path);
+      return { name: a.name, contentType: a.contentType, path };
+    };
+    const steps = (list: unknown[]): unknown[] =>
+      (list as Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }>).map((st) => ({
+        ...st,
+        attachments: st.attachments.map(toPath),
+        steps: steps(st.steps),
+      }));
+    const test = {
+      ...item.test,
+      attempts: item.test.attempts.map((a) => ({
+        ...a,
+        attachments: a.attachments.map(toPath),
+        steps: steps(a.steps),
+      })),
+    };
+    return { ...item, test };
   }
 
   /** Logs that a result reached the service (or was dropped for good): recovery skips it. */
