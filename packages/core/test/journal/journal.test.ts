@@ -84,7 +84,8 @@ describe('journal claims', () => {
 
 describe('write-ahead log', () => {
   type Attached = { name: string; path?: string; body?: Uint8Array };
-  const attempt = (attachments: Attached[] = [], steps: unknown[] = []) => ({
+  type Step = { title: string; attachments: Attached[]; steps: Step[] };
+  const attempt = (attachments: Attached[] = [], steps: Step[] = []) => ({
     retry: 0,
     status: 'passed',
     errors: [],

@@ -319,12 +319,15 @@ function safeHost(): string {
   return hostname().replace(/[^A-Za-z0-9.]/g, '_') || 'host';
 }
 
+/** What the write-ahead log reads of an attempt or a step: its attachments (bytes maybe in memory) and its steps. */
+interface Attached {
+  attachments: Array<{ name?: string; contentType?: string; body?: Uint8Array; path?: string }>;
+  steps: Attached[];
+}
+
 /** Whether an attempt or step, or a step under it, has an attachment whose bytes are in memory. */
-function holdsBodies(at: { attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }): boolean {
-  return (
-    at.attachments.some((a) => a.body !== undefined) ||
-    (at.steps as Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }>).some(holdsBodies)
-  );
+function holdsBodies(at: Attached): boolean {
+  return at.attachments.some((a) => a.body !== undefined) || at.steps.some(holdsBodies);
 }
 
 /**
@@ -383,10 +386,7 @@ export class WriteAheadLog {
   }
 
   /** Logs a result taken in. In-memory attachment bodies become blobs (JSON has no bytes). */
-  taken(item: {
-    id: string;
-    test: { attempts: Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }> };
-  }): void {
+  taken(item: { id: string; test: { attempts: Attached[] } }): void {
     if (this.failed) return;
     try {
       // Most results carry no bytes in memory: logged as they are, without a copy of each attempt and step.
@@ -401,17 +401,15 @@ export class WriteAheadLog {
   }
 
   /** The item with each in-memory attachment body stored as a blob and named by its path (JSON has no bytes). */
-  private withBlobs<
-    T extends { test: { attempts: Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }> } },
-  >(item: T): T {
-    const toPath = (a: { name?: string; contentType?: string; body?: Uint8Array; path?: string }) => {
+  private withBlobs<T extends { test: { attempts: Attached[] } }>(item: T): T {
+    const toPath = (a: Attached['attachments'][number]) => {
       if (!a.body) return a;
       const path = this.journal.putBlobSync(a.body);
       this.blobs.add(path);
       return { name: a.name, contentType: a.contentType, path };
     };
-    const steps = (list: unknown[]): unknown[] =>
-      (list as Array<{ attachments: Array<{ body?: Uint8Array }>; steps: unknown[] }>).map((st) => ({
+    const steps = (list: Attached[]): Attached[] =>
+      list.map((st) => ({
         ...st,
         attachments: st.attachments.map(toPath),
         steps: steps(st.steps),
