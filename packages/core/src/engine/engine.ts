@@ -312,7 +312,7 @@ export class Engine {
         await s.pipeline.settle(2_000);
       }
       saveMapping(s, this.ctx.cwd, this.problems);
-      const undelivered = s.pipeline.items.filter((i) => !i.progress.done);
+      const undelivered = s.pipeline.ledger.undelivered();
       const allDelivered = undelivered.length === 0 && !this.health.down;
       if (allDelivered || s.delivery.stats().resumedCycle) {
         try {
@@ -355,7 +355,8 @@ export class Engine {
       ...(s?.target.plan ? { plan: s.target.plan } : {}),
       byStatus: this.byStatus,
       results: this.results,
-      items: s?.pipeline.items ?? [],
+      items: s?.pipeline.ledger.items ?? [],
+      delivered: s?.pipeline.ledger.delivered ?? 0,
       unmapped: s?.pipeline.unmapped ?? [],
       ...(s?.cases ? { cases: s.cases } : {}),
       journaled,

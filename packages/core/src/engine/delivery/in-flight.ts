@@ -1,5 +1,5 @@
-import type { WorkItem } from '../kernel/work.js';
 import { SOON_MS } from './batching.js';
+import type { Ledger } from './ledger.js';
 
 /** The end of the run prints a progress line when it has taken this long, then every PROGRESS_EVERY_MS. */
 const PROGRESS_AFTER_MS = 3_000;
@@ -109,7 +109,6 @@ export class InFlight {
 }
 
 /** The progress line the end of the run prints while it waits. */
-export function progressLine(items: readonly WorkItem[], created: number): string {
-  const done = items.filter((i) => i.progress.done).length;
-  return `${done} of ${items.length} result(s) delivered${created ? `, ${created} test case(s) created` : ''}`;
+export function progressLine(ledger: Pick<Ledger, 'done' | 'total'>, created: number): string {
+  return `${ledger.done} of ${ledger.total} result(s) delivered${created ? `, ${created} test case(s) created` : ''}`;
 }

@@ -21,6 +21,7 @@ import type { Delivery } from './delivery.js';
 import { type RunHealth, refusedAlone } from './health.js';
 import { InFlight, progressLine, type WaitingBatch } from './in-flight.js';
 import { Later } from './later.js';
+import { Ledger } from './ledger.js';
 
 /** What a pipeline is made with: the session's parts. */
 export interface PipelineOptions {
@@ -48,8 +49,8 @@ export interface PipelineOptions {
  * delivered one by one, once the batch that adds their case to the cycle is done.
  */
 export class DeliveryPipeline implements WaitingBatch {
-  /** Every result taken in (this run's and those replayed from the journal), in order. */
-  readonly items: WorkItem[] = [];
+  /** Every result taken in (this run's and those replayed from the journal); the delivered passing ones as a count. */
+  readonly ledger = new Ledger();
   /** Tests that got no case: no key and no autoCreate, or their create was refused. */
   readonly unmapped: string[] = [];
   /** The journal is being read: its results wait in the batch until all are claimed (one bulk, not many). */
@@ -140,7 +141,7 @@ export class DeliveryPipeline implements WaitingBatch {
     const item: WorkItem = { id: `${this.runToken}-${this.seq}`, key, test, target: this.o.target, progress: {} };
     const templates = this.o.config.attributes;
     if (templates && this.o.target.mode === 'cycle') item.attributes = attributeValuesOf(test, templates);
-    this.items.push(item);
+    this.ledger.add(item);
     this.o.journaling.taken(item);
     return item;
   }
@@ -199,7 +200,7 @@ export class DeliveryPipeline implements WaitingBatch {
       stopped: () => health.gaveUp(c.flushTimeoutMs),
       paused: () => health.down !== undefined,
       out,
-      progressLine: () => progressLine(this.items, cases?.created.length ?? 0),
+      progressLine: () => progressLine(this.ledger, cases?.created.length ?? 0),
     });
   }
 
@@ -268,7 +269,7 @@ export class DeliveryPipeline implements WaitingBatch {
       const out = await this.o.delivery.bulk((items[0] as WorkItem).target, items);
       for (const item of out.delivered) item.progress.done = true;
       for (const item of out.dropped) this.markDropped(item);
-      for (const item of items) if (item.progress.done) await this.o.journaling.settled(item);
+      for (const item of items) if (item.progress.done) await this.settled(item);
       for (const line of out.problems) this.o.problems.add('delivery', line);
       for (const r of out.refused) {
         if (r.line) this.refuseSet(r.item, r.answer, r.line);
@@ -303,7 +304,7 @@ export class DeliveryPipeline implements WaitingBatch {
           this.refuse(item, answerOf(err));
         }
       }
-      if (item.progress.done) await this.o.journaling.settled(item);
+      if (item.progress.done) await this.settled(item);
     } finally {
       this.slots.give();
     }
@@ -344,7 +345,7 @@ export class DeliveryPipeline implements WaitingBatch {
       await journaling.claim(
         listed,
         (item) => {
-          this.items.push(item);
+          this.ledger.add(item);
           // Journaled before `attributes` was set: it gets its set now, as a result of this run would (an advanced
           // cycle has no run without attributes).
           const templates = this.o.config.attributes;
@@ -396,6 +397,12 @@ export class DeliveryPipeline implements WaitingBatch {
   /** A result nothing can take: dropped, and its write-ahead-log line settled. */
   private async drop(item: WorkItem): Promise<void> {
     this.markDropped(item);
+    await this.settled(item);
+  }
+
+  /** Delivered or dropped: its write-ahead-log line (or journal entry) settled, and the ledger told. */
+  private async settled(item: WorkItem): Promise<void> {
     await this.o.journaling.settled(item);
+    this.ledger.settled(item);
   }
 }

@@ -21,7 +21,10 @@ export interface SummaryParts {
   plan?: string;
   byStatus: Record<string, number>;
   results: number;
+  /** The results kept to the end: the undelivered, the dropped and the failed ones (see Ledger). */
   items: readonly WorkItem[];
+  /** Results delivered, those let go included. */
+  delivered: number;
   unmapped: readonly string[];
   cases?: CaseRegistry;
   mappingFile?: string;
@@ -61,7 +64,7 @@ export function assembleSummary(p: SummaryParts): RunSummary {
     ...(p.shard ? { shard: p.shard } : {}),
     byStatus: { ...p.byStatus },
     results: p.results,
-    delivered: p.items.filter((i) => i.progress.done && !i.progress.dropped).length,
+    delivered: p.delivered,
     ...(base ? { url: base } : {}),
     ...(cycle ? { cycle } : {}),
     defects: d?.defects ?? { created: [], linked: [] },

@@ -1,0 +1,57 @@
+import { outcomeOf } from '../kernel/model.js';
+import type { WorkItem } from '../kernel/work.js';
+
+/**
+ * The results a run took in, for its end: the summary names the failed ones and counts the delivered ones, the
+ * journal takes the undelivered ones, the progress line counts both. A delivered result that did not fail is needed
+ * by none of them but as a number, so it is counted and let go once settled: at 10,000 tests the run does not keep
+ * 10,000 results (about 1 KB each, status only) to its end.
+ */
+export class Ledger {
+  /** In the order taken: the undelivered, the dropped and the failed ones (see `settled`). */
+  private readonly kept = new Set<WorkItem>();
+  /** Results delivered and let go. */
+  private released = 0;
+
+  /** Results taken in (this run's and those replayed from the journal). */
+  get total(): number {
+    return this.kept.size + this.released;
+  }
+
+  /** The results kept: those not (yet) delivered, the dropped and the failed ones, in the order taken. */
+  get items(): WorkItem[] {
+    return [...this.kept];
+  }
+
+  add(item: WorkItem): void {
+    this.kept.add(item);
+  }
+
+  /** A result is settled (delivered or dropped): let go when delivered and not failed. */
+  settled(item: WorkItem): void {
+    const p = item.progress;
+    if (!p.done || p.dropped || outcomeOf(item.test) === 'failed') return;
+    if (this.kept.delete(item)) this.released += 1;
+  }
+
+  /** Results delivered (not dropped). */
+  get delivered(): number {
+    let n = this.released;
+    for (const i of this.kept) if (i.progress.done && !i.progress.dropped) n += 1;
+    return n;
+  }
+
+  /** Results done with: delivered or dropped. */
+  get done(): number {
+    let n = this.released;
+    for (const i of this.kept) if (i.progress.done) n += 1;
+    return n;
+  }
+
+  /** Results still to deliver: the journal's at the end. */
+  undelivered(): WorkItem[] {
+    const out: WorkItem[] = [];
+    for (const i of this.kept) if (!i.progress.done) out.push(i);
+    return out;
+  }
+}
