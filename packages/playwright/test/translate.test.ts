@@ -76,6 +76,11 @@ describe('identity', () => {
     expect(reportedFile({ root: '/merge/here', testDir: '/ci/shard/tests' }, '/ci/shard/tests/a/b.spec.ts')).toBe(
       'a/b.spec.ts',
     );
+    // Answered once per file and per set of paths (a cache): other paths give their own answer for the same file.
+    const file = '/ci/shard/tests/a/b.spec.ts';
+    expect(reportedFile({ root: '/ci/shard' }, file)).toBe('tests/a/b.spec.ts');
+    expect(reportedFile({ root: '/ci/shard' }, file)).toBe('tests/a/b.spec.ts');
+    expect(reportedFile({ root: '/ci' }, file)).toBe('shard/tests/a/b.spec.ts');
   });
 
   it('gives a stable id that depends on file, title path and project only', () => {
