@@ -80,14 +80,18 @@ export function writeFixture(name, files) {
 /**
  * The timing probe every fixture loads (as a reporter of its runner). It appends JSON lines to BENCH_TIMING_FILE:
  * `{probe, event: 'end', lastTestEnd, tests, at}` from the runner's end hook, and `{event: 'exit', maxRssKb, at}`
- * from the process's `exit` event, the last moment the process runs JavaScript, with the CPU time the process used. Times are epoch milliseconds with
+ * from the process's `exit` event, the last moment the process runs JavaScript, with the CPU time the process used (and,
+ * with BENCH_LIVE_HEAP_MS, `maxLiveMb`: the largest heap after a forced full GC). Times are epoch milliseconds with
  * fractions (`performance.timeOrigin + performance.now()`), comparable with the parent's.
  */
 export function probeSource(format = 'esm') {
   const esm = format === 'esm';
   return `
 ${esm ? "import { appendFileSync } from 'node:fs';" : "const { appendFileSync } = require('node:fs');"}
+${esm ? "import { setFlagsFromString } from 'node:v8';" : "const { setFlagsFromString } = require('node:v8');"}
+${esm ? "import { runInNewContext } from 'node:vm';" : "const { runInNewContext } = require('node:vm');"}
 const file = process.env.BENCH_TIMING_FILE;
+const liveEvery = Number(process.env.BENCH_LIVE_HEAP_MS || 0);
 const now = () => performance.timeOrigin + performance.now();
 const write = (o) => { if (file) appendFileSync(file, JSON.stringify(o) + '\\n'); };
 let exitHooked = false;
@@ -96,9 +100,20 @@ ${esm ? 'export ' : ''}function probe(name) {
   let tests = 0;
   if (name === 'post' && !exitHooked) {
     exitHooked = true;
+    // BENCH_LIVE_HEAP_MS: a full GC every that many ms, and the largest heap left after one (what the process holds,
+    // without the garbage V8 has not collected yet). It costs the run CPU: wall and CPU of such runs are not comparable.
+    let maxLive = 0;
+    if (liveEvery > 0) {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc');
+      setInterval(() => {
+        gc();
+        maxLive = Math.max(maxLive, process.memoryUsage().heapUsed);
+      }, liveEvery).unref();
+    }
     process.on('exit', () => {
       const u = process.resourceUsage();
-      write({ probe: name, event: 'exit', maxRssKb: u.maxRSS, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, at: now() });
+      write({ probe: name, event: 'exit', maxRssKb: u.maxRSS, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, ...(maxLive ? { maxLiveMb: maxLive / 1e6 } : {}), at: now() });
     });
   }
   return {

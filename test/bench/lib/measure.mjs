@@ -234,6 +234,8 @@ export async function measure({
     /** From the last reporter's end hook to the exit event inside the process. */
     teardownMs: post && exit ? exit.at - post.at : null,
     maxRssMb: exit ? exit.maxRssKb / 1024 : null,
+    /** BENCH_LIVE_HEAP_MS: the largest heap left after a forced full GC (see probeSource). */
+    maxLiveMb: exit?.maxLiveMb ?? null,
     /** CPU time (user + system) of the runner's main process, where the reporters run: far less noisy than wall. */
     cpuMs: exit?.cpuMs ?? null,
     /** CPU the in-process emulator (and this harness) used during the run: load on the same cores. */

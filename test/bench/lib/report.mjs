@@ -43,6 +43,10 @@ export function summarizeCell(cell) {
     rssBaseMb: round(median(cell.baseline.map((r) => r.maxRssMb))),
     rssCbMb: round(median(cb.map((r) => r.maxRssMb))),
     rssAddedMb: round(paired(cell, (b, c) => c.maxRssMb - b.maxRssMb)),
+    // BENCH_LIVE_HEAP_MS: the heap left after a forced full GC, at its largest (null without it).
+    liveBaseMb: round(median(cell.baseline.map((r) => r.maxLiveMb ?? Number.NaN))),
+    liveCbMb: round(median(cb.map((r) => r.maxLiveMb ?? Number.NaN))),
+    liveAddedMb: round(paired(cell, (b, c) => (c.maxLiveMb ?? Number.NaN) - (b.maxLiveMb ?? Number.NaN))),
     delivered: Math.min(...cb.map((r) => r.delivered ?? 0)),
     byOp: cb[cb.length - 1]?.byOp ?? {},
     tail: cb[cb.length - 1]?.tail ?? [],
@@ -137,9 +141,16 @@ export function targets(results, settings) {
         target: `main-process memory ≤ +${limit} MB at ${size.toLocaleString('en')} tests (cycle, 20 ms)`,
         figure: `${signed(s.rssAddedMb)} MB (peak RSS ${s.rssCbMb} MB vs ${s.rssBaseMb} MB, ${s.runs > 1 ? `median of ${s.runs} pairs` : 'one pair; the baseline’s own peak varies by tens of MB between runs'})`,
         verdict: verdict(s.rssAddedMb <= limit),
-        why: results.importCost?.[runner]
-          ? `importing ${results.importCost[runner].package} alone: +${results.importCost[runner].rssMb} MB RSS (+${results.importCost[runner].heapMb} MB heap)`
-          : '',
+        why: [
+          results.importCost?.[runner]
+            ? `importing ${results.importCost[runner].package} alone: +${results.importCost[runner].rssMb} MB RSS (+${results.importCost[runner].heapMb} MB heap)`
+            : '',
+          s.liveAddedMb !== null
+            ? `heap left after a full GC, at its largest (BENCH_LIVE_HEAP_MS): ${signed(s.liveAddedMb)} MB (${s.liveCbMb} vs ${s.liveBaseMb} MB)`
+            : '',
+        ]
+          .filter(Boolean)
+          .join('; '),
       });
     }
     const growth = settings.sizes
