@@ -128,6 +128,31 @@ describe('a first run at scale', () => {
     expect(statusOf(key(0))).toBe('Passed');
   });
 
+  it('in CI, runners that name their tests (Playwright) into a preloaded per-run cycle: a Failed of another machine stays too', async () => {
+    await emu.reset();
+    // Machine B's runs are not read at its start (the preloaded cycle has them): the list is read right before its
+    // bulk, after machine A failed the first test.
+    const run = async (status: 'passed' | 'failed', env: NodeJS.ProcessEnv) => {
+      const e = Engine.create(
+        options(emu.url, { cycle: 'CI ${GITHUB_RUN_ID}', preloadRuns: true, defects: { enabled: false } }),
+        ctx(mkdtempSync(join(tmpdir(), 'cb-m-')), [], env),
+      );
+      const tests = [result(`${key(0)} logs in`, status), result(`${key(1)} logs out`, 'passed')];
+      e.begin({ tests });
+      for (const t of tests) e.add(t);
+      return e.end();
+    };
+    const a = await run('failed', { GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '1' });
+    const b = await run('passed', { GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '1' });
+    expect([a.summary.journaled, b.summary.journaled]).toEqual([0, 0]);
+    const c = emu.store.cycles.filter((x) => x.name === 'CI 42');
+    expect(c).toHaveLength(1);
+    const statusOf = (k: string) =>
+      emu.store.runs.find((r) => r.cycleId === c[0]?.id && emu.store.issues.get(r.tcId)?.key === k)?.status;
+    expect(statusOf(key(0))).toBe('Failed');
+    expect(statusOf(key(1))).toBe('Passed');
+  });
+
   it('autoCreate while the service is down: the new tests wait in the journal too, and the next run creates their cases', async () => {
     await emu.reset();
     const dir = mkdtempSync(join(tmpdir(), 'cb-auto-down-'));

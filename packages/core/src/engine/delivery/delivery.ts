@@ -127,6 +127,14 @@ export class Delivery {
   /** The quarantined cases (option `quarantine`; none in a dry run), read once per run (defects/quarantine.ts). */
   readonly quarantine?: Quarantine;
 
+  /**
+   * The bulk reads the cycle's runs again right before it goes (CI, a pipeline id: another job may have failed some
+   * of them since): a read of the list before then is a request the bulk repeats.
+   */
+  get readsRunsAtBulk(): boolean {
+    return this.pipeline !== undefined && !this.svc.dryRun;
+  }
+
   constructor(o: DeliveryOptions) {
     const { config, svc } = o;
     this.svc = svc;
@@ -204,7 +212,7 @@ export class Delivery {
     const cycle = await this.cycles.ensure(t);
     // In CI, other machines of this pipeline may have failed some of these runs since the list was read: read it
     // again (one request) so that their Failed stays (see heldByPipeline).
-    if (this.pipeline && !this.svc.dryRun) await this.runs.readSince(t, cycle, started);
+    if (this.readsRunsAtBulk) await this.runs.readSince(t, cycle, started);
     const wanted = new Map<number, string>();
     for (const [key, status] of byKey) {
       const runId = runs.get(key);

@@ -129,7 +129,15 @@ export class DeliveryPipeline implements WaitingBatch {
   prepare(keys: ReadonlySet<string>): void {
     // With run attributes a case has a run per attribute set, known from each result: nothing to prepare per case.
     if (this.o.config.attributes) return;
-    const ready = this.o.delivery.runs.ensure(this.o.target, [...keys]);
+    const { delivery, target } = this.o;
+    // A cycle created with the plan's runs has a run for every planned case of the plan already, and in CI the bulk
+    // reads the runs right before it goes (readsRunsAtBulk): reading them now too would send that request twice. The
+    // cycle is made now; its runs are read when a result first needs them (the bulk, or a result with details), and
+    // a planned key outside the plan joins the cycle then.
+    const ready =
+      target.preloadRuns && delivery.readsRunsAtBulk
+        ? delivery.cycles.ensure(target)
+        : delivery.runs.ensure(target, [...keys]);
     this.prep.seed(keys, ready);
     this.inFlight.track(ready, 'preparing the cycle');
   }
