@@ -57,7 +57,8 @@ const settings = {
   /**
    * How the matrix's cycle-mode runs name their cycle. `daily` (default): the fixed name `Bench`, looked for, then
    * created, and the run's cases added to it. `per-run`: a CI job's steady run (issue 25), a cycle named per run
-   * (`${build}`, created without looking first) with the plan's runs preloaded (`preloadRuns`).
+   * (`${build}`, created without looking first) with the plan's runs preloaded (`preloadRuns`). `ci`: the same in a
+   * CI job (a pipeline id, CASEBRIDGE_PIPELINE_ID), where the runs are read right before the bulk.
    */
   matrixCycle: env.BENCH_MATRIX_CYCLE ?? 'daily',
   /** Runners whose overhead cell runs BENCH_REPS pairs (the others one): Playwright by default, the slowest to vary. */
@@ -78,6 +79,8 @@ const settings = {
 const SLOTS = { playwright, vitest, jest };
 /** BENCH_MATRIX_CYCLE=per-run: the cycle is named by the build (`Bench`, the name the delivered count reads). */
 const PER_RUN_CYCLE = { CASEBRIDGE_CYCLE: '${build}', CASEBRIDGE_BUILD: 'Bench', CASEBRIDGE_PRELOAD_RUNS: 'true' };
+/** BENCH_MATRIX_CYCLE=ci: the same, with a pipeline id as a CI job has one. */
+const CYCLE_ENV = { daily: {}, 'per-run': PER_RUN_CYCLE, ci: { ...PER_RUN_CYCLE, CASEBRIDGE_PIPELINE_ID: 'bench' } };
 /** Output file stem in bench-results/ (BENCH_OUT_NAME), so a partial run can be kept beside a full one. */
 const NAME = env.BENCH_OUT_NAME || 'reporters';
 
@@ -179,7 +182,7 @@ async function runSlot(slot, results) {
             mode: cell.mode,
             latency: cell.latency,
             emu,
-            env: settings.matrixCycle === 'per-run' ? PER_RUN_CYCLE : {},
+            env: CYCLE_ENV[settings.matrixCycle],
           });
           log(`  casebridge ${fmt(c)}`);
           cell.casebridge.push(c);
@@ -337,8 +340,8 @@ async function main() {
   const unknown = settings.only.filter((p) => !parts.includes(p));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown part "${unknown[0]}": expected ${parts.join(', ')}`);
   const variant = settings.adoptionVariants.find((v) => v !== 'passing' && v !== 'failing');
-  if (!['daily', 'per-run'].includes(settings.matrixCycle)) {
-    throw new Error(`BENCH_MATRIX_CYCLE: unknown naming "${settings.matrixCycle}": expected daily, per-run`);
+  if (!Object.hasOwn(CYCLE_ENV, settings.matrixCycle)) {
+    throw new Error(`BENCH_MATRIX_CYCLE: unknown naming "${settings.matrixCycle}": expected daily, per-run, ci`);
   }
   if (variant) throw new Error(`BENCH_ADOPTION_VARIANTS: unknown variant "${variant}": expected passing, failing`);
   if (!(settings.replayTimeoutMs > 0)) {
