@@ -107,6 +107,16 @@ describe('what a result needs', () => {
     // A test expected to fail passes with its errors: they stay.
     const expectedFailure = statusOnly(test('failed', { expectedToFail: true }));
     expect(expectedFailure.attempts[0]?.errors).toHaveLength(1);
+    // Empty lists are one shared, frozen list: a result waiting for its bulk holds no arrays of its own for them.
+    const other = statusOnly(test('passed'));
+    expect(other.tags).toBe(other.annotations);
+    expect(other.attempts[0]?.steps).toBe(slim.attempts[0]?.attachments);
+    expect(other.attempts[0]?.errors).toBe(slim.attempts[0]?.errors);
+    expect(Object.isFrozen(other.tags)).toBe(true);
+    expect(() => (other.tags as string[]).push('x')).toThrow(TypeError);
+    expect(other.tags).toEqual([]);
+    // A list with something in it is the result's own.
+    expect(slim.tags).toEqual(chatty.tags);
   });
   it('the worse status wins when two tests report one case', () => {
     expect(worseStatus('Passed', 'Failed')).toBe('Failed');

@@ -180,6 +180,13 @@ export function needsDetails(item: WorkItem, config: { attachments: AttachmentCh
 }
 
 /**
+ * The empty list every status-only result shares where it has nothing (tags, annotations, errors, steps, files): a
+ * result waits for its bulk with five fewer arrays (about 160 bytes; 1.6 MB at 10,000 tests). Frozen: nothing adds
+ * to a result once it is taken in, and a change would throw instead of reaching every other result.
+ */
+const NONE: never[] = Object.freeze([]) as unknown as never[];
+
+/**
  * What a status-only result still needs once its write-ahead-log line is written: identity, tags, annotations and
  * each attempt's status, duration and errors (a test expected to fail passes with errors). Output excerpts and
  * files that are not uploaded are left out; they can be 8 kB per test, kept until the bulk at the end of the run.
@@ -187,14 +194,16 @@ export function needsDetails(item: WorkItem, config: { attachments: AttachmentCh
 export function statusOnly(t: TestResult): TestResult {
   return {
     ...t,
+    tags: t.tags.length > 0 ? t.tags : NONE,
+    annotations: t.annotations.length > 0 ? t.annotations : NONE,
     attempts: t.attempts.map((a) => ({
       retry: a.retry,
       status: a.status,
       durationMs: a.durationMs,
       startedAt: a.startedAt,
-      errors: a.errors,
-      steps: a.steps,
-      attachments: [],
+      errors: a.errors.length > 0 ? a.errors : NONE,
+      steps: a.steps.length > 0 ? a.steps : NONE,
+      attachments: NONE,
     })),
   };
 }
