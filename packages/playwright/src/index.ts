@@ -77,17 +77,16 @@ export default class CasebridgeReporter implements Reporter {
       if (this.mode === 'list') return;
       const engine = this.open(params.config);
       if (!engine.enabled) return;
+      // Each test planned once (identity, tags, annotations): the selection, the quarantine and its marks share it.
       const all = params.suite.allTests().map((t) => ({ t, planned: toPlanned(t, this.paths) }));
       const ids = await engine.selected(all.map((x) => x.planned));
-      const kept = all
-        .filter((x) => !ids || ids.has(x.planned.id) || !this.exclude(params.testRun, x.t))
-        .map((x) => x.t);
+      const kept = all.filter((x) => !ids || ids.has(x.planned.id) || !this.exclude(params.testRun, x.t));
       // A test already expected to fail, skipped or fixme'd is left as its author wrote it.
-      const tests = kept.filter((t) => t.expectedStatus === 'passed');
-      const marks = await engine.quarantined(tests.map((t) => toPlanned(t, this.paths)));
+      const tests = kept.filter((x) => x.t.expectedStatus === 'passed');
+      const marks = await engine.quarantined(tests.map((x) => x.planned));
       if (marks.size === 0) return;
-      for (const t of tests) {
-        const mark = marks.get(toPlanned(t, this.paths).id);
+      for (const { t, planned } of tests) {
+        const mark = marks.get(planned.id);
         if (mark === undefined) continue;
         params.testRun.fail(t, `casebridge: ${mark.key} is quarantined (${mark.why})`);
         this.quarantined.set(t.id, mark.why);
