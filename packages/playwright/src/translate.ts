@@ -8,6 +8,7 @@ import type {
   TestResult,
 } from '@casebridge/core';
 import {
+  FileNames,
   leavesRoot,
   outputExcerpt,
   relativeFile,
@@ -106,21 +107,13 @@ export interface Paths {
 
 /** `file` relative to the project root, with forward slashes (Playwright's locations are absolute). */
 export function reportedFile(paths: Paths, file: string): string {
-  // Asked once per test, answered once per file: at 10,000 tests `path.relative` per test made 10,000 copies of
-  // a hundred file names, kept to the end of the run in the tests' identities (1.4 MB of the main process).
-  if (relatives.paths !== paths) {
-    relatives.paths = paths;
-    relatives.files.clear();
-  }
-  let rel = relatives.files.get(file);
-  if (rel === undefined) {
-    rel = relativeFile(paths.root, file);
-    if (paths.testDir && leavesRoot(rel)) rel = relativeFile(paths.testDir, file);
-    if (relatives.files.size < 10_000) relatives.files.set(file, rel);
-  }
-  return rel;
+  // Asked once per test, made once per file (10,000 tests: 10,000 copies of a hundred names otherwise).
+  return relatives.of(paths, file);
 }
-const relatives: { paths?: Paths; files: Map<string, string> } = { files: new Map() };
+const relatives = new FileNames<Paths>((paths, file) => {
+  const rel = relativeFile(paths.root, file);
+  return paths.testDir && leavesRoot(rel) ? relativeFile(paths.testDir, file) : rel;
+});
 
 /** Describe blocks and the title: `titlePath()` without the root (''), project and file entries. */
 export function titlePathOf(test: PwTestCase): string[] {

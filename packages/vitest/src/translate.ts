@@ -1,6 +1,7 @@
 import { basename, extname, isAbsolute, resolve } from 'node:path';
 import type { Annotation, Attempt, ResultAttachment, ResultError, TestResult } from '@casebridge/core';
 import {
+  FileNames,
   leavesRoot,
   outputExcerpt,
   relativeFile,
@@ -84,19 +85,11 @@ export interface VtTestCase {
 
 /** `file` relative to the project root, forward slashes; a path outside the root (a merge recorded elsewhere) as given. */
 export function reportedFile(root: string, file: string, fallback?: string): string {
-  // Asked once per test, answered once per file: `path.relative` was a tenth of the hand-over's time.
-  if (relatives.root !== root) {
-    relatives.root = root;
-    relatives.files.clear();
-  }
-  let rel = relatives.files.get(file);
-  if (rel === undefined) {
-    rel = relativeFile(root, file);
-    if (relatives.files.size < 10_000) relatives.files.set(file, rel);
-  }
+  // Asked once per test, made once per file: `path.relative` was a tenth of the hand-over's time.
+  const rel = relatives.of(root, file);
   return fallback && isAbsolute(file) && leavesRoot(rel) ? fallback.replace(/\\/g, '/') : rel;
 }
-const relatives = { root: '', files: new Map<string, string>() };
+const relatives = new FileNames<string>(relativeFile);
 
 /** Describe blocks and the title, outermost first (the module is not part of it). */
 export function titlePathOf(tc: Pick<VtTestCase, 'name' | 'parent'>): string[] {

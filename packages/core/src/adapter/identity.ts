@@ -30,3 +30,28 @@ export function relativeFile(root: string, file: string): string {
 export function leavesRoot(rel: string): boolean {
   return /^\.\.(?:[\\/]|$)/.test(rel) || isAbsolute(rel);
 }
+
+/**
+ * Test files' relative names made once per file, for the root they were made against (`K`: a root path, or an
+ * adapter's paths object): an adapter asks per test, and a name made per test was a copy per test kept to the end of
+ * the run and a tenth of the hand-over's time. Another root empties it; at most 10,000 files are kept.
+ */
+export class FileNames<K> {
+  private key: K | undefined;
+  private readonly files = new Map<string, string>();
+
+  constructor(private readonly make: (key: K, file: string) => string) {}
+
+  of(key: K, file: string): string {
+    if (this.key !== key) {
+      this.key = key;
+      this.files.clear();
+    }
+    let name = this.files.get(file);
+    if (name === undefined) {
+      name = this.make(key, file);
+      if (this.files.size < 10_000) this.files.set(file, name);
+    }
+    return name;
+  }
+}

@@ -15,7 +15,7 @@ export type {
   TestResult,
 } from '../engine/kernel/model.js';
 export type { PlannedTest, RunnerInfo } from '../engine/kernel/types.js';
-export { leavesRoot, relativeFile, stableId } from './identity.js';
+export { FileNames, leavesRoot, relativeFile, stableId } from './identity.js';
 export { problemPrinter } from './problem.js';
 export {
   ANSI,

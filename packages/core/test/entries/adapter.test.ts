@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  FileNames,
   leavesRoot,
   OUTPUT_EXCERPT_CHARS,
   outputExcerpt,
@@ -80,6 +81,22 @@ describe('relativeFile and leavesRoot: the file of the identity', () => {
     expect(leavesRoot('..\\x.ts')).toBe(true);
     expect(leavesRoot('..hidden/c.spec.ts')).toBe(false);
     expect(leavesRoot('tests/a.spec.ts')).toBe(false);
+  });
+});
+
+describe("FileNames: a test file's name made once per file", () => {
+  it('makes a name once per file and root, and again for another root', () => {
+    const made: string[] = [];
+    const names = new FileNames<string>((root, file) => {
+      made.push(`${root}:${file}`);
+      return relativeFile(root, file);
+    });
+    expect(names.of('/p', '/p/tests/a.spec.ts')).toBe('tests/a.spec.ts');
+    expect(names.of('/p', '/p/tests/a.spec.ts')).toBe('tests/a.spec.ts');
+    expect(names.of('/p', '/p/b.spec.ts')).toBe('b.spec.ts');
+    expect(names.of('/', '/p/b.spec.ts')).toBe('p/b.spec.ts');
+    expect(names.of('/p', '/p/b.spec.ts')).toBe('b.spec.ts');
+    expect(made).toEqual(['/p:/p/tests/a.spec.ts', '/p:/p/b.spec.ts', '/:/p/b.spec.ts', '/p:/p/b.spec.ts']);
   });
 });
 

@@ -36,16 +36,12 @@ export class Ledger {
 
   /** Results delivered (not dropped). */
   get delivered(): number {
-    let n = this.released;
-    for (const i of this.kept) if (i.progress.done && !i.progress.dropped) n += 1;
-    return n;
+    return this.released + this.countKept((p) => p.done === true && !p.dropped);
   }
 
   /** Results done with: delivered or dropped. */
   get done(): number {
-    let n = this.released;
-    for (const i of this.kept) if (i.progress.done) n += 1;
-    return n;
+    return this.released + this.countKept((p) => p.done === true);
   }
 
   /** Results still to deliver: the journal's at the end. */
@@ -53,5 +49,11 @@ export class Ledger {
     const out: WorkItem[] = [];
     for (const i of this.kept) if (!i.progress.done) out.push(i);
     return out;
+  }
+
+  private countKept(match: (p: WorkItem['progress']) => boolean): number {
+    let n = 0;
+    for (const i of this.kept) if (match(i.progress)) n += 1;
+    return n;
   }
 }
