@@ -18,10 +18,14 @@ interface ExpectState {
 
 type Globals = Record<symbol, unknown> & { beforeEach?: (fn: () => void) => void };
 
+/** jest-circus's state symbol on a test file's global: private and unregistered, found by its description. */
+function circusState(g: Globals): symbol | undefined {
+  return Object.getOwnPropertySymbols(g).find((s) => s.description === 'JEST_STATE_SYMBOL');
+}
+
 /** The attempt of the running test: jest-circus's `invocations` (1 for the first try), as the reporter sees it. */
 function circusInvocations(g: Globals): number | undefined {
-  // jest-circus keeps its state under a private, unregistered symbol: look it up by its description.
-  const sym = Object.getOwnPropertySymbols(g).find((s) => s.description === 'JEST_STATE_SYMBOL');
+  const sym = circusState(g);
   const state = sym ? (g[sym] as { currentlyRunningTest?: { invocations?: unknown } } | undefined) : undefined;
   const n = state?.currentlyRunningTest?.invocations;
   return typeof n === 'number' && n >= 1 ? n : undefined;
@@ -62,9 +66,21 @@ export function identify(g: Globals = globalThis as unknown as Globals): Runtime
   };
 }
 
+/**
+ * Makes the attempt of each test knowable in this test file's global: jest-circus (Jest's runner since 27) counts
+ * it already, set up before the file is loaded; without it (jest-jasmine2), a root `beforeEach` counts starts. Only
+ * then: a hook costs every test of the file jest-circus's events for it (about 20 promises a test, each paying the
+ * async hooks of its AsyncLocalStorage, one per test file loaded: a second at 10,000 tests in band). True when it
+ * added the hook.
+ */
+export function watchAttempts(g: Globals): boolean {
+  if (circusState(g)) return false;
+  return countStarts(g) !== undefined;
+}
+
 function runtime(): RuntimeApi {
   try {
-    if (process.env[RUNTIME_DIR_ENV]) countStarts(globalThis as unknown as Globals);
+    if (process.env[RUNTIME_DIR_ENV]) watchAttempts(globalThis as unknown as Globals);
   } catch {
     // Not in Jest: the API is a no-op without the reporter's channel anyway.
   }

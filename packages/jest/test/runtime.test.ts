@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRuntime, RUNTIME_DIR_ENV, readChannel } from '@casebridge/core/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
-import { identify } from '../src/runtime.js';
+import { identify, watchAttempts } from '../src/runtime.js';
 
 // A stand-in for a Jest test file's global: expect's state under its registered symbol, and jest-circus's state
 // under its private, unregistered symbol (as in Jest 29.7 and 30.5).
@@ -43,6 +43,20 @@ describe('identify', () => {
     g[Symbol.for('casebridge.jest.invocations')] = new Map([['logs out', 2]]);
     expect(identify(g)).toEqual({ file: FILE, name: 'logs out', attempt: 1 });
     expect(identify(jestGlobal('logs out'))).toEqual({ file: FILE, name: 'logs out' });
+  });
+
+  it('adds the counting beforeEach only without jest-circus state (a hook costs every test its events)', () => {
+    const hooks: Array<() => void> = [];
+    const beforeEach = (fn: () => void) => hooks.push(fn);
+    const circus = Object.assign(jestGlobal('logs out', 1), { beforeEach });
+    expect(watchAttempts(circus)).toBe(false);
+    expect(hooks).toHaveLength(0);
+    const jasmine = Object.assign(jestGlobal('logs out'), { beforeEach });
+    expect(watchAttempts(jasmine)).toBe(true);
+    expect(hooks).toHaveLength(1);
+    hooks[0]?.();
+    hooks[0]?.();
+    expect(identify(jasmine)).toEqual({ file: FILE, name: 'logs out', attempt: 1 });
   });
 });
 

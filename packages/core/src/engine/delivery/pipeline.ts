@@ -277,7 +277,11 @@ export class DeliveryPipeline implements WaitingBatch {
       const out = await this.o.delivery.bulk((items[0] as WorkItem).target, items);
       for (const item of out.delivered) item.progress.done = true;
       for (const item of out.dropped) this.markDropped(item);
-      for (const item of items) if (item.progress.done) await this.settled(item);
+      for (const item of items) {
+        // One at a time for journal entries (their removals), none at all for this run's results.
+        const removing = item.progress.done ? this.settled(item) : undefined;
+        if (removing) await removing;
+      }
       for (const line of out.problems) this.o.problems.add('delivery', line);
       for (const r of out.refused) {
         if (r.line) this.refuseSet(r.item, r.answer, r.line);
@@ -408,9 +412,16 @@ export class DeliveryPipeline implements WaitingBatch {
     await this.settled(item);
   }
 
-  /** Delivered or dropped: its write-ahead-log line (or journal entry) settled, and the ledger told. */
-  private async settled(item: WorkItem): Promise<void> {
-    await this.o.journaling.settled(item);
-    this.ledger.settled(item);
+  /**
+   * Delivered or dropped: its write-ahead-log line (or journal entry) settled, and the ledger told. Synchronous for
+   * a result of this run (its write-ahead-log line); a promise only for a journal entry's removal.
+   */
+  private settled(item: WorkItem): Promise<void> | undefined {
+    const removing = this.o.journaling.settled(item);
+    if (removing === undefined) {
+      this.ledger.settled(item);
+      return undefined;
+    }
+    return removing.then(() => this.ledger.settled(item));
   }
 }

@@ -91,15 +91,17 @@ export class Journaling {
     }
   }
 
-  /** An item is delivered (or dropped): marked in the write-ahead log, or, from the journal, removed from it. */
-  async settled(item: WorkItem): Promise<void> {
+  /**
+   * An item is delivered (or dropped): marked in the write-ahead log (at once: no promise, since a bulk settles
+   * thousands), or, from the journal, removed from it (the promise of that removal).
+   */
+  settled(item: WorkItem): Promise<void> | undefined {
     const journalId = this.ids.get(item);
     if (journalId === undefined) {
       this.wal?.delivered(item.id);
-      return;
+      return undefined;
     }
-    await this.journal.remove(journalId);
-    this.tick?.(item.key, !item.progress.dropped);
+    return this.journal.remove(journalId).then(() => this.tick?.(item.key, !item.progress.dropped));
   }
 
   /**
