@@ -114,7 +114,13 @@ const ctx = (cwd: string): EngineContext => ({
   out: () => {},
 });
 
-async function run(project: string, cycle: string, tests: TestResult[], extra: Record<string, unknown> = {}) {
+async function run(
+  project: string,
+  cycle: string,
+  tests: TestResult[],
+  extra: Record<string, unknown> = {},
+  context: Partial<EngineContext> = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'cb-dup-'));
   const engine = Engine.create(
     {
@@ -129,7 +135,7 @@ async function run(project: string, cycle: string, tests: TestResult[], extra: R
       flushTimeoutMs: 15_000,
       ...extra,
     },
-    ctx(dir),
+    { ...ctx(dir), ...context },
   );
   engine.begin({ tests });
   for (const t of tests) engine.add(t);
@@ -169,6 +175,26 @@ describe('cases made twice because the search lagged', () => {
     console.log(
       `two machines, lag 2.5 s: ${made.length} created and kept, ${dups.length} made twice and closed within the run`,
     );
+  }, 60_000);
+
+  it('two machines creating the same tests at once: the runs prepared for the cases that lost leave the cycle again', async () => {
+    // Declared shards of one run create at once without waiting for each other (each expects its own tests); given
+    // the same tests, every test gets two cases, and the run each machine prepared for its own before the read that
+    // decides them (Pipeline.made) must not stay in the cycle beside the survivor's.
+    const tests = Array.from({ length: 10 }, (_, i) => result(`raced ${i}`));
+    const [first, second] = await Promise.all([
+      run('DUP', 'CI raced', tests, {}, { shard: { current: 1, total: 2 } }),
+      run('DUP', 'CI raced', tests, {}, { shard: { current: 2, total: 2 } }),
+    ]);
+    expect(second.mapping).toEqual(first.mapping);
+    const kept = Object.values(first.mapping).sort();
+    const dups = [...(first.end.summary.duplicateCases ?? []), ...(second.end.summary.duplicateCases ?? [])];
+    expect(dups.length, 'both machines made every case').toBe(10);
+    expect(cycleKeys('CI raced'), 'one run per test, on the survivors: none of a closed duplicate').toEqual(kept);
+    const c = emu.store.cycles.find((x) => x.name === 'CI raced');
+    const runs = emu.store.runs.filter((r) => r.cycleId === c?.id);
+    expect(runs.map((r) => r.status)).toEqual(Array(10).fill('Passed'));
+    for (const d of dups) expect(issue(d.key)?.resolution).toBe('Duplicate');
   }, 60_000);
 
   it('a lag beyond the wait (9 s): the next run closes the newer case of each test, and every run after it agrees', async () => {
