@@ -1,5 +1,6 @@
 /**
- * The Jest slot (1,000 tests): a CommonJS fixture run by the real `jest --ci`. Jest has no built-in JUnit reporter
+ * The Jest slot (100, 1,000 and 10,000 tests, 100 a file, each file using the runtime API's `attach`): a CommonJS
+ * fixture run by the real `jest --ci`, in band on a 2-core machine. Jest has no built-in JUnit reporter
  * (and jest-junit is not a dependency), so the baseline is Jest's own `summary` reporter; casebridge is the one line
  * `['@casebridge/jest', {}]`. Jest calls the reporters' end hooks one after the other, like Playwright.
  */
@@ -75,7 +76,7 @@ function testFile(from, to, variant) {
 export const jest = {
   name: 'jest',
   label: 'Jest',
-  sizes: [1000],
+  sizes: [100, 1000, 10_000],
   unavailable() {
     if (!existsSync(join(BIN, 'jest'))) return 'node_modules/.bin/jest is missing (npm install)';
     if (!existsSync(join(ROOT, 'packages', 'jest', 'dist', 'index.cjs')))
