@@ -35,6 +35,7 @@ Usage: casebridge-emulator [options]
   --pat-as-basic on|off   a personal access token works as a Basic password (realistic off)
   --captcha-after N|off   failed logins before the CAPTCHA when the seed sets none (realistic 3)
   --bulk-create-max N     issues one bulk create takes; 0: no bulk create route (realistic 50)
+  --create-ms MS          time Jira takes to create one issue, each of a bulk create too (realistic 25)
   Faults (all scoped by --fault-route, deterministic with --fault-seed):
   --latency MS         added latency per request
   --jitter MS          random extra latency in [0, MS)
@@ -142,6 +143,7 @@ function jiraKnobs(values: Record<string, string | boolean | undefined>): JiraBe
     patAsBasic: onOff('pat-as-basic', str('pat-as-basic')),
     captchaAfterFailedLogins: numOrOff('captcha-after', str('captcha-after')),
     bulkCreateMax: num('bulk-create-max', str('bulk-create-max')),
+    createMs: num('create-ms', str('create-ms')),
   };
 }
 
@@ -169,6 +171,7 @@ async function main(): Promise<void> {
       'pat-as-basic': { type: 'string' },
       'captcha-after': { type: 'string' },
       'bulk-create-max': { type: 'string' },
+      'create-ms': { type: 'string' },
       latency: { type: 'string' },
       jitter: { type: 'string' },
       'error-rate': { type: 'string' },

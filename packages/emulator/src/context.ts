@@ -59,6 +59,8 @@ export interface Ctx {
    * behaviour in effect and the search index. Absent (contexts built outside the pipeline): one ideal node.
    */
   cluster?: { node: number; jira: JiraBehaviour; index: SearchIndex };
+  /** Time the request's work takes on a real service beyond the network (issues it created): waited before the answer. */
+  workMs?: number;
 }
 
 /**

@@ -280,7 +280,7 @@ export function linkedIssues(store: Store, end: (link: RequirementCase) => numbe
 
 /** Creates an issue in a project: the project's next key, its workflow's first status, reported by the caller. */
 export function createIssue(
-  ctx: Pick<Ctx, 'store' | 'user' | 'now'>,
+  ctx: Pick<Ctx, 'store' | 'user' | 'now'> & Partial<Pick<Ctx, 'cluster' | 'workMs'>>,
   project: Project,
   fields: {
     type: string;
@@ -291,6 +291,9 @@ export function createIssue(
     fields?: Record<string, unknown>;
   },
 ): Issue {
+  // Creating an issue takes Jira time (Jira behaviour `createMs`): the answer waits for it (pipeline/index.ts).
+  const cost = ctx.cluster?.jira.createMs ?? 0;
+  if (cost > 0) ctx.workMs = (ctx.workMs ?? 0) + cost;
   project.issueCounter += 1;
   ctx.store.projects.update(project);
   const now = ctx.now();

@@ -39,6 +39,12 @@ export const jiraBehaviourSchema = z.strictObject({
    * route answers 404, as behind a proxy that does not pass it.
    */
   bulkCreateMax: z.number().int().min(0).max(10_000),
+  /**
+   * How long Jira takes to create one issue, ms ("tens to a few hundred milliseconds on Data Center": the create,
+   * its workflow, its index update): a request that creates issues is answered that much later per issue, each of a
+   * bulk create included. Concurrent requests wait side by side, as a cluster's request threads do.
+   */
+  createMs: z.number().int().min(0).max(60_000),
 });
 
 export type JiraBehaviour = z.output<typeof jiraBehaviourSchema>;
@@ -55,6 +61,7 @@ export const PROFILES: Record<Profile, JiraBehaviour> = {
     patAsBasic: false,
     captchaAfterFailedLogins: 3,
     bulkCreateMax: 50,
+    createMs: 25,
   },
   ideal: {
     searchMaxResults: 1000,
@@ -66,6 +73,7 @@ export const PROFILES: Record<Profile, JiraBehaviour> = {
     patAsBasic: true,
     captchaAfterFailedLogins: null,
     bulkCreateMax: 1000,
+    createMs: 0,
   },
 };
 

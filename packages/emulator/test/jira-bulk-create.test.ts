@@ -66,5 +66,22 @@ for (const variant of ['id', 'ID'] as const) {
       const gone = await call(emu(), 'POST', BULK, { body: { issueUpdates: many.slice(0, 1) } });
       expect(gone.status).toBe(404);
     });
+
+    it('each issue takes Jira createMs (25 on the realistic profile): a bulk answers that much later per issue', async () => {
+      // A lower bound only (a timer never fires early): the answer waits for the issues it made, and they are
+      // stored before it comes; a refused element costs nothing.
+      emu().setJira({ createMs: 40, bulkCreateMax: 50 });
+      const issues = [...Array.from({ length: 10 }, (_, i) => testCase(`timed ${i}`)), testCase('')];
+      const started = performance.now();
+      const r = await call(emu(), 'POST', BULK, { body: { issueUpdates: issues } });
+      const took = performance.now() - started;
+      expect(r.status).toBe(201);
+      expect(r.json.issues).toHaveLength(10);
+      expect(took).toBeGreaterThanOrEqual(10 * 40 - 1);
+      emu().setJira({ createMs: 0 });
+      const free = performance.now();
+      expect((await call(emu(), 'POST', BULK, { body: { issueUpdates: issues.slice(0, 10) } })).status).toBe(201);
+      expect(performance.now() - free, 'createMs 0: no wait').toBeLessThan(10 * 40);
+    });
   });
 }

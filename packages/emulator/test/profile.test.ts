@@ -27,6 +27,7 @@ describe('profiles and knobs', () => {
       patAsBasic: false,
       captchaAfterFailedLogins: 3,
       bulkCreateMax: 50,
+      createMs: 25,
     });
     expect(resolveBehaviour('ideal', { nodes: 3, indexLagMs: undefined })).toEqual({ ...PROFILES.ideal, nodes: 3 });
     expect(() => resolveBehaviour('harsh')).toThrow(`profile must be 'realistic' or 'ideal', got "harsh"`);

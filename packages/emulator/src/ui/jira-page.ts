@@ -22,6 +22,7 @@ const KNOBS: [keyof typeof PROFILES.realistic, string, string][] = [
   ['patAsBasic', 'Token as Basic password', 'on or off'],
   ['captchaAfterFailedLogins', 'CAPTCHA after failed logins', 'a number, or off (the seed wins)'],
   ['bulkCreateMax', 'Bulk create cap', 'issues per POST /rest/api/2/issue/bulk; 0: no such route (404)'],
+  ['createMs', 'Create time (ms)', 'time one issue create takes, each of a bulk too'],
 ];
 
 const shown = (v: unknown): string =>
