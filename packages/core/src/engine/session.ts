@@ -140,8 +140,6 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
         },
         signal: hooks.signal,
         onProgress: () => pipeline.progress(),
-        onMade: (key) => pipeline.made(key),
-        onSuperseded: (key) => pipeline.superseded(key),
       })
     : undefined;
   const pipeline: DeliveryPipeline = new DeliveryPipeline({

@@ -177,10 +177,10 @@ describe('cases made twice because the search lagged', () => {
     );
   }, 60_000);
 
-  it('two machines creating the same tests at once: the runs prepared for the cases that lost leave the cycle again', async () => {
+  it('two machines creating the same tests at once: one run per test in the cycle, none for a case that lost', async () => {
     // Declared shards of one run create at once without waiting for each other (each expects its own tests); given
-    // the same tests, every test gets two cases, and the run each machine prepared for its own before the read that
-    // decides them (Pipeline.made) must not stay in the cycle beside the survivor's.
+    // the same tests, every test gets two cases: a case joins the cycle only once the read that decides it has kept
+    // it, so no run of a closed duplicate stands in the cycle beside the survivor's.
     const tests = Array.from({ length: 10 }, (_, i) => result(`raced ${i}`));
     const [first, second] = await Promise.all([
       run('DUP', 'CI raced', tests, {}, { shard: { current: 1, total: 2 } }),

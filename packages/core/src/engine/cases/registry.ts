@@ -64,13 +64,6 @@ export interface CaseRegistryOptions {
   indexLagMs?: number;
   /** How long after a create the read that decides whether it is the oldest begins (SETTLE_MS by default). */
   settleMs?: number;
-  /**
-   * A case this process created, before the read that decides whether it is kept (about the index lag later): the
-   * run can prepare what the case will need (its run in the cycle) meanwhile.
-   */
-  onMade?: (key: string) => void;
-  /** A case this process created that the deciding read found made before elsewhere: `kept` is used instead. */
-  onSuperseded?: (key: string, kept: string) => void;
 }
 
 /**
@@ -156,7 +149,6 @@ export class CaseRegistry {
         const list = this.waiting.get(id) ?? [];
         list.push(w);
         this.waiting.set(id, list);
-        o.onMade?.(w.key);
       },
       ended: () => this.scheduleRecheck(),
     });
@@ -366,7 +358,6 @@ export class CaseRegistry {
           } else {
             // Another machine (or a lagging search) made the same test's case first: that one is used.
             if (!this.closing.has(w.key)) this.closeDuplicate(w.key, kept);
-            this.o.onSuperseded?.(w.key, kept);
             w.done(kept);
           }
         }

@@ -78,18 +78,6 @@ export class CyclePreparation {
     return batch.done;
   }
 
-  /**
-   * Takes a key back: out of the batch waiting to go (true: nothing was sent for it), or the promise of the batch
-   * that holds it (it has gone; undefined: never prepared).
-   */
-  withdraw(key: string): true | Promise<unknown> | undefined {
-    const known = this.prepared.get(key);
-    if (!known) return undefined;
-    this.prepared.delete(key);
-    if (this.next?.keys.delete(key)) return true;
-    return known;
-  }
-
   /** The end of the run: the batch waiting goes now, and any later one at once. */
   flush(): void {
     this.ended = true;

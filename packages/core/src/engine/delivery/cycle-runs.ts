@@ -86,19 +86,6 @@ export class CycleRuns {
     return b.request(keys, load);
   }
 
-  /**
-   * Takes a case this run added out of the cycle again (a duplicate found after its run was prepared): its run
-   * would stay Not Tested beside the kept case's. Nothing when it was not added (or its add failed).
-   */
-  async leave(t: Target, key: string): Promise<void> {
-    const ck = this.cycles.key(t);
-    if (!this.added.get(ck)?.delete(key)) return;
-    this.runs.get(ck)?.delete(key);
-    const cycle = await this.cycles.ensure(t);
-    const input = { testPlanIssueKey: cycle.plan, testCycleId: cycle.id, removeTestCaseKeys: [key] };
-    await this.svc.inCycle(cycle).cycles.addMembersToTestCycle(input, this.svc.o);
-  }
-
   /** Reads the cycle's run list again unless it was read at `since` or later (one request). */
   async readSince(t: Target, cycle: CycleInfo, since: number): Promise<void> {
     if ((this.readAt.get(this.cycles.key(t)) ?? 0) < since) await this.read(t, cycle);

@@ -58,8 +58,6 @@ export class DeliveryPipeline implements WaitingBatch {
   private readonly inFlight: InFlight;
   private readonly later: Later;
   private readonly prep: CyclePreparation;
-  /** Cases this run created whose runs were prepared before the read that decides them (see `made`). */
-  private readonly ahead = new Set<string>();
   private readonly slots: DeliverySlots;
   private buffer: WorkItem[] = [];
   private timer?: NodeJS.Timeout;
@@ -142,33 +140,6 @@ export class DeliveryPipeline implements WaitingBatch {
         : delivery.runs.ensure(target, [...keys]);
     this.prep.seed(keys, ready);
     this.inFlight.track(ready, 'preparing the cycle');
-  }
-
-  /**
-   * A case this run created, before the read that decides it is kept (the index lag later, see CaseRegistry): its
-   * run joins the cycle (and its case the plan) in the next preparation batch, so that the end of a first run waits
-   * for that read and one bulk, not for the read and then the plan, the cycle and its run list (three more round
-   * trips). Once the run has ended the batch goes at once and reads the run ids back. Should the read find an older
-   * case of the test made elsewhere, the run leaves the cycle (superseded). Not in ad hoc mode, nor with run
-   * attributes (a run per attribute set, known from each result).
-   */
-  made(key: string): void {
-    if (this.o.target.mode !== 'cycle' || this.o.config.attributes || this.o.health.down) return;
-    this.o.delivery.runs.markNew([key]);
-    this.ahead.add(key);
-    this.prep.prepare(key, this.allIn);
-  }
-
-  /** A case `made` prepared turned out a duplicate of an older one: its run leaves the cycle (one request). */
-  superseded(key: string): void {
-    if (!this.ahead.delete(key)) return;
-    const sent = this.prep.withdraw(key);
-    if (sent === true || sent === undefined) return;
-    const { delivery, target } = this.o;
-    this.inFlight.track(
-      sent.catch(() => undefined).then(() => delivery.runs.leave(target, key)),
-      'taking a duplicate case out of the cycle',
-    );
   }
 
   /** A result for one key (empty: its case is still to be found or created), kept until delivered and logged. */
