@@ -33,6 +33,11 @@ export const ADOPTION = {
   perFile: 100,
   latency: Number(process.env.BENCH_ADOPTION_LATENCY ?? 20),
   rateLimit: RPS > 0 ? { requestsPerSecond: RPS, perUser: true } : undefined,
+  /**
+   * Reporter options of the casebridge runs (BENCH_ADOPTION_OPTIONS, JSON; e.g. `{"concurrency": 8}`), beside the
+   * CASEBRIDGE_* variables.
+   */
+  options: JSON.parse(process.env.BENCH_ADOPTION_OPTIONS || '{}'),
   /** The engine's default concurrency: the wall budget counts the new cases' round trips divided by it. */
   concurrency: 4,
   /** The failing variant: every 100th test fails (1%). */
@@ -170,7 +175,7 @@ export async function runAdoption(variant, log) {
     const bare = await measure({ ...base, casebridge: false });
     log(`  bare       wall ${(bare.wallMs / 1000).toFixed(1)} s, ${bare.tests} tests, exit ${bare.code}`);
     const env = { CASEBRIDGE_AUTO_CREATE: 'true', CASEBRIDGE_DEFECTS: 'true' };
-    const first = await measure({ ...base, casebridge: true, cycle: 'Adoption 1', env });
+    const first = await measure({ ...base, casebridge: true, cycle: 'Adoption 1', env, options: ADOPTION.options });
     first.state = tally(emu, 'Adoption 1');
     first.mapped = mappingEntries(dir);
     log(`  first run  ${runLine(first)}`);
@@ -184,7 +189,14 @@ export async function runAdoption(variant, log) {
       CASEBRIDGE_BUILD: 'Adoption 2',
       CASEBRIDGE_PRELOAD_RUNS: 'true',
     };
-    const second = await measure({ ...base, casebridge: true, cycle: 'Adoption 2', env: steady, reset: false });
+    const second = await measure({
+      ...base,
+      casebridge: true,
+      cycle: 'Adoption 2',
+      env: steady,
+      reset: false,
+      options: ADOPTION.options,
+    });
     second.state = tally(emu, 'Adoption 2');
     second.state.casesCreated = second.state.cases - casesBefore;
     second.mapped = mappingEntries(dir);
