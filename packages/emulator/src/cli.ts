@@ -257,7 +257,7 @@ async function main(): Promise<void> {
     `  admin:               ${emu.url}/__emulator/state, /requests, /faults, /reset${open ? '' : '   (administrators only)'}`,
     `  UI:                  ${emu.url}/   (projects, /browse/<KEY>, /rehearsal/requests${open ? '' : '; log in at /login.jsp'})`,
     `  variant ${emu.variant.ids}, timestamps ${emu.variant.timestamps}, state ${options.dataDir ? `in ${options.dataDir}` : 'in memory'}${faults.length ? `, ${faults.length} fault rule(s)` : ''}`,
-    `  Jira: ${options.profile ?? DEFAULT_PROFILE} profile, ${emu.jira.nodes} node(s), index lag ${emu.jira.indexLagMs} ms, search pages of ${emu.jira.searchMaxResults}, result window ${emu.jira.resultWindow ?? 'off'} (${emu.jira.resultWindowMode})`,
+    `  Jira: ${options.profile ?? DEFAULT_PROFILE} profile, ${emu.jira.nodes} node(s), index lag ${emu.jira.indexLagMs} ms, search pages of ${emu.jira.searchMaxResults}, result window ${emu.jira.resultWindow ?? 'off'} (${emu.jira.resultWindowMode}), ${emu.jira.createMs} ms to create an issue`,
   ];
   if (values.demo) {
     lines.push(
