@@ -176,6 +176,35 @@ describe('a first run at scale', () => {
     expect(statusesOf('created later')).toEqual(['Passed', 'Passed', 'Passed']);
   });
 
+  it('creates that take Jira long do not hold the run back: results are delivered while they go on', async () => {
+    // 50 ms an issue: a bulk of 50 holds its request 2.5 s, 24 of them 4 at a time take 15 s, and the creates fill
+    // every slot of the client as each ends. The re-reads that decide them and the bulks of statuses go first (background creates, transport.ts), so
+    // the results of the first cases land while the last are still being made, not all after them.
+    await emu.reset();
+    emu.setJira({ createMs: 50 });
+    emu.faults.set([{ route: '**', latencyMs: 20 }]);
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'cb-slow-creates-'));
+      const run = Engine.create(options(emu.url, { autoCreate: true, cycle: 'slow creates' }), ctx(dir));
+      run.begin({ tests: [] });
+      for (let i = 0; i < 1_200; i++) run.add(result(`slow create ${i}`, 'passed'));
+      const end = await run.end();
+      expect(end.summary.journaled).toBe(0);
+      expect(end.summary.createdCases).toHaveLength(1_200);
+      expect(statusesOf('slow creates').filter((s) => s === 'Passed')).toHaveLength(1_200);
+      const log = emu.requests();
+      const creates = log.filter((r) => r.op === 'jira.bulkCreateIssues');
+      const lastCreateEnd = Math.max(...creates.map((r) => r.at + r.ms));
+      const firstBulk = Math.min(...log.filter((r) => r.op === 'runs.bulkStatusUpdate').map((r) => r.at));
+      expect(creates).toHaveLength(24);
+      if (process.env.MARGIN) console.log('margin ms', lastCreateEnd - firstBulk);
+      expect(firstBulk, 'the first statuses went before the last create was answered').toBeLessThan(lastCreateEnd);
+    } finally {
+      emu.faults.set([]);
+      emu.setJira({ createMs: 25 });
+    }
+  }, 60_000);
+
   it('shards of one run adopting into one cycle each create their own cases at once (no waiting for the other)', async () => {
     await emu.reset();
     const auto = { autoCreate: true, cycle: 'sharded adoption' };

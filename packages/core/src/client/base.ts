@@ -189,6 +189,7 @@ export class ServiceClient {
             body,
             creates: op.creates === true,
             signal,
+            ...(options.background ? { background: true } : {}),
             retryAnswer: this.kind === 'repo' ? notFor500(options.retryAnswer) : options.retryAnswer,
             ...(auth.cookies ? { cookies: auth.cookies } : {}),
           });

@@ -45,6 +45,11 @@ export interface CallOptions {
    * refused answer fails the call at once with its typed error, not retryable.
    */
   retryAnswer?: (answer: { status: number; headers: Record<string, string | string[] | undefined> }) => boolean;
+  /**
+   * A long request (a bulk create: Jira's time per issue): it waits in the client's queue behind every other
+   * request, so that reads and deliveries get the next free slot instead of waiting for creates that keep coming.
+   */
+  background?: boolean;
 }
 
 /** A method of a client group. Input is optional when the operation needs none. */

@@ -72,6 +72,8 @@ export interface TransportRequest {
    */
   creates: boolean;
   signal?: AbortSignal;
+  /** Waits in the queue behind every request that is not (see CallOptions.background). */
+  background?: boolean;
   /**
    * The session's cookies (session auth): sent with each attempt as they are then, and updated from each answer's
    * `Set-Cookie`, so a load balancer's cookie set on a retried answer is kept too.

@@ -24,6 +24,10 @@ export type {
  * Its parts: `connection.ts` (how a request reaches the service), `tls.ts` (the CA bundle), `retry-policy.ts`
  * (when to try again, and which typed error to give up with); this class queues, loops and counts.
  */
+/** p-queue priorities: higher goes first. */
+const FOREGROUND = 0;
+const BACKGROUND = -1;
+
 export class Transport {
   readonly stats: TransportStats = { requests: 0, retries: 0, failures: 0 };
   private readonly base: URL;
@@ -90,7 +94,7 @@ export class Transport {
       let outcome: { res: TransportResponse } | { err: unknown };
       const started = Date.now();
       try {
-        const release = await this.slot(req.signal);
+        const release = await this.slot(req.signal, req.background === true);
         try {
           outcome = { res: await this.exchange(req, info) };
         } finally {
@@ -129,9 +133,11 @@ export class Transport {
    * request may go, and the request is sent from `send`, so the queue's own frames are not on the way to the socket
    * (bench/frames.mjs). The slot is held until `release`; a signal that aborts while the request waits in the queue
    * takes it out of the queue (p-queue rejects with the signal's reason), and one that aborts while it is under way
-   * frees the slot at once, as a task of the queue would (the exchange is aborted by the same signal).
+   * frees the slot at once, as a task of the queue would (the exchange is aborted by the same signal). A background
+   * request (a bulk create, which holds its slot for Jira's time per issue) goes after every other one waiting: with
+   * creates filling every slot as each ends, a first run's re-reads and deliveries waited for all of them.
    */
-  private slot(signal: AbortSignal | undefined): Promise<() => void> {
+  private slot(signal: AbortSignal | undefined, background: boolean): Promise<() => void> {
     return new Promise((granted, refused) => {
       let release = () => {};
       const held = new Promise<void>((done) => {
@@ -143,7 +149,7 @@ export class Transport {
             granted(release);
             return held;
           },
-          signal ? { signal } : {},
+          { ...(signal ? { signal } : {}), priority: background ? BACKGROUND : FOREGROUND },
         )
         .catch(refused);
     });

@@ -336,6 +336,22 @@ describe('concurrency limit and rate cap', () => {
     expect(maxOverlap(log)).toBe(2);
   });
 
+  it('a background call (a bulk create) waits behind every other call queued, whatever came first', async () => {
+    await setFaults(emu(), [{ route: MEMBERS_ROUTE, latencyMs: 200 }]);
+    const c = client({ concurrency: 1 });
+    const bg = { background: true };
+    // One background call holds the only slot; two more queue, then a plain call that must go before them.
+    const calls = [
+      c.plans.members({ testPlanIssueKey: 'DEMO-1' }, bg),
+      c.plans.members({ testPlanIssueKey: 'DEMO-1' }, bg),
+      c.plans.members({ testPlanIssueKey: 'DEMO-1' }, bg),
+      c.plans.cycles({ testPlanIssueKey: 'DEMO-1' }),
+    ];
+    await Promise.all(calls);
+    const order = (await requestLog(emu())).map((e) => (e.path.endsWith('/cycles') ? 'plain' : 'background'));
+    expect(order).toEqual(['background', 'plain', 'background', 'background']);
+  });
+
   it('defaults to four requests in flight', async () => {
     await setFaults(emu(), [{ route: MEMBERS_ROUTE, latencyMs: 150 }]);
     const c = client();

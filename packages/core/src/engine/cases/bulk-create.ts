@@ -67,7 +67,9 @@ export async function bulkCreate(
   const issueUpdates = jobs.map((j) => ({
     fields: { ...caseFields(project, j.summary, j.test, j.id), issuetype: { name: TEST_CASE_TYPE } },
   }));
-  const answer = await tm.jira.bulkCreateIssues({ issueUpdates }, signal ? { signal } : undefined);
+  // In the background: a bulk takes Jira its time per issue (seconds), and the creates would otherwise hold every
+  // slot of the client's queue while the run's re-reads and deliveries wait behind them.
+  const answer = await tm.jira.bulkCreateIssues({ issueUpdates }, { ...(signal ? { signal } : {}), background: true });
   const refused = new Set<number>();
   for (const e of answer.errors ?? []) {
     if (typeof e.failedElementNumber === 'number') refused.add(e.failedElementNumber);

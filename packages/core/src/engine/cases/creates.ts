@@ -344,7 +344,8 @@ export class Creates {
       testcasesteps,
       linkToTestSuite: { testSuitePath: suitePathOf(test.file), projectKey: project },
     };
-    const signal = this.o.signal ? { signal: this.o.signal } : undefined;
+    // In the background, as bulk creates (bulk-create.ts): other requests go first.
+    const signal = { ...(this.o.signal ? { signal: this.o.signal } : {}), background: true };
     try {
       // A dry run's stand-in answers the key alone.
       const made: { testCaseKey: string; createdTestCase?: { id: number | string } } =
