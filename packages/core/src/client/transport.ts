@@ -18,16 +18,16 @@ export type {
   TransportStats,
 } from './transport-types.js';
 
+/** p-queue priorities: higher goes first. */
+const FOREGROUND = 0;
+const BACKGROUND = -1;
+
 /**
  * The HTTP layer under both clients: one keep-alive pool per client, proxies and corporate CAs, timeouts, a
  * concurrency limit and optional rate cap, and retries that never re-send a create whose fate is unknown.
  * Its parts: `connection.ts` (how a request reaches the service), `tls.ts` (the CA bundle), `retry-policy.ts`
  * (when to try again, and which typed error to give up with); this class queues, loops and counts.
  */
-/** p-queue priorities: higher goes first. */
-const FOREGROUND = 0;
-const BACKGROUND = -1;
-
 export class Transport {
   readonly stats: TransportStats = { requests: 0, retries: 0, failures: 0 };
   private readonly base: URL;

@@ -75,12 +75,7 @@ function sendFault(x: ServiceExchange, d: Extract<FaultDecision, { kind: 'error'
   x.res.end(text);
 }
 
-/** Waits `ms`, or less when the emulator closes meanwhile. */
-/** Waits out the time a request's work takes the service (see Ctx.workMs); ends early when the emulator closes. */
-export function work(env: Env, ms: number): Promise<void> {
-  return wait(env, ms);
-}
-
-function wait(env: Env, ms: number): Promise<void> {
+/** Waits `ms`, or less when the emulator closes meanwhile (latency, hangs, and the work a request takes: Ctx.workMs). */
+export function wait(env: Env, ms: number): Promise<void> {
   return sleep(ms, undefined, { signal: env.closing }).catch(() => {});
 }

@@ -8,7 +8,7 @@ import { ANSWERED, type Env, type Exchange } from '../kernel/exchange.js';
 import { refuseAdminApi, serveUi } from '../ui/index.js';
 import { auth, licence } from './access.js';
 import { dispatch, unitOfWork } from './dispatch.js';
-import { afterFaults, faults, work } from './faults.js';
+import { afterFaults, faults, wait } from './faults.js';
 import { newContext, parse } from './parse.js';
 import { rateLimit } from './rate-limit.js';
 import { reply } from './reply.js';
@@ -61,7 +61,7 @@ export async function handleRequest(
   });
   if (result === ANSWERED) return;
   // The service's own time for the work (issues created): committed already, answered once it has passed.
-  if (ctx.workMs) await work(env, ctx.workMs);
+  if (ctx.workMs) await wait(env, ctx.workMs);
   if ((await afterFaults(env, sx, fault)) === ANSWERED) return;
   await reply(env, sx, ctx.op, result, fault);
 }

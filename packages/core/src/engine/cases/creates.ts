@@ -345,11 +345,11 @@ export class Creates {
       linkToTestSuite: { testSuitePath: suitePathOf(test.file), projectKey: project },
     };
     // In the background, as bulk creates (bulk-create.ts): other requests go first.
-    const signal = { ...(this.o.signal ? { signal: this.o.signal } : {}), background: true };
+    const options = { ...(this.o.signal ? { signal: this.o.signal } : {}), background: true };
     try {
       // A dry run's stand-in answers the key alone.
       const made: { testCaseKey: string; createdTestCase?: { id: number | string } } =
-        await tm.cases.createTestCaseInSuite(input, signal);
+        await tm.cases.createTestCaseInSuite(input, options);
       return { key: made.testCaseKey, id: Number(made.createdTestCase?.id) };
     } catch (err) {
       if (err instanceof AmbiguousError) {
@@ -361,7 +361,7 @@ export class Creates {
       }
       // The older service variant has no suite creation: a plain test case.
       if (!(err instanceof NotFoundError)) throw err;
-      const made = await tm.cases.createTestCase({ fields, testcasesteps }, signal);
+      const made = await tm.cases.createTestCase({ fields, testcasesteps }, options);
       return { key: made.key, id: Number(made.id) };
     }
   }

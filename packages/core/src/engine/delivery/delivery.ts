@@ -497,14 +497,14 @@ export class Delivery {
   }
 }
 
+const NOTHING_BEFORE: Promise<unknown> = Promise.resolve();
+
 /**
  * The status writes of each run, one after the other: `turn(runIds)` is ready once the writes queued before on any
  * of them have settled (whether they failed or not), and the next ones wait until `done()` (call it in a `finally`).
  * A turn taken by the writer, not a wrapper that calls it back: the writes are sent by Delivery's own methods, one
  * frame fewer on the way to the socket (bench/frames.mjs). A run that went quiet is forgotten.
  */
-const NOTHING_BEFORE: Promise<unknown> = Promise.resolve();
-
 class RunOrder {
   private readonly last = new Map<number, Promise<void>>();
 
