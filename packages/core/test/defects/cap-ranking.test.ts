@@ -25,7 +25,7 @@ function group(name: string, environment?: FailureGroup['environment']): Failure
 function reserveAll(cap: DefectCap, groups: FailureGroup[]) {
   const outcome = new Map<string, boolean>();
   const done = groups.map((g, i) =>
-    cap.reserve(undefined, g).then((ok) => {
+    ask(cap, g).then((ok) => {
       outcome.set(g.hash, ok);
       if (ok) cap.settle(`BUG-${i + 1}`);
       else cap.noteNotFiled();
@@ -33,6 +33,10 @@ function reserveAll(cap: DefectCap, groups: FailureGroup[]) {
   );
   return { outcome, done: Promise.all(done) };
 }
+
+/** A slot as decided: at once, or when the ranking (or a standby) answers `later`. */
+const ask = (cap: DefectCap, g: FailureGroup) =>
+  cap.reserve(undefined, g).then((slot) => (typeof slot === 'boolean' ? slot : slot.later));
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
@@ -95,13 +99,13 @@ describe('the defect cap ranks by blast radius', () => {
     cap.saw(a);
     cap.saw(b);
     for (let i = 0; i < 5; i++) cap.saw(big);
-    expect(await cap.reserve(undefined, a)).toBe(true);
+    expect(await ask(cap, a)).toBe(true);
     cap.settle('BUG-1');
     // All results are in before the deliveries of b and big asked.
     cap.allIn();
     // b stands by while big, ranked in, is undecided; big takes its slot, and b is refused then.
-    const standingBy = cap.reserve(undefined, b);
-    expect(await cap.reserve(undefined, big)).toBe(true);
+    const standingBy = ask(cap, b);
+    expect(await ask(cap, big)).toBe(true);
     cap.settle('BUG-2');
     expect(await standingBy).toBe(false);
   });
@@ -109,20 +113,20 @@ describe('the defect cap ranks by blast radius', () => {
   it('a ranked group that links an existing defect gives its slot to the next group of the ranking', async () => {
     // Night 2 of a suite whose first failures got defects on night 1: those rank first (seen first) but link.
     const cap = new DefectCap(4, noClient, new AbortController().signal);
-    const [a, b, c, d, e, f] = ['a', 'b', 'c', 'd', 'e', 'f'].map((n) => group(n)) as FailureGroup[];
-    for (const g of [a, b, c, d, e, f]) cap.saw(g as FailureGroup);
+    const [a, b, c, d, e, f] = [group('a'), group('b'), group('c'), group('d'), group('e'), group('f')];
+    for (const g of [a, b, c, d, e, f]) cap.saw(g);
     for (const [i, g] of [a, b].entries()) {
-      expect(await cap.reserve(undefined, g)).toBe(true);
+      expect(await ask(cap, g)).toBe(true);
       cap.settle(`BUG-${i + 1}`);
     }
     cap.allIn();
     // c and d are ranked into the two slots left; f and e ask first and stand by.
-    const fAsks = cap.reserve(undefined, f);
-    const eAsks = cap.reserve(undefined, e);
+    const fAsks = ask(cap, f);
+    const eAsks = ask(cap, e);
     cap.noteLinked('OLD-1', c);
     expect(await eAsks).toBe(true);
     cap.settle('BUG-3');
-    expect(await cap.reserve(undefined, d)).toBe(true);
+    expect(await ask(cap, d)).toBe(true);
     cap.settle('BUG-4');
     expect(await fAsks).toBe(false);
     expect(cap.notFiled(false)).toEqual({});
@@ -136,10 +140,10 @@ describe('the defect cap ranks by blast radius', () => {
       for (let i = 0; i < 3; i++) cap.saw(silent);
       cap.saw(a);
       cap.saw(b);
-      expect(await cap.reserve(undefined, a)).toBe(true);
+      expect(await ask(cap, a)).toBe(true);
       cap.settle('BUG-1');
       cap.allIn();
-      const b1 = cap.reserve(undefined, b);
+      const b1 = ask(cap, b);
       await vi.advanceTimersByTimeAsync(3_000);
       expect(await b1).toBe(false);
     } finally {
@@ -152,23 +156,43 @@ describe('the defect cap ranks by blast radius', () => {
     const [a, b] = [group('a'), group('b')];
     cap.saw(a);
     cap.saw(b);
-    expect(await cap.reserve(undefined, a)).toBe(true);
+    expect(await ask(cap, a)).toBe(true);
     cap.settle('BUG-1');
     cap.allIn();
     // b is owed one of the two slots left: the replayed group takes the other.
-    expect(await cap.reserve(undefined, group('replayed'))).toBe(true);
+    expect(await ask(cap, group('replayed'))).toBe(true);
     cap.settle('BUG-2');
-    expect(await cap.reserve(undefined, group('another'))).toBe(false);
-    expect(await cap.reserve(undefined, b)).toBe(true);
+    expect(await ask(cap, group('another'))).toBe(false);
+    expect(await ask(cap, b)).toBe(true);
+  });
+
+  it('beyond the streaming half, reserve answers at once that the ranking decides later', async () => {
+    const cap = new DefectCap(4, noClient, new AbortController().signal);
+    const [a, b, c] = [group('a'), group('b'), group('c')];
+    for (const g of [a, b, c]) cap.saw(g);
+    for (const g of [a, b]) {
+      expect(await cap.reserve(undefined, g)).toBe(true);
+      cap.settle(`BUG-${g.label}`);
+    }
+    // Nothing waits for the other results: the answer comes now, the decision with the ranking.
+    const slot = await cap.reserve(undefined, c);
+    expect(typeof slot).toBe('object');
+    let decided: boolean | undefined;
+    if (typeof slot === 'object') void slot.later.then((ok) => (decided = ok));
+    await tick();
+    expect(decided).toBeUndefined();
+    cap.allIn();
+    await tick();
+    expect(decided).toBe(true);
   });
 
   it('under the streaming half nothing waits, and a cap of 0 files nothing', async () => {
     const cap = new DefectCap(10, noClient, new AbortController().signal);
     for (let i = 0; i < 5; i++) {
-      expect(await cap.reserve(undefined, group(`g${i}`))).toBe(true);
+      expect(await ask(cap, group(`g${i}`))).toBe(true);
       cap.settle(`BUG-${i}`);
     }
     const none = new DefectCap(0, noClient, new AbortController().signal);
-    expect(await none.reserve(undefined, group('x'))).toBe(false);
+    expect(await ask(none, group('x'))).toBe(false);
   });
 });

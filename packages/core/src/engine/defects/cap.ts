@@ -19,7 +19,8 @@ import type { FailureGroup } from './groups.js';
  * Which groups get the slots: the widest blast radius, not the first to arrive. The engine tells the cap every
  * failing test's group as it comes in (`saw`). The first half of the slots go to groups as they need a defect
  * (streaming: the first failures of a run get their defect while it runs); a group that needs one when those are
- * taken waits until every result of the run is in (`allIn`: the last planned test reported, or the run ended). Then
+ * taken is decided once every result of the run is in (`allIn`: the last planned test reported, or the run ended):
+ * its failure's run gets its status now, and its defect, if it gets one, is linked by a later run update. Then
  * the groups still without a defect are ranked by their number of failing tests (environment errors first on a tie,
  * then the one seen first), and the slots left go to the top of that list; the rest are named in the summary,
  * largest first. A group ranked in whose failure finds an existing defect (linked, no slot needed) gives its slot to
@@ -37,6 +38,9 @@ const NEAR = 3;
 const STANDBY_MS = 3_000;
 /** `[cb-<16 hex>]` in a defect summary. */
 const MARKER = /\[(cb-[0-9a-f]{16})\]/;
+
+/** A slot under the cap now, none, or decided `later` by the run's ranking (see DefectCap.reserve). */
+export type Slot = boolean | { later: Promise<boolean> };
 
 /** A group of failures as the cap ranks it. */
 interface Demand {
@@ -137,12 +141,13 @@ export class DefectCap {
   }
 
   /**
-   * Takes a slot for one new defect of the group, or answers false when the cap leaves it without one (in cycle
-   * mode counted over the cycle). While results still come in and the first half of the slots is taken, it waits for
-   * `allIn` (see the class comment). A taken slot is given back with `settle`: the key that was created, or undefined
-   * when none was.
+   * Takes a slot for one new defect of the group: `true` (a slot now), `false` (the cap leaves it without one; in
+   * cycle mode counted over the cycle), or `{ later }` when the run's ranking decides (the first half of the slots is
+   * taken and results still come in, or the group stands by after the ranking: see the class comment). It never waits
+   * for other results: a caller that gets `later` writes its run now and acts on `later` when it resolves, outside any
+   * delivery slot. A taken slot is given back with `settle`: the key that was created, or undefined when none was.
    */
-  async reserve(cycle: CycleInfo | undefined, group?: FailureGroup): Promise<boolean> {
+  async reserve(cycle: CycleInfo | undefined, group?: FailureGroup): Promise<Slot> {
     if (this.max === 0) return this.refuse(group);
     if (group && !this.demand.has(group.hash)) this.saw(group);
     const c = cycle ? await this.cycleState(cycle) : undefined;
@@ -150,9 +155,27 @@ export class DefectCap {
       // No await between this check and the take below while the streaming half is free: concurrent callers
       // cannot all pass it.
       const streams = !this.ranked && this.count(c) < Math.floor(this.max / 2);
-      if (!streams && !(await this.ranksIn(c, group.hash))) return this.refuse(group);
+      if (!streams) {
+        const ranks = this.ranksIn(c, group.hash);
+        if (typeof ranks !== 'boolean') {
+          const hash = group.hash;
+          return { later: ranks.then((ok) => (ok ? this.granted(cycle, c, hash) : this.refuse(group))) };
+        }
+        if (!ranks) return this.refuse(group);
+      }
       this.serve(group.hash);
     }
+    return this.slot(cycle, c);
+  }
+
+  /** The ranking gave the group a slot: taken now (see `slot`). */
+  private granted(cycle: CycleInfo | undefined, c: CycleDefects | undefined, hash: string): Promise<boolean> {
+    this.serve(hash);
+    return Promise.resolve(this.slot(cycle, c));
+  }
+
+  /** Takes a slot under the cap; near it, after reading the cycle's list again (see the costs above). */
+  private slot(cycle: CycleInfo | undefined, c: CycleDefects | undefined): boolean | Promise<boolean> {
     if (!cycle || !c) return this.take(undefined);
     if (this.count(c) < this.max - NEAR) return this.take(c);
     // Near the cap another machine may have filed since the last read: read again (see the costs above). One
@@ -235,9 +258,14 @@ export class DefectCap {
     return `Defect not filed: the run's cap of ${this.max} new defects was reached (defects.maxPerRun)`;
   }
 
+  /** The run comment's note for a failure whose defect the ranking decides once every result is in. */
+  pendingNote(): string {
+    return `Defect: the run's cap of ${this.max} new defects (defects.maxPerRun) goes to the failure groups that hit the most tests, once every result is in; no defect linked to this run means the cap was reached before this failure's group`;
+  }
+
   /**
-   * Whether the group may take a slot once the streaming half is taken: as ranked by `allIn`, waiting for it while
-   * results come in. A group `allIn` did not know (a replayed result) takes what no ranked group still needs.
+   * Whether the group may take a slot once the streaming half is taken: as ranked by `allIn` (a promise until then,
+   * and while it stands by). A group `allIn` did not know (a replayed result) takes what no ranked group still needs.
    */
   private ranksIn(c: CycleDefects | undefined, hash: string): Promise<boolean> | boolean {
     if (!this.ranked) {

@@ -79,9 +79,22 @@ export interface DefectInput {
  * Jira refused the create's fields. `regressionOf`: the group's defects are all closed, the newest is this one (the
  * failure is a regression of it; history.ts leaves the state of the group's own defects to this search).
  */
-export type DefectOutcome =
+export type DefectOutcome = Decided | Later;
+
+/** A defect found, filed, or none (the cap, a refused create). */
+export type Decided =
   | { key: string; created: boolean; regressionOf?: string }
   | { key?: undefined; notFiled: true; refusal?: Refusal | undefined; regressionOf?: string };
+
+/**
+ * The cap's ranking decides the failure's defect once every result is in (DefectCap.reserve answered `later`): its run
+ * is written now, without it, and `later` answers the defect (filed or not) when the ranking has spoken.
+ */
+export interface Later {
+  key?: undefined;
+  later: Promise<Decided>;
+  regressionOf?: string;
+}
 
 /** The search-and-create lock and the run's `known` entry of a failure group. */
 const groupKey = (project: string, group: FailureGroup) => `${project}:${group.hash}`;
@@ -97,20 +110,28 @@ export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
     return Promise.resolve({ key: input.knownBug, created: false });
   }
   return inFlight([k], async () => {
-    // A second failure of the group in this run links the defect of the first (or, capped, gets none either).
+    // A second failure of the group in this run links the defect of the first (or, capped, gets none either; or
+    // waits with it for the ranking).
     const earlier = input.known.get(k);
-    if (earlier?.key === undefined && earlier) return earlier;
-    if (earlier) {
-      return {
-        key: earlier.key,
-        created: false,
-        ...(earlier.regressionOf ? { regressionOf: earlier.regressionOf } : {}),
-      };
-    }
+    if (earlier && 'later' in earlier) return { ...earlier, later: earlier.later.then(linkedAs) };
+    if (earlier) return linkedAs(earlier);
     const found = await fileOrLink(input, project, group);
     input.known.set(k, found);
+    if ('later' in found) {
+      found.later.then(
+        (decided) => input.known.get(k) === found && input.known.set(k, decided),
+        // Not decided (a create or a read failed): the result is tried again, and asks again.
+        () => input.known.get(k) === found && input.known.delete(k),
+      );
+    }
     return found;
   });
+}
+
+/** What a second failure of a group gets from the first's outcome: its defect linked, not created. */
+function linkedAs(earlier: Decided): Decided {
+  if (earlier.key === undefined) return earlier;
+  return { key: earlier.key, created: false, ...(earlier.regressionOf ? { regressionOf: earlier.regressionOf } : {}) };
 }
 
 /**
@@ -196,8 +217,27 @@ async function fileOrLink(input: DefectInput, project: string, group: FailureGro
   // Every defect of the group is closed: the failure is a regression of the newest.
   const regressionOf = input.regressionOf ?? found[found.length - 1]?.key;
   const regression = regressionOf ? { regressionOf } : {};
-  // The slot first: a group that waits for the run's ranking (cap.ts) must not hold the turn other creates wait on.
-  if (!(await cap.reserve(input.cycle, group))) return { notFiled: true, ...regression };
+  // The slot first: a group the run's ranking decides later (cap.ts) must not hold the turn other creates wait on.
+  const slot = await cap.reserve(input.cycle, group);
+  if (slot === false) return { notFiled: true, ...regression };
+  if (slot === true) return file(input, project, group, regressionOf);
+  // Decided once every result is in: filed then under the group's search-and-create, as a create now would be.
+  const k = groupKey(project, group);
+  const later = slot.later.then((ok): Promise<Decided> | Decided =>
+    ok ? inFlight([k], () => file(input, project, group, regressionOf)) : { notFiled: true, ...regression },
+  );
+  return { later, ...regression };
+}
+
+/** Files the failure's defect in the slot it took (its create one at a time until Jira accepted one, refusals.ts). */
+async function file(
+  input: DefectInput,
+  project: string,
+  group: FailureGroup,
+  regressionOf: string | undefined,
+): Promise<Decided> {
+  const { cap } = input;
+  const regression = regressionOf ? { regressionOf } : {};
   const answered = await input.refusals.turn();
   try {
     // After a refused create every other would be refused too (the same defects.fields): not sent.
@@ -252,7 +292,7 @@ async function createDefect(
   project: string,
   group: FailureGroup,
   regressionOf: string | undefined,
-): Promise<DefectOutcome> {
+): Promise<Decided> {
   const { tm, signal, cap } = input;
   const hash = group.hash;
   const fields = defectFields(input, project, group, regressionOf);
@@ -273,7 +313,7 @@ async function createDefect(
   // The slot taken under the cap is settled the moment the create answers (see DefectCap.reserve).
   // Refused (for its fields: 500 from synapseRT, 400 from Jira; or a 500 twice): costs this defect, not the run's
   // other failures; only a refusal of the fields stops the other creates (see DefectRefusals.refused).
-  const refusedOr = (err: unknown): DefectOutcome => {
+  const refusedOr = (err: unknown): Decided => {
     cap.settle(undefined);
     if (err instanceof ValidationError) return { notFiled: true, refusal: input.refusals.refused(err) };
     throw err;

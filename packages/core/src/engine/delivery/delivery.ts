@@ -3,7 +3,7 @@ import { TEST_CASE_TYPE } from '../cases/bulk-create.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import { DefectCap } from '../defects/cap.js';
 import type { Verdict } from '../defects/classify.js';
-import { type DefectOutcome, findOrFileDefect } from '../defects/defects.js';
+import { type Decided, type DefectOutcome, findOrFileDefect } from '../defects/defects.js';
 import { groupOf } from '../defects/groups.js';
 import { KnownFailures } from '../defects/history.js';
 import { Quarantine, type QuarantineStats } from '../defects/quarantine.js';
@@ -245,10 +245,13 @@ export class Delivery {
   }
 
   /**
-   * Delivers one result with its steps, files, defect and comment; resumes from `item.progress`. Resolves when it is
-   * delivered (the pipeline then marks it done); throws when it is not.
+   * Delivers one result with its steps, files, defect and comment; resumes from `item.progress`. Resolves when its run
+   * has its status and comment (the pipeline then marks it done, or waits for `defectLater` first); throws when not.
+   * `defectLater`: the cap's ranking decides the failure's defect once every result is in (defects/cap.ts); it
+   * resolves when the run is linked to it (one run update) or the ranking left it without one. Nothing here waits
+   * for other results.
    */
-  async deliver(item: WorkItem, replaying: boolean): Promise<void> {
+  async deliver(item: WorkItem, replaying: boolean): Promise<{ defectLater?: Promise<void> }> {
     const t = item.target;
     const p = item.progress;
     // Read while the run is found or made, and before any write to it: the run's state is then the last one.
@@ -256,7 +259,7 @@ export class Delivery {
     p.runId ??= t.mode === 'cycle' ? await this.cycleRun(item) : await this.adhoc.run(item, replaying);
     const cycle = t.mode === 'cycle' ? await this.cycles.ensure(t) : undefined;
     const runId = p.runId;
-    let verdict = await verdicting;
+    const verdict = await verdicting;
     if (verdict) this.classified.set(item.id, verdict.classification);
     let failedStepId: number | undefined;
     if (!p.steps) {
@@ -265,15 +268,47 @@ export class Delivery {
     }
     const notes = await this.files.send(cycle, item, runId, replaying);
     const defect = await this.defectOf(item, cycle, runId, failedStepId, verdict);
-    // The case's known bugs were its group's own defects, and the defect search found them all closed: a regression.
+    const at = { cycle, runId };
+    const write = (pendingNote: string[]) =>
+      this.writeRun(item, at, this.verdictAfter(item, verdict), notes, pendingNote);
+    if (defect.later === undefined) {
+      await write([]);
+      return {};
+    }
+    // Its status and comment now; the defect, if the ranking gives it one, by one more run update later.
+    await write([this.defectCap.pendingNote()]);
+    const later = defect.later.then(async (key) => {
+      if (key) await write([]);
+    });
+    return { defectLater: later };
+  }
+
+  /**
+   * The verdict as the run comment gives it: the case's known bugs were its group's own defects, and the defect
+   * search found them all closed: a regression.
+   */
+  private verdictAfter(item: WorkItem, verdict: Verdict | undefined): Verdict | undefined {
     const closed = this.regressions.get(item);
     if (closed && verdict?.ownDefects && !['regression', 'flaky', 'quarantined'].includes(verdict.classification)) {
-      verdict = { classification: 'regression', reason: `its known bug ${closed} is closed`, regressionOf: closed };
-      this.classified.set(item.id, verdict.classification);
+      this.classified.set(item.id, 'regression');
+      return { classification: 'regression', reason: `its known bug ${closed} is closed`, regressionOf: closed };
     }
+    return verdict;
+  }
+
+  /** The run's status (never a downgrade), its comment and its defect, in the run's turn; `extra` notes appended. */
+  private async writeRun(
+    item: WorkItem,
+    { cycle, runId }: { cycle: CycleInfo | undefined; runId: number },
+    verdict: Verdict | undefined,
+    notes: string[],
+    extra: string[],
+  ): Promise<void> {
+    const t = item.target;
+    const defect = item.progress.defect;
     const bugs = defect ? [defect] : [];
     const refused = this.refusedItems.get(item);
-    const why = refused ? [this.refusals.note(refused)] : this.notFiled.has(item) ? [this.defectCap.note()] : [];
+    const why = refused ? [this.refusals.note(refused)] : this.notFiled.has(item) ? [this.defectCap.note()] : extra;
     const comment = commentFor(item, [...notes, ...why], this.pipeline, {
       classification: verdict,
       signature: this.signatureOf(item),
@@ -382,14 +417,17 @@ export class Delivery {
     return history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
   }
 
-  /** The defect of a failure (option `defects`): found by its fingerprint or filed, once per item. */
+  /**
+   * The defect of a failure (option `defects`): found by its fingerprint or filed, once per item; `later` when the
+   * cap's ranking decides it once every result is in (it answers the defect key, or undefined).
+   */
   private async defectOf(
     item: WorkItem,
     cycle: CycleInfo | undefined,
     runId: number,
     stepRunId: number | undefined,
     verdict: Verdict | undefined,
-  ): Promise<string | undefined> {
+  ): Promise<{ later?: Promise<string | undefined> }> {
     const p = item.progress;
     // On the outcome, not on the status `statusMap` writes: a failure mapped to Blocked still gets its defect, a
     // skipped test mapped to Failed none (it has no error to file).
@@ -421,16 +459,26 @@ export class Delivery {
         filed: (key, recheck) => this.track(this.settleDefect(key, recheck), 'reading a new defect again'),
       });
       if (d.regressionOf) this.regressions.set(item, d.regressionOf);
-      if (d.key === undefined && d.refusal) {
-        if (!this.refusedItems.has(item)) this.refusals.noteNotFiled(d.refusal, item.key);
-        this.refusedItems.set(item, d.refusal);
-      } else if (d.key === undefined) {
-        if (!this.notFiled.has(item)) this.defectCap.noteNotFiled();
-        this.notFiled.add(item);
-      } else {
-        p.defect = d.key;
-        p.defectCreated = d.created;
-      }
+      if ('later' in d) return { later: d.later.then((decided) => this.record(item, cycle, runId, decided)) };
+      this.record(item, cycle, runId, d);
+      return {};
+    }
+    this.record(item, cycle, runId);
+    return {};
+  }
+
+  /** What became of a failure's defect, on the item and in the run's counts; the key linked to its run, if any. */
+  private record(item: WorkItem, cycle: CycleInfo | undefined, runId: number, d?: Decided): string | undefined {
+    const p = item.progress;
+    if (d?.key === undefined && d?.refusal) {
+      if (!this.refusedItems.has(item)) this.refusals.noteNotFiled(d.refusal, item.key);
+      this.refusedItems.set(item, d.refusal);
+    } else if (d?.key === undefined && d) {
+      if (!this.notFiled.has(item)) this.defectCap.noteNotFiled();
+      this.notFiled.add(item);
+    } else if (d) {
+      p.defect = d.key;
+      p.defectCreated = d.created;
     }
     const survivor = p.defect && this.survivorOf.get(p.defect);
     if (survivor) {

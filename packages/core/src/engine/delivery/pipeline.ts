@@ -297,7 +297,11 @@ export class DeliveryPipeline implements WaitingBatch {
     }
   }
 
-  /** One result with its details, under the concurrency limit. */
+  /**
+   * One result with its details, under the concurrency limit. A failure whose defect the cap's ranking decides later
+   * gives its slot back once its run has its status: it is done (and its write-ahead-log line settled) when the defect
+   * is linked, outside the limit, so nothing waits for the rest of the run in a slot.
+   */
   private async deliverOne(item: WorkItem, replaying: boolean): Promise<void> {
     const turn = this.slots.take();
     if (turn) await turn;
@@ -305,20 +309,40 @@ export class DeliveryPipeline implements WaitingBatch {
       if (item.progress.done) return;
       if (this.o.health.down) return this.later.park([item]);
       try {
-        await this.o.delivery.deliver(item, replaying);
+        const { defectLater } = await this.o.delivery.deliver(item, replaying);
+        if (defectLater) {
+          this.inFlight.track(this.afterDefect(item, defectLater), 'linking defects the cap ranked');
+          return;
+        }
         item.progress.done = true;
       } catch (err) {
-        if (err instanceof AttributeSetRefused) this.refuseSet(item, err.answer, err.line);
-        else if (this.o.health.classify(err, `${item.key} (${displayName(item.test)})`) === 'permanent') {
-          this.markDropped(item);
-        } else if (this.later.retry([item]).length > 0 && refusedAlone(err, this.o.health)) {
-          // Its tries are spent, the service answered 500 each time while it answered others: a refusal.
-          this.refuse(item, answerOf(err));
-        }
+        this.notDelivered(item, err);
       }
       if (item.progress.done) await this.settled(item);
     } finally {
       this.slots.give();
+    }
+  }
+
+  /** A result whose run has its status, once the defect the cap's ranking decided is linked (see deliverOne). */
+  private async afterDefect(item: WorkItem, defectLater: Promise<void>): Promise<void> {
+    try {
+      await defectLater;
+      item.progress.done = true;
+    } catch (err) {
+      this.notDelivered(item, err);
+    }
+    if (item.progress.done) await this.settled(item);
+  }
+
+  /** A delivery failed: dropped when nothing can take it, else tried again (and refused when it alone fails). */
+  private notDelivered(item: WorkItem, err: unknown): void {
+    if (err instanceof AttributeSetRefused) this.refuseSet(item, err.answer, err.line);
+    else if (this.o.health.classify(err, `${item.key} (${displayName(item.test)})`) === 'permanent') {
+      this.markDropped(item);
+    } else if (this.later.retry([item]).length > 0 && refusedAlone(err, this.o.health)) {
+      // Its tries are spent, the service answered 500 each time while it answered others: a refusal.
+      this.refuse(item, answerOf(err));
     }
   }
 
