@@ -4,11 +4,10 @@ import { redact } from '../client/secrets.js';
 import { caseIdentity } from './cases/identity.js';
 import { resolveKeys } from './cases/mapping.js';
 import { type CasebridgeConfig, describeSearched, loadConfig } from './config/schema.js';
-import { groupOf } from './defects/groups.js';
 import { plannedSet } from './delivery/attributed-runs.js';
 import { RunHealth } from './delivery/health.js';
 import { runKey } from './kernel/attributes.js';
-import { displayName, outcomeOf, type TestResult } from './kernel/model.js';
+import { outcomeOf, type TestResult } from './kernel/model.js';
 import { Problems } from './kernel/problems.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './kernel/types.js';
 import { assembleSummary, failReason, invalidConfigLine, printSummary } from './report/run-summary.js';
@@ -169,7 +168,7 @@ export class Engine {
   ): Promise<Map<string, { key: string; why: string }>> {
     const out = new Map<string, { key: string; why: string }>();
     const s = this.session;
-    const q = s?.delivery.quarantine;
+    const q = s?.delivery.failures.quarantine;
     if (!s || !q) return out;
     try {
       const timeoutMs = o.timeoutMs ?? 10_000;
@@ -262,27 +261,7 @@ export class Engine {
       this.byStatus[outcome] = (this.byStatus[outcome] ?? 0) + 1;
       // The last planned test: what waits goes soon, while the runner winds down.
       const last = this.planned > 0 && this.results >= this.planned;
-      if (last) pipeline.windDown();
-      const keys = resolveKeys(result, s.keyRe, s.mapping);
-      // Without a key it is taken in (and logged) at once: a run killed or cut off before its case exists still has
-      // the result on disk, and the next run creates the case and delivers it.
-      if (keys.length === 0 && s.cases) pipeline.submit(pipeline.take(result, ''));
-      else if (keys.length === 0) pipeline.unmapped.push(displayName(result));
-      for (const key of keys) pipeline.submit(pipeline.take(result, key));
-      const q = s.delivery.quarantine;
-      for (const key of keys) q?.saw(key, outcome);
-      // The cap ranks failure groups by how many tests they hit: it counts each failing test as it comes in (a test
-      // known to be quarantined files no defect: it does not count).
-      const d = s.config.defects;
-      const wantsDefect = outcome === 'failed' || (outcome === 'flaky' && d.onFlaky);
-      const quarantined = result.quarantined !== undefined || keys.some((k) => q?.known?.cases.has(k));
-      if (d.enabled && wantsDefect && !quarantined && (keys.length > 0 || s.cases)) {
-        s.delivery.defectCap.saw(groupOf(result, d.group));
-      }
-      if (last) {
-        s.delivery.defectCap.allIn();
-        pipeline.flush();
-      }
+      pipeline.add(result, resolveKeys(result, s.keyRe, s.mapping), last);
     } catch (err) {
       this.problems.add('internal', `internal error while adding a result: ${redact(String(err))}`);
     }
@@ -305,8 +284,6 @@ export class Engine {
     this.ended = true;
     const c = s.config;
     try {
-      // Every result is in: the failure groups still waiting for a defect slot are ranked now (defects/cap.ts).
-      s.delivery.defectCap.allIn();
       if (!(await s.pipeline.drain(this.out))) {
         this.abort.abort();
         await s.pipeline.settle(2_000);

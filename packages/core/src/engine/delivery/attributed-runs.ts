@@ -1,8 +1,19 @@
 import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
-import { attributeSet, attributeValuesOf, describeSet, NO_VALUE, parseRunKey, runKey } from '../kernel/attributes.js';
+import type { CasebridgeConfig } from '../config/schema.js';
+import {
+  ATTRIBUTE_VARIABLES,
+  attributeSet,
+  attributeValuesOf,
+  describeSet,
+  NO_VALUE,
+  parseRunKey,
+  runKey,
+  unknownVariables,
+} from '../kernel/attributes.js';
 import { AttributeSetRefused } from '../kernel/errors.js';
 import { answerOf } from '../kernel/split.js';
 import type { CycleInfo, PlannedTest } from '../kernel/types.js';
+import type { Target } from '../kernel/work.js';
 import type { DeliveryService } from './compose.js';
 
 /**
@@ -188,4 +199,20 @@ export class AttributedRuns {
         'delivers them';
     this.refused.set(text, new AttributeSetRefused(`run attributes ${named} refused: ${answer}`, answer, line));
   }
+}
+
+/** What is wrong with the `attributes` option for this target, one line each (said once, in the summary). */
+export function attributeProblems(config: CasebridgeConfig, target: Target): string[] {
+  const out: string[] = [];
+  if (config.attributes && target.mode !== 'cycle') {
+    out.push('attributes: run attributes need cycle mode (mode cycle); in ad hoc mode they are ignored');
+  }
+  for (const [name, template] of Object.entries(config.attributes ?? {})) {
+    for (const v of unknownVariables(template)) {
+      out.push(
+        `attributes.${name}: ${v} is not a variable of a run attribute template (${ATTRIBUTE_VARIABLES}); it is sent as written`,
+      );
+    }
+  }
+  return out;
 }

@@ -110,38 +110,3 @@ export class CyclePreparation {
     return b;
   }
 }
-
-/**
- * The deliveries under way at once: at most `max`; `take` a slot before one, `give` it back after.
- *
- * Not the same limit as the transport's request queue (p-queue, same `concurrency`), and not replaceable by it: this
- * one counts deliveries (a result's steps, files, defect and run update; a bulk of one cycle), each a chain of
- * requests, the queue counts single requests. With only the queue, every result would start at once: their first
- * requests would all be queued before any second one (another order of requests), a service that stops answering
- * would still get the queued requests of every result instead of the few under way (another count), and a result's
- * details would be kept in memory until its turn. Sharing one limiter would deadlock: `max` deliveries holding every
- * slot, their requests waiting for one. Slots, not a wrapper around the delivery: the delivery's own function is the
- * next frame on its stack.
- */
-export class DeliverySlots {
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly max: number) {}
-
-  /** A slot now (undefined: taken, go on without waiting), or a promise that resolves once one is given back. */
-  take(): Promise<void> | undefined {
-    if (this.running < this.max) {
-      this.running += 1;
-      return undefined;
-    }
-    return new Promise<void>((r) => this.waiting.push(r)).then(() => {
-      this.running += 1;
-    });
-  }
-
-  give(): void {
-    this.running -= 1;
-    this.waiting.shift()?.();
-  }
-}

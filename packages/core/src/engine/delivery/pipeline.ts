@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import PQueue from 'p-queue';
 import type { CaseRegistry } from '../cases/registry.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import type { Journaling } from '../journal/journaling.js';
-import { ATTRIBUTE_VARIABLES, attributeValuesOf, unknownVariables } from '../kernel/attributes.js';
+import { attributeValuesOf } from '../kernel/attributes.js';
 import { AttributeSetRefused } from '../kernel/errors.js';
-import { displayName, outcomeOf, type TestResult } from '../kernel/model.js';
+import { displayName, type TestResult } from '../kernel/model.js';
 import type { Problems } from '../kernel/problems.js';
 import { answerOf } from '../kernel/split.js';
 import { appendTo, needsDetails, runKeyOf, statusOnly, type Target, type WorkItem } from '../kernel/work.js';
+import { attributeProblems } from './attributed-runs.js';
 import {
   BULK_MAX,
   BULK_WAIT_MAX_MS,
   BULK_WAIT_MS,
   CyclePreparation,
-  DeliverySlots,
   SOON_MS,
   SOON_WHILE_CREATING_MS,
 } from './batching.js';
@@ -42,7 +43,7 @@ export interface PipelineOptions {
  * OpenTelemetry's batch processor owns its buffer, timer and exports: the results taken in (and whether each is
  * `done`), the batch of status-only results and its timers, the preparation of the cycle's runs, the deliveries
  * under way (at most `concurrency`), the tries again (Later) and the test cases to create first. The engine only
- * hands results over (`take`, `submit`), says when the planned tests are in (`windDown`) and, at the end, `drain`s.
+ * hands results over (`add`, with the last planned test marked) and, at the end, `drain`s.
  *
  * Status-only results of a cycle wait in the batch: sent at the latest after a wait that doubles each time it runs
  * out, soon when the run winds down, at once when BULK_MAX have gathered; one bulk per cycle. The others are
@@ -58,12 +59,19 @@ export class DeliveryPipeline implements WaitingBatch {
   private readonly inFlight: InFlight;
   private readonly later: Later;
   private readonly prep: CyclePreparation;
-  private readonly slots: DeliverySlots;
+  /**
+   * The deliveries under way at once, at most `concurrency`: a result's run, steps, files, defect and run update, or
+   * a bulk of one cycle, each a chain of requests. Not the transport's request queue (p-queue too, same
+   * `concurrency`): with only that one every result would start at once (their first requests all queued before any
+   * second one, a service that stops answering still sent every result's queued request, a result's details kept in
+   * memory until its turn); sharing it would deadlock (deliveries holding every slot, their requests waiting for one).
+   */
+  private readonly deliveries: PQueue;
   private buffer: WorkItem[] = [];
   private timer?: NodeJS.Timeout;
   private wait = BULK_WAIT_MS;
   private soonTimer?: NodeJS.Timeout;
-  /** Every planned test reported (windDown), or the run ended (drain): what waits goes soon. */
+  /** Every planned test reported (`add` of the last), or the run ended (drain): what waits goes soon. */
   private allIn = false;
   /** Item ids are this token and a sequence number: unique across runs, cheap to keep. */
   private readonly runToken = randomUUID();
@@ -74,7 +82,7 @@ export class DeliveryPipeline implements WaitingBatch {
   constructor(private readonly o: PipelineOptions) {
     const { health, signal, target, delivery } = o;
     this.inFlight = new InFlight((err, what) => health.classify(err, what));
-    this.slots = new DeliverySlots(o.config.concurrency);
+    this.deliveries = new PQueue({ concurrency: o.config.concurrency });
     this.later = new Later({
       health,
       signal,
@@ -89,20 +97,7 @@ export class DeliveryPipeline implements WaitingBatch {
       health,
       track: (done) => this.inFlight.track(done, 'adding cases to the cycle'),
     });
-    if (o.config.attributes && target.mode !== 'cycle') {
-      o.problems.add(
-        'config',
-        'attributes: run attributes need cycle mode (mode cycle); in ad hoc mode they are ignored',
-      );
-    }
-    for (const [name, template] of Object.entries(o.config.attributes ?? {})) {
-      for (const v of unknownVariables(template)) {
-        o.problems.add(
-          'config',
-          `attributes.${name}: ${v} is not a variable of a run attribute template (${ATTRIBUTE_VARIABLES}); it is sent as written`,
-        );
-      }
-    }
+    for (const line of attributeProblems(o.config, target)) o.problems.add('config', line);
   }
 
   /** Results waiting for a bulk update. */
@@ -154,15 +149,30 @@ export class DeliveryPipeline implements WaitingBatch {
     return item;
   }
 
+  /**
+   * A result of this run with its keys (none: its case is to be created, with autoCreate): taken in (logged) and on
+   * its way, one item per key; the failures' room learns of it (the quarantine, the cap's count). `last`: the last
+   * planned test: what waits goes soon, and the cap ranks the failure groups still waiting for a defect.
+   */
+  add(result: TestResult, keys: readonly string[], last = false): void {
+    if (last) this.allIn = true;
+    const { cases, delivery } = this.o;
+    // Without a key it is taken in (and logged) at once: a run killed or cut off before its case exists still has
+    // the result on disk, and the next run creates the case and delivers it.
+    if (keys.length === 0 && cases) this.submit(this.take(result, ''));
+    else if (keys.length === 0) this.unmapped.push(displayName(result));
+    for (const key of keys) this.submit(this.take(result, key));
+    delivery.failures.came(result, keys, keys.length > 0 || cases !== undefined);
+    if (last) {
+      delivery.failures.cap.allIn();
+      this.flush();
+    }
+  }
+
   /** A result on its way: its case is created first when it has no key (autoCreate), then it is delivered. */
   submit(item: WorkItem): void {
     if (item.key !== '') this.schedule(item);
     else if (this.o.cases) this.inFlight.track(this.createCase(this.o.cases, item));
-  }
-
-  /** Every planned test has reported: the batch goes soon from now on, runs are no longer prepared ahead. */
-  windDown(): void {
-    this.allIn = true;
   }
 
   /** Results an earlier run left in the journal: claimed, then sent like this run's (see replayJournal). */
@@ -188,7 +198,7 @@ export class DeliveryPipeline implements WaitingBatch {
     const byCycle = new Map<string, WorkItem[]>();
     for (const item of this.buffer) appendTo(byCycle, this.o.delivery.cycles.key(item.target), item);
     this.buffer = [];
-    for (const items of byCycle.values()) this.inFlight.track(this.sendBulk(items));
+    for (const items of byCycle.values()) this.inFlight.track(this.deliveries.add(() => this.sendBulk(items)));
   }
 
   /**
@@ -198,6 +208,8 @@ export class DeliveryPipeline implements WaitingBatch {
   drain(out: (text: string) => void): Promise<boolean> {
     const { config: c, health, cases } = this.o;
     this.allIn = true;
+    // Every result is in: the failure groups still waiting for a defect slot are ranked now (defects/cap.ts).
+    this.o.delivery.failures.cap.allIn();
     this.prep.flush();
     this.flush();
     return this.inFlight.drain({
@@ -239,7 +251,9 @@ export class DeliveryPipeline implements WaitingBatch {
     // A result with details in a cycle waits for the batch that adds its case to the cycle and reads the run ids:
     // results arriving together share its two requests instead of paying them each.
     const ready = cycleRun && !replayed ? this.prep.prepare(runKeyOf(item), true) : Promise.resolve();
-    this.inFlight.track(ready.catch(() => undefined).then(() => this.deliverOne(item, replayed)));
+    this.inFlight.track(
+      ready.catch(() => undefined).then(() => this.deliveries.add(() => this.deliverOne(item, replayed))),
+    );
   }
 
   /** Results wait in the batch: soon when the run is winding down, otherwise at the latest after `wait`. */
@@ -270,8 +284,6 @@ export class DeliveryPipeline implements WaitingBatch {
 
   /** The status-only results of one cycle, in one bulk; what became of each comes back from Delivery.bulk. */
   private async sendBulk(items: WorkItem[]): Promise<void> {
-    const turn = this.slots.take();
-    if (turn) await turn;
     try {
       if (this.o.health.down) return this.later.park(items);
       const out = await this.o.delivery.bulk((items[0] as WorkItem).target, items);
@@ -292,8 +304,6 @@ export class DeliveryPipeline implements WaitingBatch {
       if (this.o.health.classify(err, `sending ${items.length} result(s) in bulk`) === 'permanent') {
         for (const item of items) await this.drop(item);
       } else this.later.retry(items);
-    } finally {
-      this.slots.give();
     }
   }
 
@@ -303,25 +313,19 @@ export class DeliveryPipeline implements WaitingBatch {
    * is linked, outside the limit, so nothing waits for the rest of the run in a slot.
    */
   private async deliverOne(item: WorkItem, replaying: boolean): Promise<void> {
-    const turn = this.slots.take();
-    if (turn) await turn;
+    if (item.progress.done) return;
+    if (this.o.health.down) return this.later.park([item]);
     try {
-      if (item.progress.done) return;
-      if (this.o.health.down) return this.later.park([item]);
-      try {
-        const { defectLater } = await this.o.delivery.deliver(item, replaying);
-        if (defectLater) {
-          this.inFlight.track(this.afterDefect(item, defectLater), 'linking defects the cap ranked');
-          return;
-        }
-        item.progress.done = true;
-      } catch (err) {
-        this.notDelivered(item, err);
+      const { defectLater } = await this.o.delivery.deliver(item, replaying);
+      if (defectLater) {
+        this.inFlight.track(this.afterDefect(item, defectLater), 'linking defects the cap ranked');
+        return;
       }
-      if (item.progress.done) await this.settled(item);
-    } finally {
-      this.slots.give();
+      item.progress.done = true;
+    } catch (err) {
+      this.notDelivered(item, err);
     }
+    if (item.progress.done) await this.settled(item);
   }
 
   /** A result whose run has its status, once the defect the cap's ranking decided is linked (see deliverOne). */
@@ -357,8 +361,9 @@ export class DeliveryPipeline implements WaitingBatch {
       if (cases.isNew(key)) this.o.delivery.runs.markNew([key]);
       item.key = key;
       // A result of this run (not one replayed from the journal): the quarantine learns its outcome by key now, as
-      // Engine.add tells it for a test with a key, so a quarantined case that passes is named for keyless tests too.
-      if (item.id.startsWith(`${this.runToken}-`)) this.o.delivery.quarantine?.saw(key, outcomeOf(item.test));
+      // `add` tells it for a test with a key (the cap counted it then), so a quarantined case that passes is named
+      // for keyless tests too.
+      if (item.id.startsWith(`${this.runToken}-`)) this.o.delivery.failures.came(item.test, [key], false);
       this.schedule(item);
     } catch (err) {
       if (this.o.health.classify(err, `creating a test case for ${displayName(item.test)}`) === 'permanent') {

@@ -1,0 +1,111 @@
+import type { Verdict } from './classify.js';
+
+/**
+ * What becomes of a failing or flaky result: every rule of it, in one pure function over facts gathered once (no
+ * service, no clock). Delivery gathers the facts (delivery/failures.ts: the quarantine set, the case's history
+ * through classify.ts), asks `triage`, and acts: links a known bug, finds the group's defect (defects.ts: linked when
+ * open, else a new one, metered by the cap), or nothing. The defect search's answer comes back through
+ * `afterSearch` (a failure whose own defects are all closed is a regression). The engine asks `countsForCap` as a
+ * result comes in, so the cap ranks exactly the failures that may file.
+ *
+ * In order:
+ * - a quarantined case: `quarantined`; its known bug (from the history) linked, nothing filed;
+ * - flaky with `defects.onFlaky` off: `flaky` (the history's verdict when it has one), nothing filed;
+ * - defects off, or a dry run: the history's verdict, nothing filed;
+ * - an open known bug that is not the group's own defect: linked (the history's verdict);
+ * - otherwise: the group's defect is found or filed (`regressionOf`: the history's closed known bug).
+ */
+
+/** The settings of the defects that the rules read. */
+export interface DefectSettings {
+  /** `defects.enabled`. */
+  enabled: boolean;
+  /** `defects.onFlaky`: a result that passed on retry gets a defect too. */
+  onFlaky: boolean;
+  /** A dry run files nothing. */
+  dryRun: boolean;
+}
+
+/** What is known of one failing (`failed`) or flaky (passed on retry) result before anything is written for it. */
+export interface FailureFacts {
+  outcome: 'failed' | 'flaky';
+  settings: DefectSettings;
+  /** Why its case is quarantined (the runner's mark, or the quarantine set); undefined when it is not. */
+  quarantined?: string | undefined;
+  /** The verdict of its case's history (classify.ts); undefined when the history is off or could not be read. */
+  history?: Verdict | undefined;
+}
+
+/** What to do about the failure's defect. */
+export type DefectAction =
+  /** Nothing is filed or linked (`why` for a reader: off, quarantined, flaky). */
+  | { kind: 'none'; why: string }
+  /** Link this bug, known from the history: no search, no new defect, no slot under the cap. */
+  | { kind: 'link'; key: string }
+  /** Find the group's defect: link it when open, else file one (metered by the cap), a regression of `regressionOf`. */
+  | { kind: 'find'; regressionOf?: string };
+
+export interface Triage {
+  /** The classification for the run comment and the summary; undefined when nothing says anything. */
+  verdict?: Verdict | undefined;
+  action: DefectAction;
+}
+
+/** Whether a result may need a defect at all: the outcome and the settings (the cap counts only these). */
+export function wantsDefect(outcome: string, s: Omit<DefectSettings, 'dryRun'>): boolean {
+  return s.enabled && (outcome === 'failed' || (outcome === 'flaky' && s.onFlaky));
+}
+
+/** Whether the case's history is read for the failure: always for a failure, for a flaky result only when it may file. */
+export function needsHistory(outcome: 'failed' | 'flaky', s: Omit<DefectSettings, 'dryRun'>): boolean {
+  return outcome === 'failed' || (s.enabled && s.onFlaky);
+}
+
+/**
+ * Whether a result that comes in counts towards its failure group's blast radius for the cap (cap.ts ranks by it): it
+ * may file, and no quarantine known so far keeps it from it.
+ */
+export function countsForCap(outcome: string, s: Omit<DefectSettings, 'dryRun'>, quarantined: boolean): boolean {
+  return wantsDefect(outcome, s) && !quarantined;
+}
+
+/** The verdict and the defect action of one failure (see the file comment). */
+export function triage(f: FailureFacts): Triage {
+  const { outcome, settings: s, history } = f;
+  if (f.quarantined !== undefined) {
+    const verdict: Verdict = {
+      classification: 'quarantined',
+      reason: `quarantined: ${f.quarantined}`,
+      ...(history?.knownBug ? { knownBug: history.knownBug } : {}),
+    };
+    const action: DefectAction =
+      history?.knownBug && wantsDefect(outcome, s) && !s.dryRun
+        ? { kind: 'link', key: history.knownBug }
+        : { kind: 'none', why: 'quarantined' };
+    return { verdict, action };
+  }
+  if (outcome === 'flaky' && !(s.enabled && s.onFlaky)) {
+    return { verdict: history ?? { classification: 'flaky', reason: 'passed on retry' }, action: none('flaky') };
+  }
+  if (!wantsDefect(outcome, s) || s.dryRun) {
+    return { verdict: history, action: none(s.dryRun ? 'dry run' : 'defects off') };
+  }
+  if (history?.knownBug) return { verdict: history, action: { kind: 'link', key: history.knownBug } };
+  return {
+    verdict: history,
+    action: { kind: 'find', ...(history?.regressionOf ? { regressionOf: history.regressionOf } : {}) },
+  };
+}
+
+/**
+ * The verdict once the group's defect search has answered: when the case's known bugs were all the group's own
+ * defects (`ownDefects`, whose state the history leaves to that search) and the search found them all closed
+ * (`closedOf`, the newest), the failure is a regression of it. Flaky, quarantined and regression verdicts stay.
+ */
+export function afterSearch(verdict: Verdict | undefined, closedOf: string | undefined): Verdict | undefined {
+  if (!closedOf || !verdict?.ownDefects) return verdict;
+  if (['regression', 'flaky', 'quarantined'].includes(verdict.classification)) return verdict;
+  return { classification: 'regression', reason: `its known bug ${closedOf} is closed`, regressionOf: closedOf };
+}
+
+const none = (why: string): DefectAction => ({ kind: 'none', why });

@@ -1,0 +1,259 @@
+import { TEST_CASE_TYPE } from '../cases/bulk-create.js';
+import type { CasebridgeConfig } from '../config/schema.js';
+import { DefectCap } from '../defects/cap.js';
+import type { Verdict } from '../defects/classify.js';
+import { type Decided, type DefectOutcome, findOrFileDefect } from '../defects/defects.js';
+import { groupOf } from '../defects/groups.js';
+import { KnownFailures } from '../defects/history.js';
+import { Quarantine } from '../defects/quarantine.js';
+import { DefectRefusals, type Refusal } from '../defects/refusals.js';
+import { afterSearch, countsForCap, needsHistory, type Triage, triage } from '../defects/triage.js';
+import { outcomeOf, type TestResult } from '../kernel/model.js';
+import { pipelineMarker } from '../kernel/text.js';
+import type { Classification, CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
+import { appendTo, type WorkItem } from '../kernel/work.js';
+import type { DeliveryService } from './compose.js';
+
+/** What Failures is made with (by Delivery). */
+export interface FailuresOptions {
+  config: CasebridgeConfig;
+  svc: DeliveryService;
+  runner: RunnerInfo;
+  /** This pipeline run's id: a run another machine of it wrote is this run's, not the history's. */
+  pipeline?: string | undefined;
+  /** Whether this process wrote a status to the run (its own result is not the case's history). */
+  wroteTo: (runId: number) => boolean;
+  /** Links `key` to the run in the run's turn (a defect closed as a duplicate: its survivor). */
+  relink: (cycle: CycleInfo | undefined, runId: number, key: string) => Promise<void>;
+  /** Work besides the results' (a new defect read again later): the end of the run waits for it. */
+  track: (work: Promise<unknown>, what: string) => void;
+}
+
+/** A failure's defect as Delivery writes it: its key now, or `later` when the cap's ranking decides (see cap.ts). */
+export interface DefectNow {
+  later?: Promise<string | undefined>;
+}
+
+/**
+ * The failing and flaky results of a run, from the runner to their defect, in three steps:
+ * 1. `came`: a result comes in; the quarantine and the cap (its ranking) learn of it.
+ * 2. `triage`: the facts of a failure are gathered once (the quarantine set, its case's history), and one pure
+ *    function (defects/triage.ts) gives its verdict and what to do about its defect.
+ * 3. `defectOf`: that is done (a known bug linked, or the group's defect found or filed under the cap, defects.ts),
+ *    and recorded for the run comment and the summary.
+ * It owns the state of all three: the cap, the history, the quarantine, the refusals, what was filed and linked.
+ */
+export class Failures {
+  /** The flood guard: new defects per run, per cycle across machines (cap.ts). */
+  readonly cap: DefectCap;
+  /** The quarantined cases (option `quarantine`; none in a dry run), read once per run (defects/quarantine.ts). */
+  readonly quarantine?: Quarantine;
+  /** The failing cases' execution history (option `history`; none in a dry run). */
+  private readonly history?: KnownFailures;
+  private readonly refusals: DefectRefusals;
+  private readonly refusedItems = new WeakMap<WorkItem, Refusal>();
+  /** Failures that got no defect because of the cap (counted once each, even when their delivery is retried). */
+  private readonly notFiled = new WeakSet<WorkItem>();
+  /** The triage of each failing or flaky result, once (a delivery tried again has written to its run). */
+  private readonly triaged = new WeakMap<WorkItem, Promise<Triage>>();
+  private readonly classified = new Map<string, Classification>();
+  /** Failures whose group's defects the defect search found all closed: the newest (see afterSearch). */
+  private readonly closedOf = new WeakMap<WorkItem, string>();
+  private readonly defects = { created: new Set<string>(), linked: new Set<string>() };
+  /** Defects found or filed by this run, by failure group (see findOrFileDefect). */
+  private readonly known = new Map<string, DefectOutcome>();
+  /** The runs (and their results) this run linked to each defect it filed: relinked when it turns out a duplicate. */
+  private readonly filedLinks = new Map<string, { item: WorkItem; cycle: CycleInfo | undefined; runId: number }[]>();
+  /** Defects this run filed and then closed as the duplicate of an older one, with the older one (settleDefect). */
+  private readonly survivorOf = new Map<string, string>();
+
+  constructor(private readonly o: FailuresOptions) {
+    const { config, svc } = o;
+    const signal = svc.o.signal ?? new AbortController().signal;
+    this.cap = new DefectCap(config.defects.maxPerRun, svc.tm, signal);
+    this.refusals = new DefectRefusals(config.defects.fields);
+    if (config.history && !svc.dryRun) this.history = new KnownFailures(svc.tm, config.statusMap, signal);
+    if (config.quarantine.enabled && !svc.dryRun) {
+      this.quarantine = new Quarantine({
+        tm: svc.tm,
+        projectKey: config.projectKey,
+        label: config.quarantine.label,
+        caseType: TEST_CASE_TYPE,
+        signal,
+      });
+    }
+  }
+
+  /**
+   * A result came in with its keys (none yet: its case is to be created). The quarantine learns its outcome by key;
+   * the cap counts a failure that may file towards its group's blast radius (countsForCap).
+   */
+  came(result: TestResult, keys: readonly string[], counted = true): void {
+    const outcome = outcomeOf(result);
+    for (const key of keys) this.quarantine?.saw(key, outcome);
+    if (!counted) return;
+    const q = this.quarantine?.known;
+    const quarantined = result.quarantined !== undefined || keys.some((k) => q?.cases.has(k));
+    const d = this.o.config.defects;
+    if (countsForCap(outcome, d, quarantined)) this.cap.saw(groupOf(result, d.group));
+  }
+
+  /**
+   * The triage of a failing or flaky result (defects/triage.ts), once per item; undefined for any other result.
+   * Start it before the result's first write to its run: the history read then is the run's last state.
+   */
+  triage(item: WorkItem): Promise<Triage> | undefined {
+    const outcome = outcomeOf(item.test);
+    if (!item.key || (outcome !== 'failed' && outcome !== 'flaky')) return undefined;
+    let t = this.triaged.get(item);
+    if (!t) {
+      t = this.facts(item, outcome).then(triage);
+      this.triaged.set(item, t);
+    }
+    return t;
+  }
+
+  /** The facts of a failure, gathered at once: the quarantine set and the case's history, read side by side. */
+  private async facts(item: WorkItem, outcome: 'failed' | 'flaky') {
+    const { config, svc } = this.o;
+    const settings = { ...config.defects, dryRun: svc.dryRun };
+    const q = this.quarantine;
+    const [history, quarantined] = await Promise.all([
+      needsHistory(outcome, settings) ? this.historyOf(item, outcome) : undefined,
+      item.test.quarantined ?? q?.why(item.key).catch(() => undefined),
+    ]);
+    if (quarantined !== undefined) q?.reported(item.key);
+    return { outcome, settings, quarantined, history };
+  }
+
+  /** The verdict of the case's history (history.ts); undefined when it is off or could not be read. */
+  private historyOf(item: WorkItem, outcome: 'failed' | 'flaky'): Promise<Verdict | undefined> {
+    const { history } = this;
+    if (!history) return Promise.resolve(undefined);
+    const signature = groupOf(item.test, this.o.config.defects.group).hash;
+    // A run this process wrote to, or another machine of this pipeline run (its comment names the pipeline), is
+    // this run's, not the history's.
+    const { pipeline, wroteTo } = this.o;
+    const ours = (runId: number, comment: string) =>
+      wroteTo(runId) || (!!pipeline && comment.includes(pipelineMarker(pipeline)));
+    return history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
+  }
+
+  /**
+   * Does what the triage said about the failure's defect: links its known bug, or finds the group's defect (linked
+   * when open, else filed under the cap: `later` when the cap's ranking decides). Once per item: a result tried again
+   * keeps the defect it got.
+   */
+  async defectOf(
+    item: WorkItem,
+    t: Triage | undefined,
+    at: { cycle: CycleInfo | undefined; runId: number; stepRunId?: number | undefined },
+  ): Promise<DefectNow> {
+    const action = t?.action;
+    if (item.progress.defect || !action || action.kind === 'none') {
+      this.record(item, at);
+      return {};
+    }
+    const { cycle, runId } = at;
+    const { config, svc, runner } = this.o;
+    // Filing from a run is a run write: refused (403) when someone completed the cycle meanwhile (the cycle's
+    // client resumes it, see composeService).
+    const d = await findOrFileDefect({
+      tm: svc.inCycle(cycle),
+      config,
+      item,
+      runId,
+      stepRunId: at.stepRunId,
+      known: this.known,
+      knownBug: action.kind === 'link' ? action.key : undefined,
+      regressionOf: action.kind === 'find' ? action.regressionOf : undefined,
+      ...(cycle ? { cycle } : {}),
+      cap: this.cap,
+      refusals: this.refusals,
+      runner,
+      signal: svc.o.signal ?? new AbortController().signal,
+      filed: (key, recheck) => this.o.track(this.settleDefect(key, recheck), 'reading a new defect again'),
+    });
+    if (d.regressionOf) this.closedOf.set(item, d.regressionOf);
+    if ('later' in d) return { later: d.later.then((decided) => this.record(item, at, decided)) };
+    this.record(item, at, d);
+    return {};
+  }
+
+  /** The verdict the run comment and the summary give the failure, once its defect search answered (afterSearch). */
+  verdictOf(item: WorkItem, t: Triage | undefined): Verdict | undefined {
+    const verdict = afterSearch(t?.verdict, this.closedOf.get(item));
+    if (verdict) this.classified.set(item.id, verdict.classification);
+    return verdict;
+  }
+
+  /** The run comment's line on why the failure has no defect (a refused create, the cap), if it has none. */
+  whyNone(item: WorkItem): string[] {
+    const refused = this.refusedItems.get(item);
+    if (refused) return [this.refusals.note(refused)];
+    return this.notFiled.has(item) ? [this.cap.note()] : [];
+  }
+
+  /** For the summary (DeliveryStats). */
+  stats(cycleMode: boolean): {
+    defects: RunSummary['defects'];
+    defectProblems: string[];
+    classifications: ReadonlyMap<string, Classification>;
+  } {
+    return {
+      defects: {
+        created: [...this.defects.created],
+        linked: [...this.defects.linked],
+        ...this.cap.notFiled(cycleMode),
+      },
+      defectProblems: this.refusals.lines(),
+      classifications: new Map(this.classified),
+    };
+  }
+
+  /** What became of a failure's defect, on the item and in the run's counts; the key linked to its run, if any. */
+  private record(
+    item: WorkItem,
+    { cycle, runId }: { cycle: CycleInfo | undefined; runId: number },
+    d?: Decided,
+  ): string | undefined {
+    const p = item.progress;
+    if (d?.key === undefined && d?.refusal) {
+      if (!this.refusedItems.has(item)) this.refusals.noteNotFiled(d.refusal, item.key);
+      this.refusedItems.set(item, d.refusal);
+    } else if (d?.key === undefined && d) {
+      if (!this.notFiled.has(item)) this.cap.noteNotFiled();
+      this.notFiled.add(item);
+    } else if (d) {
+      p.defect = d.key;
+      p.defectCreated = d.created;
+    }
+    const survivor = p.defect && this.survivorOf.get(p.defect);
+    if (survivor) {
+      p.defect = survivor;
+      p.defectCreated = false;
+    }
+    if (p.defect) (p.defectCreated ? this.defects.created : this.defects.linked).add(p.defect);
+    if (p.defect && this.defects.created.has(p.defect)) appendTo(this.filedLinks, p.defect, { item, cycle, runId });
+    return p.defect;
+  }
+
+  /**
+   * A defect this run filed, read again once the index caught up (recheckLater): when an older open one turned up
+   * (another run filed it a moment before), this one was closed as its duplicate; the runs linked to it get the
+   * survivor too, and the summary counts the survivor as linked, not this one as created.
+   */
+  private async settleDefect(key: string, recheck: () => Promise<string | undefined>): Promise<void> {
+    const survivor = await recheck();
+    if (survivor === undefined) return;
+    this.survivorOf.set(key, survivor);
+    this.defects.created.delete(key);
+    this.defects.linked.add(survivor);
+    for (const { item, cycle, runId } of this.filedLinks.get(key) ?? []) {
+      item.progress.defect = survivor;
+      item.progress.defectCreated = false;
+      await this.o.relink(cycle, runId, survivor);
+    }
+    this.filedLinks.delete(key);
+  }
+}
