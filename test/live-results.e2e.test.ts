@@ -11,32 +11,34 @@ import { vitest } from './support/vitest.js';
  * no page: no browser needed) on fixture projects, the emulator on its realistic profile 20 ms away, cycle mode, the
  * cases mapped (keys in the titles, a Test Plan holding them), defects on with the default cap of 10.
  *
- * The first file fails 12 distinct ways (30 in the second Jest run); then 8 files of 6 passing tests of 1 s each run
- * for 48 s more: past the first wait of the timed bulk (BULK_WAIT_MS, 30 s, not configurable), which starts with the
+ * The first file fails 12 distinct ways (30 in the second Jest run); then 8 files of 4 passing tests of 0.5 s each run
+ * for about 17 s more: past two waits of the timed bulk (`bulkWaitMs` 4 s here, then 8 s), which starts with the
  * first passing result. Every test appends its key and the time it ended to a marks file; a poller reads the
  * emulator's store every 250 ms while the runner runs. Asserted: (a) each failing run is Failed in the service within
  * 8 s of the failing file's end; (b) at least half of all runs have a status when the last test ends (before the end
  * of the run delivers what waits: the timed bulk went mid-run); (c) in the end every run has its status, at most 10
  * new defects, each linked to a failing run, as many linked runs as the summary says were created.
  *
- * Measured on the 2-core machine, the four runs side by side (67-72 s wall for the file; 82 s with both cores kept
- * busy by two other processes):
- * - before the fix (0e378df): the first 5 failing runs Failed 2.4-2.5 s after the failing file, the other 7 (25 of
- *   30) only 49-50 s after it, when the run ended; 5 of 60 (5 of 78) runs in the service when the last test ended: the
- *   four delivery slots wait in the cap's ranking, and the timed bulk waits behind them. All four fail (a) and (b).
- * - with the fix: every failing run Failed 2.4-3.4 s after the failing file (Playwright's spread over its file, which
- *   takes 8-20 s: a new worker after each failure), 40-42 of 60 (60 of 78) runs in when the last test ended, the
- *   runner's exit 3.4 s after that, 10 defects each. All four pass, also with the cores busy.
+ * Measured on the 2-core machine, the four runs side by side:
+ * - before the fix (0e378df; 48 s of passing tests then, the bulk's 30 s wait): the first 5 failing runs Failed
+ *   2.4-2.5 s after the failing file, the other 7 (25 of 30) only 49-50 s after it, when the run ended; 5 of 60 (5 of
+ *   78) runs in the service when the last test ended: the four delivery slots waited in the cap's ranking, and the
+ *   timed bulk behind them. All four failed (a) and (b).
+ * - with the fix (33 s wall for the file): every failing run Failed 2.3-3.2 s after the failing file (Playwright's
+ *   spread over its file, which takes 8-20 s: a new worker after each failure), 35-36 of 44 (54 of 62) runs in when
+ *   the last test ended, the runner's exit 3.4 s after that, 10 defects each.
  */
 
 const CAP = 10;
 const PASSING_FILES = 8;
-const PER_FILE = 6;
-const PAUSE_MS = 1_000;
+const PER_FILE = 4;
+const PAUSE_MS = 500;
+/** The timed bulk's first wait (`bulkWaitMs`; 30 s by default): 4 s, then 8 s, 16 s... */
+const BULK_WAIT_MS = 4_000;
 /** How late a failing run may show Failed after the failing file ended: delivery, not the end of the run. */
 const LIVE_MS = 8_000;
-/** The suite must outlast the failures by this much for "during the run" to mean anything (BULK_WAIT_MS is 30 s). */
-const AFTER_FAILURES_MS = 36_000;
+/** The suite must outlast the failures by this much for "during the run" to mean anything: past two timed bulks. */
+const AFTER_FAILURES_MS = 13_000;
 const POLL_MS = 250;
 const PROJECT = 'LIVE';
 const PLAN = `${PROJECT}-1`;
@@ -260,6 +262,7 @@ async function liveRun(expect: ExpectStatic, runner: Runner, failures: number): 
       CASEBRIDGE_TEST_PLAN: PLAN,
       CASEBRIDGE_CYCLE: cycle,
       CASEBRIDGE_FLUSH_TIMEOUT_MS: '30000',
+      CASEBRIDGE_BULK_WAIT_MS: String(BULK_WAIT_MS),
       LIVE_MARKS: marks,
     };
     const tl = await watched(emu, cycle, failing, marks, () =>

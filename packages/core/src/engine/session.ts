@@ -140,6 +140,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
         },
         signal: hooks.signal,
         onProgress: () => pipeline.progress(),
+        indexLagMs: c.jira.indexLagMs,
       })
     : undefined;
   const pipeline: DeliveryPipeline = new DeliveryPipeline({

@@ -64,7 +64,7 @@ const test = (i: number, file = 'tests/a.spec.ts'): TestResult => ({
 });
 
 const registry = (tm: TestManagementClient) =>
-  new CaseRegistry({ tm, project: 'P', batchSize: 2, recheckEveryMs: EVERY, settleMs: SETTLE });
+  new CaseRegistry({ tm, project: 'P', batchSize: 2, recheckEveryMs: EVERY, indexLagMs: SETTLE });
 
 describe('the re-read that decides new cases', () => {
   it('creates that end after the oldest was answered: the read goes the index lag after the newest, not when the oldest settles', async () => {
@@ -101,7 +101,7 @@ describe('the re-read that decides new cases', () => {
 describe('filing new cases in their suites', () => {
   it("three files of 6 tests, a file's results together, 2 a create: one link per file, all its cases in it", async () => {
     const f = fakeJira([]);
-    const r = new CaseRegistry({ tm: f.tm, project: 'P', batchSize: 2, recheckEveryMs: EVERY, settleMs: SETTLE });
+    const r = new CaseRegistry({ tm: f.tm, project: 'P', batchSize: 2, recheckEveryMs: EVERY, indexLagMs: SETTLE });
     const files = ['tests/a.spec.ts', 'tests/b.spec.ts', 'tests/c.spec.ts'];
     const all: Array<Promise<string>> = [];
     for (const [n, file] of files.entries()) {
@@ -117,7 +117,7 @@ describe('filing new cases in their suites', () => {
 describe('gathering new tests into batches', () => {
   it('tests one by one (Playwright), faster than GATHER_MS apart: full batches of 50, the rest once they stop', async () => {
     const f = fakeJira([]);
-    const r = new CaseRegistry({ tm: f.tm, project: 'P', recheckEveryMs: EVERY, settleMs: SETTLE });
+    const r = new CaseRegistry({ tm: f.tm, project: 'P', recheckEveryMs: EVERY, indexLagMs: SETTLE });
     const all: Array<Promise<string>> = [];
     for (let i = 0; i < 120; i++) {
       all.push(r.keyOf(test(i)));

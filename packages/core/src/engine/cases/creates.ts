@@ -1,6 +1,7 @@
 import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import type { TestResult } from '../kernel/model.js';
+import { TIMING } from '../kernel/timing.js';
 import {
   addCaseSteps,
   type BulkOutcome,
@@ -30,17 +31,13 @@ import type { CaseIndex, Found } from './search-index.js';
  */
 
 /** A machine that came second re-reads this often while the first one creates cases, and waits at most this long. */
-const FOLLOWER_READ_EVERY_MS = 1_000;
-const FOLLOWER_WAIT_MAX_MS = 60_000;
 
 /**
- * A batch that is not full goes once no new test has come for GATHER_MS (the tests paused, or the run ended), or once
- * its oldest test has waited GATHER_MAX_MS. Playwright reports tests one by one (onTestEnd), 60 a second in the
+ * A batch that is not full goes once no new test has come for TIMING.gatherMs (the tests paused, or the run ended), or once
+ * its oldest test has waited TIMING.gatherMaxMs. Playwright reports tests one by one (onTestEnd), 60 a second in the
  * bench: a batch sent whenever a create ended held about 10 (10,000 new tests: 1,023 creates), gathered it holds 50.
- * No step needs a new case before the run's end, and the end waits only GATHER_MS after the last test for it.
+ * No step needs a new case before the run's end, and the end waits only TIMING.gatherMs after the last test for it.
  */
-const GATHER_MS = 100;
-const GATHER_MAX_MS = 2_000;
 
 /** A suite path whose file is still being created is filed anyway once this many batches' worth of cases wait. */
 const LINK_MAX_BATCHES = 4;
@@ -51,14 +48,14 @@ interface Job {
   id: string;
   done: (key: string) => void;
   fail: (e: unknown) => void;
-  /** When it joined the queue (GATHER_MAX_MS). */
+  /** When it joined the queue (TIMING.gatherMaxMs). */
   queuedAt: number;
 }
 
 /** A case this process created, waiting for a read that shows whether an older one of its test exists. */
 export interface Waiting {
   key: string;
-  /** When its create was answered: only a read that begins `settleMs` later decides it. */
+  /** When its create was answered: only a read that begins `indexLagMs` later decides it. */
   at: number;
   done: (key: string) => void;
   fail: (e: unknown) => void;
@@ -78,7 +75,7 @@ export interface CreatesOptions {
   second?: () => Promise<boolean>;
   onProgress?: () => void;
   /** How long the other machine's count of cases must stay still before a follower creates (followerRead). */
-  settleMs: number;
+  indexLagMs: number;
   /** The project's casebridge cases: what another machine made is found here before a create. */
   index: CaseIndex;
   /** A fresh read of the project's cases (the registry's: it closes the duplicates the read shows). */
@@ -103,7 +100,7 @@ export class Creates {
   private followerCount = -1;
   /** When the follower last saw the count of cases grow (the other machine still creating). */
   private followerGrewAt?: number;
-  /** A batch that is not full waits for more tests until this fires (GATHER_MS), and when the last test came. */
+  /** A batch that is not full waits for more tests until this fires (TIMING.gatherMs), and when the last test came. */
   private gatherTimer?: NodeJS.Timeout;
   private lastQueued = 0;
   /** Cases per bulk create: halved for the rest of the run when the server refuses a batch (bulk-create.ts). */
@@ -156,8 +153,8 @@ export class Creates {
   /**
    * Starts creates while fewer than `concurrency` are under way. A machine that came second (another machine made
    * the cycle) first lets the other create: it re-reads the project's cases every
-   * FOLLOWER_READ_EVERY_MS and takes what appeared, until the count has not grown for `settleMs` (the index lags
-   * creates: one read without growth proves nothing) or FOLLOWER_WAIT_MAX_MS has passed, then
+   * TIMING.indexPollMs and takes what appeared, until the count has not grown for `indexLagMs` (the index lags
+   * creates: one read without growth proves nothing) or TIMING.followerWaitMaxMs has passed, then
    * creates only what is still missing, from the end of its list.
    */
   pump(): void {
@@ -173,15 +170,15 @@ export class Creates {
     }
     if (!this.followerDone && this.isSecond) {
       this.followerSince ??= Date.now();
-      this.followerTimer ??= setTimeout(() => void this.followerRead(), FOLLOWER_READ_EVERY_MS);
+      this.followerTimer ??= setTimeout(() => void this.followerRead(), TIMING.indexPollMs);
       return;
     }
     const max = this.o.concurrency ?? 4;
     const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
-    // A full batch goes at once; one that is not full while tests keep coming waits for them (GATHER_MS).
+    // A full batch goes at once; one that is not full while tests keep coming waits for them (TIMING.gatherMs).
     if (n > 1 && this.queue.length < n) {
       const now = Date.now();
-      const due = Math.min(this.lastQueued + GATHER_MS, (this.queue[0] as Job).queuedAt + GATHER_MAX_MS);
+      const due = Math.min(this.lastQueued + TIMING.gatherMs, (this.queue[0] as Job).queuedAt + TIMING.gatherMaxMs);
       if (now < due) {
         this.gatherTimer ??= setTimeout(() => {
           this.gatherTimer = undefined;
@@ -311,8 +308,8 @@ export class Creates {
     // The other machine's cases show in the search about a second after their creates (index lag): it has stopped
     // only when nothing new has shown for longer than that.
     const now = Date.now();
-    const quiet = now - (this.followerGrewAt ?? this.followerSince ?? now) > this.o.settleMs;
-    if (failed || quiet || now - (this.followerSince ?? 0) > FOLLOWER_WAIT_MAX_MS) this.followerDone = true;
+    const quiet = now - (this.followerGrewAt ?? this.followerSince ?? now) > this.o.indexLagMs;
+    if (failed || quiet || now - (this.followerSince ?? 0) > TIMING.followerWaitMaxMs) this.followerDone = true;
     this.pump();
   }
 

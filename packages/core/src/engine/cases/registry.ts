@@ -2,10 +2,11 @@ import type { TestManagementClient } from '../../client/tm.js';
 import { closeAsDuplicate, type DuplicateOutcome } from '../jira/duplicate.js';
 import { memoByKey } from '../kernel/keyed.js';
 import type { TestResult } from '../kernel/model.js';
+import { TIMING } from '../kernel/timing.js';
 import { Creates, type Waiting } from './creates.js';
 import { caseIdentity, identityInDescription } from './identity.js';
 import { mappingKey } from './mapping.js';
-import { CaseIndex, type Found, INDEX_LAG_MS } from './search-index.js';
+import { CaseIndex, type Found } from './search-index.js';
 
 export { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './identity.js';
 
@@ -56,24 +57,18 @@ export interface CaseRegistryOptions {
    */
   second?: () => Promise<boolean>;
   signal?: AbortSignal;
-  /** Least time between two re-reads while creates still go on. Default 1 s (250 ms once another machine is seen). */
+  /** Least time between two re-reads while creates still go on. Default TIMING.indexPollMs (250 ms once another machine is seen). */
   recheckEveryMs?: number;
   /** Something reached the service (a create, a read): the end of the run keeps waiting while this happens. */
   onProgress?: () => void;
-  /** How long a create may be missing from searches (INDEX_LAG_MS by default): re-reads start below it. */
+  /**
+   * How long a create may be missing from Jira's search (`jira.indexLagMs`, TIMING.indexLagMs by default): re-reads
+   * read back this far, and the read that decides whether a create is the oldest begins this long after it. A read
+   * that shows the create decides it at once (recheck), so a first run's end waits about the real lag, at most this
+   * long; a lag beyond it leaves a duplicate to the next read that shows it (closed then, this run or the next).
+   */
   indexLagMs?: number;
-  /** How long after a create the read that decides whether it is the oldest begins (SETTLE_MS by default). */
-  settleMs?: number;
 }
-
-/**
- * How long after a create a read decides it even when it does not show it. Jira's index lags a create by about a
- * second on a Data Center cluster (each node polls for changes): a read that does not show this create may not show
- * a case another machine made a moment before it either, and both would keep their own. A read that shows the create
- * decides it at once (recheck). So a first run's end waits about the index lag, at most this long; a lag beyond it
- * leaves a duplicate to the next read that shows it (closed then, this run or the next).
- */
-const SETTLE_MS = 3_000;
 
 function newestWaiting(waiting: Map<string, Waiting[]>): number {
   let newest = 0;
@@ -122,16 +117,19 @@ export class CaseRegistry {
   /** Mapping names resolved since the last `takeResolved()`: the engine writes them to the mapping file. */
   private resolved: Record<string, string> = {};
   private readonly every: number;
+  /** `indexLagMs` (see the option). */
+  private readonly lag: number;
 
   constructor(private readonly o: CaseRegistryOptions) {
-    this.every = o.recheckEveryMs ?? 1000;
+    this.every = o.recheckEveryMs ?? TIMING.indexPollMs;
+    this.lag = o.indexLagMs ?? TIMING.indexLagMs;
     this.index = new CaseIndex({
       tm: o.tm,
       project: o.project,
       identityOf: identityInDescription,
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.onProgress ? { onProgress: o.onProgress } : {}),
-      ...(o.indexLagMs !== undefined ? { indexLagMs: o.indexLagMs } : {}),
+      indexLagMs: this.lag,
     });
     this.creates = new Creates({
       tm: o.tm,
@@ -142,7 +140,7 @@ export class CaseRegistry {
       batchSize: o.batchSize,
       second: o.second,
       onProgress: o.onProgress,
-      settleMs: o.settleMs ?? SETTLE_MS,
+      indexLagMs: this.lag,
       index: this.index,
       read: () => this.refresh(),
       made: (id, w) => {
@@ -280,9 +278,9 @@ export class CaseRegistry {
 
   /**
    * One re-read for every create answered since the last: at once when no create is left, otherwise at most one
-   * per index-lag window (`indexLagMs`, 5 s; `recheckEveryMs` once another machine is seen: a 1,400-case adoption
+   * per index-lag window (`indexLagMs`, 3 s; `recheckEveryMs` once another machine is seen: a 1,400-case adoption
    * costs a handful of re-reads, not one per case), and never before the
-   * oldest waiting create has settled (`settleMs`); once no create is left, when the newest has, or `recheckEveryMs`
+   * oldest waiting create has settled (`indexLagMs`); once no create is left, when the newest has, or `recheckEveryMs`
    * after it (the index lag), whichever comes first. The timer follows the creates: set for the oldest to settle
    * while they go on (3 s), it is brought forward to the newest's index lag (1 s) when they end, and put back when
    * new ones start before it fires (a gap between two test files is not the end of the run: a read then would
@@ -296,14 +294,14 @@ export class CaseRegistry {
     // While creates go on, a re-read reads back the index lag's window (search-index.ts, floor): two re-reads closer
     // than that read the same new cases again. One per window while this machine creates alone: each new case is
     // read about twice, not six times (a first run of 10,000 new Playwright tests: see the core README).
-    const window = this.o.indexLagMs ?? INDEX_LAG_MS;
+    const window = this.lag;
     const paced = this.creates.creating > 0 ? this.lastRecheck + (others ? every : Math.max(every, window)) - now : 0;
     let oldest = Number.POSITIVE_INFINITY;
     for (const list of this.waiting.values()) for (const w of list) oldest = Math.min(oldest, w.at);
     // While creates go on, a read decides what has settled. After the last one, a read every `every` (from the
     // newest create on) decides what it shows, and one once the newest has settled decides all the rest: on a Jira
-    // whose index lags a second, the run ends about a second after its last create, not SETTLE_MS.
-    const settle = this.o.settleMs ?? SETTLE_MS;
+    // whose index lags a second, the run ends about a second after its last create, not the whole `indexLagMs`.
+    const settle = this.lag;
     const newest = newestWaiting(this.waiting);
     const settled =
       this.creates.creating > 0
@@ -325,8 +323,8 @@ export class CaseRegistry {
     this.rechecking = true;
     const began = Date.now();
     this.lastRecheck = began;
-    const settle = this.o.settleMs ?? SETTLE_MS;
-    // The creates this read decides: those answered `settleMs` before it began. Later ones wait for the next.
+    const settle = this.lag;
+    // The creates this read decides: those answered `indexLagMs` before it began. Later ones wait for the next.
     const batch = new Map<string, Waiting[]>();
     for (const [id, list] of this.waiting) {
       const due = list.filter((w) => began - w.at >= settle);

@@ -2,6 +2,7 @@ import { ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { isDone } from '../jira/duplicate.js';
 import { slicedKeysetSearch } from '../jira/keyset.js';
+import { TIMING } from '../kernel/timing.js';
 
 /**
  * What the project's casebridge-made test cases are, read from Jira's search and kept up to date during a run.
@@ -42,7 +43,6 @@ export interface Found {
 }
 
 /** Default index lag allowed for (see the class comment). */
-export const INDEX_LAG_MS = 5_000;
 
 /**
  * At most this many of its own cases one request of a re-read leaves out (`id not in (…)`, parts): Jira turns each into a clause of
@@ -123,13 +123,13 @@ export class CaseIndex {
    * of a case this process made at least the index lag before the last read began.
    */
   floor(): number {
-    const before = this.newest - (this.o.indexLagMs ?? INDEX_LAG_MS);
+    const before = this.newest - (this.o.indexLagMs ?? TIMING.indexLagMs);
     let floor = 0;
     for (const [id, created] of this.times) if (created <= before && id > floor) floor = id;
     // This process's cases, which its re-reads leave out (so their `created` is hardly ever read): one made the index
     // lag before the last read began (both on this machine's clock) was made that long before that read, so that
     // read had every case made before it, as above.
-    const made = this.lastReadBegan - (this.o.indexLagMs ?? INDEX_LAG_MS);
+    const made = this.lastReadBegan - (this.o.indexLagMs ?? TIMING.indexLagMs);
     for (const { id, at } of this.own.values()) if (at <= made && id > floor) floor = id;
     return floor;
   }

@@ -42,6 +42,8 @@ export const ENV_OPTIONS: Record<
   CASEBRIDGE_JOURNAL_DIR: { path: ['journalDir'], type: 'string' },
   CASEBRIDGE_FLUSH_TIMEOUT_MS: { path: ['flushTimeoutMs'], type: 'number' },
   CASEBRIDGE_FLUSH_MAX_MS: { path: ['flushMaxMs'], type: 'number' },
+  CASEBRIDGE_BULK_WAIT_MS: { path: ['bulkWaitMs'], type: 'number' },
+  CASEBRIDGE_JIRA_INDEX_LAG_MS: { path: ['jira', 'indexLagMs'], type: 'number' },
   CASEBRIDGE_FAIL_ON_ERROR: { path: ['failOnError'], type: 'boolean' },
   CASEBRIDGE_DEBUG: { path: ['debug'], type: 'boolean' },
   CASEBRIDGE_ANNOTATIONS: { path: ['annotations'], type: 'boolean' },

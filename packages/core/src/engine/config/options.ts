@@ -175,6 +175,23 @@ export interface CasebridgeOptions {
     | undefined;
   /** How long the end of the run waits while delivery makes no progress (default 30,000 ms). */
   flushTimeoutMs?: number | undefined;
+  /**
+   * How long status-only results wait for a bulk update while tests run (default 30,000 ms, doubling each time up to
+   * 300,000): lower shows a long suite's results sooner, at a request per wait (`CASEBRIDGE_BULK_WAIT_MS`).
+   */
+  bulkWaitMs?: number | undefined;
+  /** Jira's behaviour where a cluster may differ from the defaults. */
+  jira?:
+    | {
+        /**
+         * How long a create may be missing from Jira's search (default 3,000 ms): each Data Center node polls its
+         * index about once a second and falls behind under load. Every read-after-write waits it: the read that
+         * decides whether a new case or defect is the oldest (two machines at once), the read before a create whose
+         * answer was lost is sent again (`CASEBRIDGE_JIRA_INDEX_LAG_MS`).
+         */
+        indexLagMs?: number | undefined;
+      }
+    | undefined;
   /** The longest the end of the run waits for delivery, progress or not (default 600,000 ms). */
   flushMaxMs?: number | undefined;
   /** Let delivery failures (and an invalid configuration) fail the test run (default false). */

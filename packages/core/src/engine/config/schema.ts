@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { looksLikePersonalAccessToken, TOKEN_AS_PASSWORD } from '../../client/auth.js';
 import { redact, registerSecret } from '../../client/secrets.js';
 import { timeoutsSchema } from '../../client/timeouts.js';
+import { TIMING } from '../kernel/timing.js';
 import { RUN_STATUSES } from '../kernel/work.js';
 import { defectFieldsSchema } from './defect-fields.js';
 import { ENV_OPTIONS, isPlainObject, mergeOptions, optionsFromEnv } from './env.js';
@@ -211,6 +212,18 @@ export const configSchema = z
      * the rest. While requests succeed it keeps going, up to `flushMaxMs`.
      */
     flushTimeoutMs: z.number().int().positive().default(30_000),
+    /**
+     * How long status-only results wait for a bulk update while tests run, doubling each time up to 300 s (how live
+     * a long suite's results are, against its number of requests).
+     */
+    bulkWaitMs: z.number().int().min(100).max(TIMING.bulkWaitMaxMs).default(TIMING.bulkWaitMs),
+    /** Jira's behaviour where a cluster may differ from the defaults. */
+    jira: z
+      .strictObject({
+        /** How long a create may be missing from Jira's search (index replication): every read-after-write waits it. */
+        indexLagMs: z.number().int().min(0).max(60_000).default(TIMING.indexLagMs),
+      })
+      .default({ indexLagMs: TIMING.indexLagMs }),
     /** The longest the end of the run waits for delivery, progress or not (a first run creating thousands of cases). */
     flushMaxMs: z.number().int().positive().default(600_000),
     /** Let delivery failures fail the test run (off: the exit code is the tests' own). */
@@ -286,7 +299,8 @@ const optionsTypeMatchesSchema: [
   Nested<'attachments'>,
   Nested<'repository'>,
   Nested<'timeouts'>,
-] = [true, true, true, true, true, true];
+  Nested<'jira'>,
+] = [true, true, true, true, true, true, true];
 void optionsTypeMatchesSchema;
 
 export const CONFIG_FILE = 'casebridge.config.json';

@@ -1,4 +1,5 @@
 import type { TestManagementClient } from '../../client/tm.js';
+import { TIMING } from '../kernel/timing.js';
 import type { CycleInfo } from '../kernel/types.js';
 import type { FailureGroup } from './groups.js';
 
@@ -25,17 +26,12 @@ import type { FailureGroup } from './groups.js';
  * then the one seen first), and the slots left go to the top of that list; the rest are named in the summary,
  * largest first. A group ranked in whose failure finds an existing defect (linked, no slot needed) gives its slot to
  * the next group of the ranking: a group ranked out that asks while ranked groups are still undecided stands by (at
- * most STANDBY_MS) for such a slot, so a night whose top groups all had defects the night before still files its
+ * most TIMING.standbyMs) for such a slot, so a night whose top groups all had defects the night before still files its
  * cap of new ones, whatever order the deliveries take.
  */
 
 /** How close to the cap the cycle's list is read again before each new defect. */
 const NEAR = 3;
-/**
- * How long a group ranked out waits for a ranked group to link instead of filing. Bounded: a ranked group whose
- * delivery never asks (a result dropped, a key refused) must not hold the others' deliveries.
- */
-const STANDBY_MS = 3_000;
 /** `[cb-<16 hex>]` in a defect summary. */
 const MARKER = /\[(cb-[0-9a-f]{16})\]/;
 
@@ -283,7 +279,7 @@ export class DefectCap {
         const timer = setTimeout(() => {
           this.standby.delete(hash);
           wake(false);
-        }, STANDBY_MS);
+        }, TIMING.standbyMs);
         timer.unref?.();
         this.standby.set(hash, (granted) => {
           clearTimeout(timer);

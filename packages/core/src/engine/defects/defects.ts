@@ -69,7 +69,7 @@ export interface DefectInput {
   /**
    * A defect was filed: `recheck` reads the project again once Jira's index shows every create made before this one
    * (see recheckLater) and answers the older open defect this one was closed as the duplicate of, if any. The caller
-   * runs it outside this search-and-create (it waits INDEX_SETTLE_MS) and relinks what it linked to `key`.
+   * runs it outside this search-and-create (it waits `jira.indexLagMs`) and relinks what it linked to `key`.
    */
   filed?: (key: string, recheck: () => Promise<string | undefined>) => void;
 }
@@ -139,7 +139,7 @@ function linkedAs(earlier: Decided): Decided {
  * Data Center, per node). Two runs that start close together (a job run again at once, two pipelines) would then
  * each keep their own open defect for one failure, and nothing in this run would read the group again: its later
  * failures link the defect through the cycle's list, without a search. So a new defect the read after its create did
- * not show yet is read again once the index has caught up (INDEX_SETTLE_MS after its create, under the group's search-and-create): an older open one
+ * not show yet is read again once the index has caught up (`jira.indexLagMs` after its create, under the group's search-and-create): an older open one
  * found then wins, this one is closed as its duplicate, and the rest of the run links the survivor.
  */
 function recheckLater(
@@ -152,7 +152,7 @@ function recheckLater(
   const k = groupKey(project, group);
   const createdAt = Date.now();
   return async () => {
-    await indexSettled(signal, createdAt + INDEX_SETTLE_MS - Date.now());
+    await indexSettled(signal, createdAt + input.config.jira.indexLagMs - Date.now());
     signal.throwIfAborted();
     return inFlight([k], async () => {
       const found = await search(tm, project, group.hash, signal);
@@ -253,14 +253,11 @@ async function file(
   }
 }
 
-/** How long a create may be missing from Jira's search (the index lags it by about a second on Data Center). */
-const INDEX_SETTLE_MS = 3_000;
-
 /** The waits under way per run signal, ended together by one abort listener (a run may file tens of defects). */
 const waiting = new WeakMap<AbortSignal, Set<() => void>>();
 
-/** Waits `ms` (INDEX_SETTLE_MS), or less when the run is aborted (the read that follows then fails and is tried later). */
-function indexSettled(signal: AbortSignal, ms = INDEX_SETTLE_MS): Promise<void> {
+/** Waits `ms` (Jira's index lag), or less when the run is aborted (the read that follows then fails and is tried later). */
+function indexSettled(signal: AbortSignal, ms: number): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted || ms <= 0) return resolve();
     let ends = waiting.get(signal);
@@ -332,7 +329,7 @@ async function createDefect(
     // its index once a second), so the read waits for it first: read at once, it missed the defect the lost answer
     // made and filed a second one. A failed read is not a refusal of the defect: thrown, the result is tried again
     // later (and its defect searched for first).
-    await indexSettled(signal);
+    await indexSettled(signal, input.config.jira.indexLagMs);
     const again = await search(tm, project, hash, signal).catch((e: unknown) => {
       cap.settle(undefined);
       throw e;

@@ -2,6 +2,7 @@ import { NotFoundError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
+import { TIMING } from '../kernel/timing.js';
 import type { StatusMap } from '../kernel/work.js';
 import { type BugState, classify, type Execution, knownBugs, type Verdict } from './classify.js';
 import { marker } from './text.js';
@@ -12,7 +13,7 @@ import { marker } from './text.js';
  *
  * Costs: one history read per failing case and run (cached: a case with two failing tests, or a delivery tried
  * again, reads once), at most READS at a time; none for passing tests. The known bugs' states: one search
- * (`key in (...)`) for the bugs asked for while the one before was under way or within BATCH_MS, so failures
+ * (`key in (...)`) for the bugs asked for while the one before was under way or within TIMING.gatherMs, so failures
  * delivered together share it. At 10,000 tests with 1,000 failing: 1,000 reads and a few tens of searches.
  *
  * A read that fails (an outage after the client's retries, a 404) classifies the failure as unknown: the result is
@@ -25,7 +26,6 @@ import { marker } from './text.js';
 /** History reads under way at once: the transport's queue bounds all requests; this keeps room for the writes. */
 const READS = 4;
 /** How long the first bug asked for waits for others, so failures delivered together share one search. */
-const BATCH_MS = 100;
 /** Keys per search: `key in (...)` of 100 keys is about 1 KB of query. */
 const SEARCH_KEYS = 100;
 
@@ -131,7 +131,7 @@ export class KnownFailures {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.search();
-    }, BATCH_MS);
+    }, TIMING.gatherMs);
     this.timer.unref?.();
   }
 

@@ -3,6 +3,7 @@ import { type CallRule, withRules } from '../../client/operations.js';
 import { redact } from '../../client/secrets.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { Problems } from '../kernel/problems.js';
+import { TIMING } from '../kernel/timing.js';
 
 /**
  * Whether the service is up, decided on what its recent answers were, not on one request: under a degraded service
@@ -20,7 +21,7 @@ import { Problems } from '../kernel/problems.js';
 export const WINDOW = 20;
 export const CONSECUTIVE = 5;
 export const MIN_SUCCESS_RATE = 0.1;
-export const QUIET_MS = 30_000;
+export const QUIET_MS = TIMING.quietMs;
 
 export class ServiceWindow {
   private outcomes: boolean[] = [];
@@ -65,10 +66,6 @@ export class ServiceWindow {
     if (this.outcomes.length > WINDOW) this.outcomes.shift();
   }
 }
-
-/** A service judged down is asked again after 1 s, 2 s, 4 s, ... at most every PROBE_MAX_MS (one cheap request). */
-const PROBE_FIRST_MS = 1_000;
-const PROBE_MAX_MS = 15_000;
 
 /**
  * What went wrong in a run: the problem lines of the summary, whether the service answers (ServiceWindow, probed
@@ -156,7 +153,7 @@ export class RunHealth {
   private async runProbe(): Promise<void> {
     if (this.probing || !this.probe) return;
     this.probing = true;
-    let wait = PROBE_FIRST_MS;
+    let wait: number = TIMING.probeFirstMs;
     try {
       while (this.window.down && !this.stopped) {
         await new Promise<void>((r) => {
@@ -167,7 +164,7 @@ export class RunHealth {
         if (!this.window.down || this.stopped) break;
         // Its outcome is recorded by withHealth like any call; a success wakes the waiters.
         await this.probe().catch(() => undefined);
-        wait = Math.min(wait * 2, PROBE_MAX_MS);
+        wait = Math.min(wait * 2, TIMING.probeMaxMs);
       }
     } finally {
       this.probing = false;
@@ -318,9 +315,6 @@ export function refusedAlone(err: unknown, health: RunHealth, now = Date.now()):
     err instanceof CasebridgeError &&
     err.kind === 'validation' &&
     err.retryable &&
-    health.answeredSince(now - REFUSAL_WINDOW_MS)
+    health.answeredSince(now - TIMING.refusalWindowMs)
   );
 }
-
-/** A result's tries within the run span about 10 s (later.ts): a success within this long shows the service works. */
-const REFUSAL_WINDOW_MS = 15_000;

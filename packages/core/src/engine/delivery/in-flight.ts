@@ -1,15 +1,11 @@
-import { SOON_MS } from './batching.js';
+import { TIMING } from '../kernel/timing.js';
 import type { Ledger } from './ledger.js';
-
-/** The end of the run prints a progress line when it has taken this long, then every PROGRESS_EVERY_MS. */
-const PROGRESS_AFTER_MS = 3_000;
-const PROGRESS_EVERY_MS = 5_000;
 
 /** The batch of status-only results, as the end of the run sees it (DeliveryPipeline). */
 export interface WaitingBatch {
   /** Results waiting. */
   readonly size: number;
-  /** A bulk is about to go (see SOON_MS). */
+  /** A bulk is about to go (see TIMING.soonMs). */
   readonly due: boolean;
   /** The journal is being read: its results wait until all are claimed. */
   readonly holding: boolean;
@@ -92,7 +88,7 @@ export class InFlight {
         o.out(`casebridge: delivery did not finish within flushMaxMs (${o.flushMaxMs} ms): stopping`);
         return false;
       }
-      if (now - started >= PROGRESS_AFTER_MS && now - lastLine >= PROGRESS_EVERY_MS) {
+      if (now - started >= TIMING.progressAfterMs && now - lastLine >= TIMING.progressEveryMs) {
         lastLine = now;
         o.out(`casebridge: delivering... ${o.progressLine()} (${Math.round((now - started) / 1000)} s)`);
       }
@@ -100,7 +96,7 @@ export class InFlight {
       // empty allSettled would spin on microtasks and never let that timer fire.
       let timer: NodeJS.Timeout | undefined;
       const tick = new Promise<void>((r) => {
-        timer = setTimeout(r, this.work.size > 0 ? 250 : SOON_MS);
+        timer = setTimeout(r, this.work.size > 0 ? 250 : TIMING.soonMs);
       });
       await (this.work.size > 0 ? Promise.race([Promise.allSettled([...this.work]), tick]) : tick);
       clearTimeout(timer);

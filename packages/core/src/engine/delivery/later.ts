@@ -1,3 +1,4 @@
+import { TIMING } from '../kernel/timing.js';
 import type { WorkItem } from '../kernel/work.js';
 import type { RunHealth } from './health.js';
 
@@ -6,7 +7,7 @@ import type { RunHealth } from './health.js';
  * service failed for every item) is tried again within the run after these waits, then left for the journal. Short
  * enough that the end of the run (flushTimeoutMs, 30 s without progress) still sees them through: 10 s in all.
  */
-export const RETRY_AFTER_MS = [1_000, 3_000, 6_000] as const;
+export const RETRY_AFTER_MS = TIMING.retryAfterMs;
 
 /**
  * The results waiting for another try within the run: after a failure (at most RETRY_AFTER_MS.length times per

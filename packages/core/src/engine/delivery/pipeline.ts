@@ -8,16 +8,10 @@ import { AttributeSetRefused } from '../kernel/errors.js';
 import { displayName, type TestResult } from '../kernel/model.js';
 import type { Problems } from '../kernel/problems.js';
 import { answerOf } from '../kernel/split.js';
+import { TIMING } from '../kernel/timing.js';
 import { appendTo, needsDetails, runKeyOf, statusOnly, type Target, type WorkItem } from '../kernel/work.js';
 import { attributeProblems } from './attributed-runs.js';
-import {
-  BULK_MAX,
-  BULK_WAIT_MAX_MS,
-  BULK_WAIT_MS,
-  CyclePreparation,
-  SOON_MS,
-  SOON_WHILE_CREATING_MS,
-} from './batching.js';
+import { BULK_MAX, CyclePreparation } from './batching.js';
 import type { Delivery } from './delivery.js';
 import { type RunHealth, refusedAlone } from './health.js';
 import { InFlight, progressLine, type WaitingBatch } from './in-flight.js';
@@ -69,7 +63,7 @@ export class DeliveryPipeline implements WaitingBatch {
   private readonly deliveries: PQueue;
   private buffer: WorkItem[] = [];
   private timer?: NodeJS.Timeout;
-  private wait = BULK_WAIT_MS;
+  private wait: number;
   private soonTimer?: NodeJS.Timeout;
   /** Every planned test reported (`add` of the last), or the run ended (drain): what waits goes soon. */
   private allIn = false;
@@ -83,6 +77,7 @@ export class DeliveryPipeline implements WaitingBatch {
     const { health, signal, target, delivery } = o;
     this.inFlight = new InFlight((err, what) => health.classify(err, what));
     this.deliveries = new PQueue({ concurrency: o.config.concurrency });
+    this.wait = o.config.bulkWaitMs;
     this.later = new Later({
       health,
       signal,
@@ -105,7 +100,7 @@ export class DeliveryPipeline implements WaitingBatch {
     return this.buffer.length;
   }
 
-  /** A bulk is about to go (see SOON_MS). */
+  /** A bulk is about to go (see TIMING.soonMs). */
   get due(): boolean {
     return this.soonTimer !== undefined;
   }
@@ -262,7 +257,7 @@ export class DeliveryPipeline implements WaitingBatch {
     if (this.allIn) this.soon();
     else if (!this.timer) {
       this.timer = setTimeout(() => {
-        this.wait = Math.min(this.wait * 2, BULK_WAIT_MAX_MS);
+        this.wait = Math.min(this.wait * 2, TIMING.bulkWaitMaxMs);
         this.flush();
       }, this.wait);
       this.timer.unref();
@@ -271,11 +266,11 @@ export class DeliveryPipeline implements WaitingBatch {
 
   /**
    * A bulk soon: results that arrive together (the tail of a run, cases created one after the other) go together.
-   * While cases are still being created, at most one bulk every SOON_WHILE_CREATING_MS.
+   * While cases are still being created, at most one bulk every TIMING.soonWhileCreatingMs.
    */
   private soon(): void {
     if (this.soonTimer) return;
-    const wait = this.o.cases?.busy === true ? SOON_WHILE_CREATING_MS : SOON_MS;
+    const wait = this.o.cases?.busy === true ? TIMING.soonWhileCreatingMs : TIMING.soonMs;
     this.soonTimer = setTimeout(() => {
       this.soonTimer = undefined;
       this.flush();
