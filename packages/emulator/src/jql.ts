@@ -1,9 +1,10 @@
 import { ServiceError } from './context.js';
 
 /**
- * JQL, the subset a reporter needs: `field op value` clauses joined by AND, then an optional ORDER BY. The parser
- * is pure (text in, query out); the Jira search handler evaluates the query against the store. A query outside
- * the subset is Jira's 400 naming what was expected and where (OR included: the emulator has no OR).
+ * JQL, the subset a reporter needs: `field op value` clauses joined by AND (a clause may be a parenthesised group of
+ * clauses joined by OR: `a AND (b OR c)`), then an optional ORDER BY. The parser is pure (text in, query out); the
+ * Jira search handler evaluates the query against the store. A query outside the subset is Jira's 400 naming what
+ * was expected and where (a top-level OR included: the emulator takes OR inside parentheses only).
  */
 
 /**
@@ -28,8 +29,14 @@ export interface JqlClause {
   range?: '>' | '>=' | '<' | '<=';
 }
 
+/** A parenthesised group of clauses joined by OR: true when any of them is. */
+export interface JqlAny {
+  any: JqlClause[];
+}
+
 export interface JqlQuery {
-  clauses: JqlClause[];
+  /** Joined by AND. */
+  clauses: Array<JqlClause | JqlAny>;
   orderBy: { field: string; direction: 'ASC' | 'DESC' }[];
 }
 
@@ -118,7 +125,7 @@ function tokenize(jql: string): Token[] {
  * Parses the JQL subset: `project`, `issuetype` (or `type`), `status`, `resolution`, `labels`, `key` with `=`, `!=`,
  * `in (...)` and `not in (...)`; `key` (`issuekey`, `id`), `created` and `updated` also with `>`, `>=`, `<`, `<=`;
  * `summary`, `description` and `text` (either) with `~` and `!~` (see text-search.ts); values bare or quoted;
- * clauses joined by AND; `ORDER BY created|updated|key|id|summary [ASC|DESC], ...`. Anything else is a 400 naming
+ * clauses joined by AND, a parenthesised group of clauses joined by OR as one of them; `ORDER BY created|updated|key|id|summary [ASC|DESC], ...`. Anything else is a 400 naming
  * what was expected and where.
  */
 export function parseJql(jql: string): JqlQuery {
@@ -186,13 +193,29 @@ export function parseJql(jql: string): JqlQuery {
     return clause;
   };
 
-  const clauses: JqlClause[] = [];
+  /** A clause, or `( clause OR clause ... )`. */
+  const term = (): JqlClause | JqlAny => {
+    const open = peek();
+    if (open.kind !== 'punct' || open.text !== '(') return clause();
+    next();
+    const any = [clause()];
+    while (isWord(peek(), 'or')) {
+      next();
+      any.push(clause());
+    }
+    const close = next();
+    if (close.kind !== 'punct' || close.text !== ')')
+      throw jqlError(`Expecting 'OR' or ')' but got ${shown(close)}`, close);
+    return { any };
+  };
+
+  const clauses: Array<JqlClause | JqlAny> = [];
   const orderBy: JqlQuery['orderBy'] = [];
   if (peek().kind !== 'end' && !isWord(peek(), 'order')) {
-    clauses.push(clause());
+    clauses.push(term());
     while (isWord(peek(), 'and')) {
       next();
-      clauses.push(clause());
+      clauses.push(term());
     }
   }
   if (isWord(peek(), 'order')) {
@@ -212,7 +235,7 @@ export function parseJql(jql: string): JqlQuery {
   }
   const rest = peek();
   if (rest.kind !== 'end') {
-    const hint = isWord(rest, 'or') ? ' (OR is not supported by the emulator: use AND or in (...))' : '';
+    const hint = isWord(rest, 'or') ? ' (the emulator takes OR inside parentheses only: a AND (b OR c))' : '';
     throw jqlError(`Expecting 'AND' or 'ORDER BY' but got ${shown(rest)}${hint}`, rest);
   }
   return { clauses, orderBy };

@@ -408,7 +408,7 @@ for (const variant of ['id', 'ID'] as const) {
           ['issuetype = Saga', /The value 'Saga' does not exist for the field 'issuetype'/],
           ['status = Sleeping', /The value 'Sleeping' does not exist for the field 'status'/],
           ['summary = "x"', /The operator '=' is not supported by the 'summary' field/],
-          ['project = DEMO OR project = X', /OR is not supported/],
+          ['project = DEMO OR project = X', /OR inside parentheses only/],
           ['summary ~ "unclosed', /not closed/],
           ['project = DEMO ORDER created', /Expecting 'by'/],
           ['project = DEMO ORDER BY priority', /Expecting a sort field/],

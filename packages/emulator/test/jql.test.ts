@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../src/context.js';
-import { jqlDate, parseJql } from '../src/jql.js';
+import { type JqlClause, jqlDate, parseJql } from '../src/jql.js';
 import { stem, terms, textMatcher } from '../src/text-search.js';
 
 /**
  * The JQL parser on its own (the search operation's evaluation of a query is tested through the service in
  * jira.test.ts): the subset it reads, and the 400 it answers for anything else, naming what it expected and where.
  */
+
+/** The clauses of a query without OR groups. */
+const plain = (jql: string) => parseJql(jql).clauses as JqlClause[];
 
 /** The error `parseJql` throws for `jql`. */
 function refusal(jql: string): ServiceError {
@@ -37,8 +40,12 @@ describe('parseJql', () => {
   });
 
   it('maps the field aliases: type, issuekey and id', () => {
-    const q = parseJql('type = Bug AND issuekey = DEMO-1 AND id = 10 AND key = DEMO-2');
-    expect(q.clauses.map((c) => c.field)).toEqual(['issuetype', 'key', 'key', 'key']);
+    expect(plain('type = Bug AND issuekey = DEMO-1 AND id = 10 AND key = DEMO-2').map((c) => c.field)).toEqual([
+      'issuetype',
+      'key',
+      'key',
+      'key',
+    ]);
   });
 
   it('reads ~ and !~ on the text fields', () => {
@@ -57,8 +64,8 @@ describe('parseJql', () => {
   });
 
   it('reads quoted values: double or single quotes, a backslash escapes the next character', () => {
-    const q = parseJql(String.raw`status = "In Progress" AND summary ~ 'don"t' AND labels = "a\"b" AND key = 'x\\y'`);
-    expect(q.clauses.map((c) => c.values[0])).toEqual(['In Progress', 'don"t', 'a"b', 'x\\y']);
+    const q = plain(String.raw`status = "In Progress" AND summary ~ 'don"t' AND labels = "a\"b" AND key = 'x\\y'`);
+    expect(q.map((c) => c.values[0])).toEqual(['In Progress', 'don"t', 'a"b', 'x\\y']);
   });
 
   it('reads a quoted field name', () => {
@@ -77,11 +84,25 @@ describe('parseJql', () => {
     });
   });
 
-  it('refuses OR with a hint, and says where', () => {
+  it('reads a parenthesised group of clauses joined by OR as one clause', () => {
+    expect(parseJql('project = P AND (summary ~ "cb-a" OR summary ~ "cb-b") AND id > 7').clauses).toEqual([
+      { field: 'project', negated: false, values: ['P'] },
+      {
+        any: [
+          { field: 'summary', negated: false, values: ['cb-a'] },
+          { field: 'summary', negated: false, values: ['cb-b'] },
+        ],
+      },
+      { field: 'key', negated: false, values: ['7'], range: '>' },
+    ]);
+    expect(refusal('project = P AND (summary ~ a AND summary ~ b)').message).toContain("Expecting 'OR' or ')'");
+  });
+
+  it('refuses a top-level OR with a hint, and says where', () => {
     const err = refusal('project = DEMO OR project = OTHER');
     expect(err.status).toBe(400);
     expect(err.message).toBe(
-      "Error in the JQL Query: Expecting 'AND' or 'ORDER BY' but got 'OR' (OR is not supported by the emulator: use AND or in (...)) (line 1, character 16).",
+      "Error in the JQL Query: Expecting 'AND' or 'ORDER BY' but got 'OR' (the emulator takes OR inside parentheses only: a AND (b OR c)) (line 1, character 16).",
     );
   });
 
@@ -134,8 +155,8 @@ describe('parseJql: ranges for keyset paging', () => {
       ],
       orderBy: [{ field: 'id', direction: 'ASC' }],
     });
-    const r = parseJql('key >= DEMO-5 AND issuekey < "DEMO-9" AND created <= "-5m" AND updated > "2026/11/25 10:00"');
-    expect(r.clauses.map((c) => [c.field, c.range, c.values[0]])).toEqual([
+    const r = plain('key >= DEMO-5 AND issuekey < "DEMO-9" AND created <= "-5m" AND updated > "2026/11/25 10:00"');
+    expect(r.map((c) => [c.field, c.range, c.values[0]])).toEqual([
       ['key', '>=', 'DEMO-5'],
       ['key', '<', 'DEMO-9'],
       ['created', '<=', '-5m'],

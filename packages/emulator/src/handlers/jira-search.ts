@@ -153,7 +153,11 @@ function sortKey(issue: Issue, field: string): number | string {
 
 /** The issues of `pool` that match, in the query's order (by id when it names none). */
 export function runJql(store: Store, pool: Issue[], q: JqlQuery, b: JiraBehaviour, now: number): Issue[] {
-  const tests = q.clauses.map((c) => predicate(store, c, b, now));
+  const tests = q.clauses.map((c) => {
+    if (!('any' in c)) return predicate(store, c, b, now);
+    const any = c.any.map((one) => predicate(store, one, b, now));
+    return (i: Issue) => any.some((t) => t(i));
+  });
   const hits = pool.filter((i) => tests.every((t) => t(i)));
   const order = q.orderBy.length ? q.orderBy : [{ field: 'id', direction: 'ASC' as const }];
   return hits.sort((a, b) => {
