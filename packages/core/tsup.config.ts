@@ -24,8 +24,9 @@ export default defineConfig({
   // `z` would keep its 40 locales), 2.7 MB of heap in the runner's process instead of 5.6 MB, and no 8 MB install.
   // The reporters' declaration files need none of them (`CasebridgeOptions` is a plain type in the runtime entry).
   // The core's own contract and client types refer to zod: a TypeScript user of those installs zod 4 (no peer
-  // dependency: an optional peer would make npm refuse a project that has zod 3).
-  noExternal: ['p-queue', 'p-timeout', 'eventemitter3', 'zod'],
+  // dependency: an optional peer would make npm refuse a project that has zod 3). dataloader (keyed reads batched:
+  // defects/search.ts, the history's bug states) is 15 kB of CommonJS with no dependency.
+  noExternal: ['p-queue', 'p-timeout', 'eventemitter3', 'zod', 'dataloader'],
   // Without comments and blank space, but with every name kept (stack traces stay readable; source maps map back).
   // The bundle's comments held a few non-Latin-1 characters (zod's, p-queue's), which made V8 keep the whole 500 kB
   // source as a two-byte string: 1 MB of heap in every runner process.

@@ -1,8 +1,7 @@
 import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import type { CasebridgeConfig } from '../config/schema.js';
-import { closeAsDuplicate, DUPLICATE_LINE, isDone } from '../jira/duplicate.js';
-import { keysetSearch } from '../jira/keyset.js';
+import { closeAsDuplicate } from '../jira/duplicate.js';
 import { serialByKey } from '../kernel/keyed.js';
 import type { CycleInfo, RunnerInfo } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
@@ -10,6 +9,7 @@ import type { DefectCap } from './cap.js';
 import { primaryError } from './fingerprint.js';
 import { type FailureGroup, groupOf } from './groups.js';
 import type { DefectRefusals, Refusal } from './refusals.js';
+import type { GroupSearch } from './search.js';
 import { type DefectTextInput, defectDescription, defectSummary, marker, templateVars } from './text.js';
 
 /**
@@ -63,6 +63,8 @@ export interface DefectInput {
   /** The cycle of the run (cycle mode): its defect list is the state shared with other machines. */
   cycle?: CycleInfo;
   cap: DefectCap;
+  /** The groups' defect searches of the run, batched (search.ts). */
+  searches: GroupSearch;
   refusals: DefectRefusals;
   runner: RunnerInfo;
   signal: AbortSignal;
@@ -155,7 +157,7 @@ function recheckLater(
     await indexSettled(signal, createdAt + input.config.jira.indexLagMs - Date.now());
     signal.throwIfAborted();
     return inFlight([k], async () => {
-      const found = await search(tm, project, group.hash, signal);
+      const found = await search(input, project, group.hash);
       const oldest = found.find((d) => d.open);
       if (!oldest || oldest.key === key) return undefined;
       // The search closed it when it was among its hits (a newer open one beside the oldest); else it is closed here.
@@ -168,39 +170,23 @@ function recheckLater(
 }
 
 /**
- * The project's defects of a failure group, oldest (lowest id) first. Jira's `~` is a tokenised, stemmed word search
- * (`cb-1a2b` finds any summary with the words `cb` and `1a2b`, in any order), so each hit is checked on the client:
- * its summary must hold the exact marker `[cb-<hash>]`, and a defect casebridge labelled as a duplicate (it could not
- * close it: duplicate.ts) is left out, so every machine and every later run picks the same survivor. Open is not
- * resolved and not in a status of the done category (a workflow's Done may set no resolution).
- *
- * A newer open defect beside the oldest was filed twice (two machines at once, or a lagging search let a run file
- * it again): it is closed here as the oldest one's duplicate, whichever read finds it (this run's or a later one's).
- * Keyset paged (keyset.ts): one request for the usual handful of hits.
+ * The project's defects of a failure group, oldest (lowest id) first (search.ts: the groups asked for together share
+ * one search). A newer open defect beside the oldest was filed twice (two machines at once, or a lagging search let
+ * a run file it again): it is closed here as the oldest one's duplicate, whichever read finds it (this run's or a
+ * later one's).
  */
-async function search(tm: TestManagementClient, project: string, hash: string, signal: AbortSignal) {
-  const exact = `[${marker(hash)}]`;
-  const { issues } = await keysetSearch({
-    tm,
-    jql: `project = "${project}" AND summary ~ "${marker(hash)}"`,
-    fields: 'summary,status,resolution,description',
-    pageSize: 50,
-    signal,
-  });
-  const hits = issues
-    .filter((i) => String(i.fields.summary ?? '').includes(exact))
-    .filter((i) => !DUPLICATE_LINE.test(String(i.fields.description ?? '')))
-    .map((i) => ({ key: i.key, open: !isDone(i.fields) }));
+async function search(input: DefectInput, project: string, hash: string, first = false) {
+  const hits = await (first ? input.searches.first(project, hash) : input.searches.of(project, hash));
   const [oldest, ...twice] = hits.filter((d) => d.open);
   for (const dup of twice) {
-    await closeAsDuplicate(tm, dup.key, signal, oldest?.key);
+    await closeAsDuplicate(input.tm, dup.key, input.signal, oldest?.key);
     dup.open = false;
   }
   return hits;
 }
 
 async function fileOrLink(input: DefectInput, project: string, group: FailureGroup): Promise<DefectOutcome> {
-  const { tm, signal, cap } = input;
+  const { cap } = input;
   const hash = group.hash;
   // Another machine (or an earlier run into this cycle) linked the group's defect here already: no search needed.
   const inCycle = await cap.inCycle(input.cycle, marker(hash));
@@ -208,7 +194,7 @@ async function fileOrLink(input: DefectInput, project: string, group: FailureGro
     cap.noteLinked(inCycle, group);
     return { key: inCycle, created: false };
   }
-  const found = await search(tm, project, hash, signal);
+  const found = await search(input, project, hash, true);
   const open = found.find((d) => d.open);
   if (open) {
     cap.noteLinked(open.key, group);
@@ -330,7 +316,7 @@ async function createDefect(
     // made and filed a second one. A failed read is not a refusal of the defect: thrown, the result is tried again
     // later (and its defect searched for first).
     await indexSettled(signal, input.config.jira.indexLagMs);
-    const again = await search(tm, project, hash, signal).catch((e: unknown) => {
+    const again = await search(input, project, hash).catch((e: unknown) => {
       cap.settle(undefined);
       throw e;
     });
@@ -348,7 +334,7 @@ async function createDefect(
   cap.settle(key);
   // Another machine may have filed the same failure at the same moment (two jobs of one pipeline, one failing test):
   // the oldest open defect wins on both, and this one is closed as its duplicate. One search per new defect.
-  const hits = await search(tm, project, hash, signal);
+  const hits = await search(input, project, hash);
   const oldest = hits.find((d) => d.open);
   if (oldest && oldest.key !== key) {
     await closeAsDuplicate(tm, key, signal, oldest.key);

@@ -1,3 +1,5 @@
+import DataLoader from 'dataloader';
+import PQueue from 'p-queue';
 import { NotFoundError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { isDone } from '../jira/duplicate.js';
@@ -13,7 +15,7 @@ import { marker } from './text.js';
  *
  * Costs: one history read per failing case and run (cached: a case with two failing tests, or a delivery tried
  * again, reads once), at most READS at a time; none for passing tests. The known bugs' states: one search
- * (`key in (...)`) for the bugs asked for while the one before was under way or within TIMING.gatherMs, so failures
+ * (`key in (...)`) for the bugs asked for within TIMING.gatherMs of each other (dataloader), so failures
  * delivered together share it. At 10,000 tests with 1,000 failing: 1,000 reads and a few tens of searches.
  *
  * A read that fails (an outage after the client's retries, a 404) classifies the failure as unknown: the result is
@@ -34,12 +36,13 @@ export type Ours = (runId: number, comment: string) => boolean;
 
 export class KnownFailures {
   private readonly reads = new Map<string, Promise<Execution[] | undefined>>();
-  private readonly states = new Map<string, Promise<BugState | undefined>>();
-  private readonly asked = new Map<string, (s: BugState | undefined) => void>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private searching = false;
-  private reading = 0;
-  private readonly waiting: Array<() => void> = [];
+  /** History reads, at most READS at a time. */
+  private readonly limit = new PQueue({ concurrency: READS });
+  /** Bug states by key, the keys asked for together in one search (dataloader; its cache: once per run). */
+  private readonly states = new DataLoader<string, BugState | undefined>((keys) => this.search(keys), {
+    maxBatchSize: SEARCH_KEYS,
+    batchScheduleFn: (go) => setTimeout(go, TIMING.gatherMs),
+  });
   /** Cases whose history could not be read in this run. */
   readonly unread = new Set<string>();
   /** A read failed for another reason than a 404: no more reads in this run (see the file comment). */
@@ -100,50 +103,22 @@ export class KnownFailures {
   }
 
   /** `read`, at most READS at a time; undefined, not sent, once the reads have stopped. */
-  private async limited<T>(read: () => Promise<T>): Promise<T | undefined> {
-    while (this.reading >= READS) await new Promise<void>((wake) => this.waiting.push(wake));
-    if (this.stopped) {
-      this.waiting.shift()?.();
-      return undefined;
-    }
-    this.reading += 1;
-    try {
-      return await read();
-    } finally {
-      this.reading -= 1;
-      this.waiting.shift()?.();
-    }
+  private limited<T>(read: () => Promise<T>): Promise<T | undefined> {
+    return this.limit.add(async () => (this.stopped ? undefined : read()));
   }
 
   /** A bug's state, from the next search (see the costs above); undefined when it could not be read. */
   private state(key: string): Promise<BugState | undefined> {
-    let s = this.states.get(key);
-    if (!s) {
-      s = new Promise((resolve) => this.asked.set(key, resolve));
-      this.states.set(key, s);
-      this.schedule();
-    }
-    return s;
+    return this.states.load(key);
   }
 
-  private schedule(): void {
-    if (this.timer || this.searching || this.asked.size === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.search();
-    }, TIMING.gatherMs);
-    this.timer.unref?.();
-  }
-
-  private async search(): Promise<void> {
-    this.searching = true;
-    const batch = [...this.asked].slice(0, SEARCH_KEYS);
-    for (const [key] of batch) this.asked.delete(key);
+  /** The states of `keys`, in their order; unknown (undefined) when the search fails (see the file comment). */
+  private async search(keys: readonly string[]): Promise<Array<BugState | undefined>> {
     const found = new Map<string, BugState>();
     try {
       const { issues } = await keysetSearch({
         tm: this.tm,
-        jql: `key in (${batch.map(([key]) => `"${key}"`).join(', ')})`,
+        jql: `key in (${keys.map((key) => `"${key}"`).join(', ')})`,
         fields: 'status,resolution',
         pageSize: SEARCH_KEYS,
         signal: this.signal,
@@ -154,11 +129,8 @@ export class KnownFailures {
       }
     } catch {
       // Unknown states: no known bugs for these failures (see the file comment).
-    } finally {
-      for (const [key, resolve] of batch) resolve(found.get(key));
-      this.searching = false;
-      this.schedule();
     }
+    return keys.map((key) => found.get(key));
   }
 }
 

@@ -7,6 +7,7 @@ import { groupOf } from '../defects/groups.js';
 import { KnownFailures } from '../defects/history.js';
 import { Quarantine } from '../defects/quarantine.js';
 import { DefectRefusals, type Refusal } from '../defects/refusals.js';
+import { GroupSearch } from '../defects/search.js';
 import { afterSearch, countsForCap, needsHistory, type Triage, triage } from '../defects/triage.js';
 import { outcomeOf, type TestResult } from '../kernel/model.js';
 import { pipelineMarker } from '../kernel/text.js';
@@ -51,6 +52,8 @@ export class Failures {
   /** The failing cases' execution history (option `history`; none in a dry run). */
   private readonly history?: KnownFailures;
   private readonly refusals: DefectRefusals;
+  /** The groups' defect searches, batched (defects/search.ts). */
+  private readonly searches: GroupSearch;
   private readonly refusedItems = new WeakMap<WorkItem, Refusal>();
   /** Failures that got no defect because of the cap (counted once each, even when their delivery is retried). */
   private readonly notFiled = new WeakSet<WorkItem>();
@@ -72,6 +75,7 @@ export class Failures {
     const signal = svc.o.signal ?? new AbortController().signal;
     this.cap = new DefectCap(config.defects.maxPerRun, svc.tm, signal);
     this.refusals = new DefectRefusals(config.defects.fields);
+    this.searches = new GroupSearch(svc.tm, signal);
     if (config.history && !svc.dryRun) this.history = new KnownFailures(svc.tm, config.statusMap, signal);
     if (config.quarantine.enabled && !svc.dryRun) {
       this.quarantine = new Quarantine({
@@ -95,7 +99,11 @@ export class Failures {
     const q = this.quarantine?.known;
     const quarantined = result.quarantined !== undefined || keys.some((k) => q?.cases.has(k));
     const d = this.o.config.defects;
-    if (countsForCap(outcome, d, quarantined)) this.cap.saw(groupOf(result, d.group));
+    if (!countsForCap(outcome, d, quarantined)) return;
+    const group = groupOf(result, d.group);
+    this.cap.saw(group);
+    // Its group's defects searched for now, with the other failures coming in (search.ts); not in a dry run.
+    if (!this.o.svc.dryRun) this.searches.early(d.projectKey ?? this.o.config.projectKey, group.hash);
   }
 
   /**
@@ -169,6 +177,7 @@ export class Failures {
       regressionOf: action.kind === 'find' ? action.regressionOf : undefined,
       ...(cycle ? { cycle } : {}),
       cap: this.cap,
+      searches: this.searches,
       refusals: this.refusals,
       runner,
       signal: svc.o.signal ?? new AbortController().signal,

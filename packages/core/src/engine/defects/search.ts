@@ -1,0 +1,94 @@
+import DataLoader from 'dataloader';
+import type { TestManagementClient } from '../../client/tm.js';
+import { DUPLICATE_LINE, isDone } from '../jira/duplicate.js';
+import { keysetSearch } from '../jira/keyset.js';
+import { TIMING } from '../kernel/timing.js';
+import { marker } from './text.js';
+
+/** A defect of a failure group as the search found it. */
+export interface GroupDefect {
+  key: string;
+  open: boolean;
+}
+
+/** A group whose early search was taken: later looks search again. */
+const USED: Promise<GroupDefect[]> = Promise.resolve([]);
+
+/** Groups per search: `summary ~ "cb-<16 hex>"` is about 30 characters, so 50 make a query of about 1.5 KB. */
+const GROUPS_PER_SEARCH = 50;
+
+/**
+ * The project's defects of failure groups, oldest (lowest id) first: the groups asked for within TIMING.gatherMs of
+ * each other share one JQL search, `project = "P" AND (summary ~ "cb-…" OR summary ~ "cb-…" …)`, keyset paged. A run
+ * whose 100 failures each fail their own way searches a few times, not 100 (dataloader's batch, without its cache:
+ * every ask is answered by a search sent after it, so a defect filed a moment ago is looked for again, not
+ * remembered missing).
+ *
+ * Jira's `~` is a tokenised, stemmed word search (`cb-1a2b` finds any summary with the words `cb` and `1a2b`, in any
+ * order), so each hit is checked on the client: its summary must hold the exact marker `[cb-<hash>]`, and a defect
+ * casebridge labelled as a duplicate (it could not close it: duplicate.ts) is left out, so every machine and every
+ * later run picks the same survivor. Open is not resolved and not in a status of the done category (a workflow's
+ * Done may set no resolution).
+ */
+export class GroupSearch {
+  private readonly byProject = new Map<string, DataLoader<string, GroupDefect[]>>();
+  /** Searches started as failures came in (`early`), each taken once by its group's first look (`first`). */
+  private readonly started = new Map<string, Promise<GroupDefect[]>>();
+
+  constructor(
+    private readonly tm: TestManagementClient,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** The defects of the group `hash` in `project`, oldest first. */
+  of(project: string, hash: string): Promise<GroupDefect[]> {
+    let loader = this.byProject.get(project);
+    if (!loader) {
+      loader = new DataLoader((hashes) => this.search(project, hashes), {
+        cache: false,
+        maxBatchSize: GROUPS_PER_SEARCH,
+        batchScheduleFn: (go) => setTimeout(go, TIMING.gatherMs),
+      });
+      this.byProject.set(project, loader);
+    }
+    return loader.load(hash);
+  }
+
+  /**
+   * Starts the group's search as its failure comes in, before its delivery: the failures that come in together
+   * (a Jest file, a burst of Playwright tests) share one search, which a delivery at a time could not. Once per group.
+   */
+  early(project: string, hash: string): void {
+    const k = `${project}:${hash}`;
+    if (this.started.has(k)) return;
+    const p = this.of(project, hash);
+    p.catch(() => this.started.delete(k));
+    this.started.set(k, p);
+  }
+
+  /** The group's first look: the search started early, if any (taken once), else a new one. */
+  first(project: string, hash: string): Promise<GroupDefect[]> {
+    const k = `${project}:${hash}`;
+    const p = this.started.get(k);
+    if (!p) return this.of(project, hash);
+    this.started.set(k, USED);
+    return p === USED ? this.of(project, hash) : p;
+  }
+
+  private async search(project: string, hashes: readonly string[]): Promise<GroupDefect[][]> {
+    const { issues } = await keysetSearch({
+      tm: this.tm,
+      jql: `project = "${project}" AND (${hashes.map((h) => `summary ~ "${marker(h)}"`).join(' OR ')})`,
+      fields: 'summary,status,resolution,description',
+      pageSize: 100,
+      signal: this.signal,
+    });
+    const kept = issues.filter((i) => !DUPLICATE_LINE.test(String(i.fields.description ?? '')));
+    return hashes.map((h) => {
+      const exact = `[${marker(h)}]`;
+      return kept
+        .filter((i) => String(i.fields.summary ?? '').includes(exact))
+        .map((i) => ({ key: i.key, open: !isDone(i.fields) }));
+    });
+  }
+}
