@@ -3,13 +3,14 @@ import type { TestManagementClient } from '../../client/tm.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import { closeAsDuplicate } from '../jira/duplicate.js';
 import { serialByKey } from '../kernel/keyed.js';
+import { TIMING } from '../kernel/timing.js';
 import type { CycleInfo, RunnerInfo } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
 import type { DefectCap } from './cap.js';
 import { primaryError } from './fingerprint.js';
 import { type FailureGroup, groupOf } from './groups.js';
 import type { DefectRefusals, Refusal } from './refusals.js';
-import type { GroupSearch } from './search.js';
+import type { GroupDefect, GroupSearch } from './search.js';
 import { type DefectTextInput, defectDescription, defectSummary, marker, templateVars } from './text.js';
 
 /**
@@ -141,8 +142,11 @@ function linkedAs(earlier: Decided): Decided {
  * Data Center, per node). Two runs that start close together (a job run again at once, two pipelines) would then
  * each keep their own open defect for one failure, and nothing in this run would read the group again: its later
  * failures link the defect through the cycle's list, without a search. So a new defect the read after its create did
- * not show yet is read again once the index has caught up (`jira.indexLagMs` after its create, under the group's search-and-create): an older open one
- * found then wins, this one is closed as its duplicate, and the rest of the run links the survivor.
+ * not show yet is read again once the index has caught up: every TIMING.indexPollMs until a read shows it (a read
+ * that shows this create shows every one made before it), at the latest `jira.indexLagMs` after its create. Then,
+ * under the group's search-and-create, an older open one wins, this one is closed as its duplicate, and the rest of
+ * the run links the survivor. On a Jira whose index lags a second the run's end waits about that, not the whole
+ * setting; the reads of the defects filed together share one search (search.ts).
  */
 function recheckLater(
   input: DefectInput,
@@ -153,11 +157,16 @@ function recheckLater(
   const { tm, signal, cap } = input;
   const k = groupKey(project, group);
   const createdAt = Date.now();
+  const deadline = createdAt + input.config.jira.indexLagMs;
   return async () => {
-    await indexSettled(signal, createdAt + input.config.jira.indexLagMs - Date.now());
-    signal.throwIfAborted();
+    let hits: GroupDefect[] = [];
+    do {
+      await indexSettled(signal, Math.min(TIMING.indexPollMs, deadline - Date.now()));
+      signal.throwIfAborted();
+      hits = await input.searches.of(project, group.hash);
+    } while (!hits.some((d) => d.key === key) && Date.now() < deadline);
     return inFlight([k], async () => {
-      const found = await search(input, project, group.hash);
+      const found = await closeTwice(input, hits);
       const oldest = found.find((d) => d.open);
       if (!oldest || oldest.key === key) return undefined;
       // The search closed it when it was among its hits (a newer open one beside the oldest); else it is closed here.
@@ -176,7 +185,11 @@ function recheckLater(
  * later one's).
  */
 async function search(input: DefectInput, project: string, hash: string, first = false) {
-  const hits = await (first ? input.searches.first(project, hash) : input.searches.of(project, hash));
+  return closeTwice(input, await (first ? input.searches.first(project, hash) : input.searches.of(project, hash)));
+}
+
+/** The hits of a group's search, its newer open defects beside the oldest closed as duplicates (see search). */
+async function closeTwice(input: DefectInput, hits: GroupDefect[]): Promise<GroupDefect[]> {
   const [oldest, ...twice] = hits.filter((d) => d.open);
   for (const dup of twice) {
     await closeAsDuplicate(input.tm, dup.key, input.signal, oldest?.key);
