@@ -24,8 +24,11 @@ const cpu = (ms) => {
 };
 const partName = (p) => `${p.latency} ms${p.requestsPerSecond ? `, ${p.requestsPerSecond} req/s` : ''}`;
 
-/** A run that did not report its end (probes missing) or exited with an error: named, not counted as a figure. */
-const broken = (r) => r?.code !== 0 || r.tests === null;
+/**
+ * A run that did not report its end (probes missing) or exited with an error: named, not counted as a figure. With
+ * failing tests (BENCH_PEERS_FAILING) the runner's exit code is 1.
+ */
+const broken = (r) => (r?.code !== 0 && r?.code !== 1) || r.tests === null;
 
 /** Steady figures of one reporter in a part: medians over rounds of requests, wall, and wall ÷ that round's junit. */
 export function steadyOf(part, who) {
@@ -40,6 +43,8 @@ export function steadyOf(part, who) {
     /** CPU of the runner's main process (where reporters run) minus junit's: what load on the machine hardly moves. */
     cpuMs: median(ok.map((round) => round[who].cpuMs - round.junit.cpuMs)),
     delivered: median(ok.map((round) => round[who].delivered)),
+    /** The last test's end to the runner's exit. */
+    drainMs: median(ok.map((round) => round[who].drainMs)),
   };
 }
 
@@ -61,7 +66,7 @@ function steadyText(part, who) {
   if (st.rounds === 0) return '–';
   if (st.ok === 0) return `failed in ${st.rounds} of ${st.rounds} rounds`;
   const req = who === 'junit' ? '' : `${st.requests}, `;
-  const ratio = who === 'junit' ? '' : `, ${round(st.ratio, 2)}×, CPU ${cpu(st.cpuMs)}`;
+  const ratio = who === 'junit' ? '' : `, ${round(st.ratio, 2)}×, CPU ${cpu(st.cpuMs)}, drain ${s(st.drainMs)}`;
   const missing = st.ok < st.rounds ? ` (${st.rounds - st.ok} rounds failed)` : '';
   return `${req}${s(st.wallMs)}${ratio}${missing}`;
 }

@@ -33,6 +33,11 @@ export const PEERS = {
   rps: Number(env.BENCH_PEERS_RPS ?? 10),
   rpsLatency: 20,
   rpsRounds: 1,
+  /**
+   * Failing tests among the 1,000 (`BENCH_PEERS_FAILING`, 0 by default): every (1,000 / n)th test fails its own way
+   * (its own message and line: a failure group each), as issue 38's "100 distinct failures among 1,000 mapped tests".
+   */
+  failing: Number(env.BENCH_PEERS_FAILING ?? 0),
   /** npm specs installed into the fixture at bench time (never into the repository's lockfile). */
   packages: {
     'playwright-qase-reporter': env.BENCH_PEERS_QASE ?? '^2.7.0',
@@ -94,11 +99,13 @@ const THINGS = ['the draft entry', 'a shared record', 'every pending item', 'the
  */
 function specFile(module, from, to) {
   const name = module[0].toUpperCase() + module.slice(1);
-  const lines = ["import { test } from '@playwright/test';", '', `test.describe('${name}', () => {`];
+  const lines = ["import { test, expect } from '@playwright/test';", '', `test.describe('${name}', () => {`];
+  const every = PEERS.failing > 0 ? Math.floor(PEERS.tests / PEERS.failing) : 0;
   for (let i = from; i < to; i++) {
     const j = i - from;
     const title = `${VERBS[j % VERBS.length]} ${THINGS[Math.floor(j / VERBS.length) % THINGS.length]} (case ${j + 1})`;
-    lines.push(`  test('${title}', () => {});`);
+    const body = every && i % every === 0 ? `expect('status ${i}').toBe('status 200');` : '';
+    lines.push(`  test('${title}', () => {${body}});`);
   }
   lines.push('});');
   return `${lines.join('\n')}\n`;
