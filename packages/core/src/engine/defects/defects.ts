@@ -346,18 +346,10 @@ async function createDefect(
   }
   cap.settle(key);
   // Another machine may have filed the same failure at the same moment (two jobs of one pipeline, one failing test):
-  // the oldest open defect wins on both, and this one is closed as its duplicate. One search per new defect.
-  const hits = await search(input, project, hash);
-  const oldest = hits.find((d) => d.open);
-  if (oldest && oldest.key !== key) {
-    await closeAsDuplicate(tm, key, signal, oldest.key);
-    // The closed duplicate stays in the cycle's defect list: it is not a new defect of the cycle.
-    cap.duplicate(key);
-    return { key: oldest.key, created: false };
-  }
-  // A search that shows this create shows every one made before it: it decided. One that does not show it yet (the
-  // index lags) is made again once the index has caught up.
-  if (!hits.some((d) => d.key === key)) input.filed?.(key, recheckLater(input, project, group, key));
+  // the oldest open defect wins on both, and this one is closed as its duplicate. A read right after the create
+  // cannot show it (the index lags), so the one read that decides comes once the index shows it (recheckLater): one
+  // search per new defect, shared by the defects filed together.
+  input.filed?.(key, recheckLater(input, project, group, key));
   return { key, created: true };
 }
 

@@ -32,6 +32,8 @@ const GROUPS_PER_SEARCH = 50;
  */
 export class GroupSearch {
   private readonly byProject = new Map<string, DataLoader<string, GroupDefect[]>>();
+  /** The first looks, started as failures come in: gathered longer (TIMING.gatherMaxMs), see `early`. */
+  private readonly earlyByProject = new Map<string, DataLoader<string, GroupDefect[]>>();
   /** Searches started as failures came in (`early`), each taken once by its group's first look (`first`). */
   private readonly started = new Map<string, Promise<GroupDefect[]>>();
 
@@ -42,26 +44,37 @@ export class GroupSearch {
 
   /** The defects of the group `hash` in `project`, oldest first. */
   of(project: string, hash: string): Promise<GroupDefect[]> {
-    let loader = this.byProject.get(project);
+    return this.loader(this.byProject, project, TIMING.gatherMs).load(hash);
+  }
+
+  private loader(
+    by: Map<string, DataLoader<string, GroupDefect[]>>,
+    project: string,
+    gatherMs: number,
+  ): DataLoader<string, GroupDefect[]> {
+    let loader = by.get(project);
     if (!loader) {
       loader = new DataLoader((hashes) => this.search(project, hashes), {
         cache: false,
         maxBatchSize: GROUPS_PER_SEARCH,
-        batchScheduleFn: (go) => setTimeout(go, TIMING.gatherMs),
+        // Unref'd: a first look nobody waits for must not keep the runner's process alive once the run has ended.
+        batchScheduleFn: (go) => setTimeout(go, gatherMs).unref(),
       });
-      this.byProject.set(project, loader);
+      by.set(project, loader);
     }
-    return loader.load(hash);
+    return loader;
   }
 
   /**
-   * Starts the group's search as its failure comes in, before its delivery: the failures that come in together
-   * (a Jest file, a burst of Playwright tests) share one search, which a delivery at a time could not. Once per group.
+   * Starts the group's search as its failure comes in, before its delivery: the failures that come within
+   * TIMING.gatherMaxMs of the first (a Jest file at once; Playwright's, whose worker restarts after each failure,
+   * about one every half second) share one search, which a delivery at a time could not. Once per group. The
+   * failure's run is written once the search answered: at most that long later, while the test run goes on.
    */
   early(project: string, hash: string): void {
     const k = `${project}:${hash}`;
     if (this.started.has(k)) return;
-    const p = this.of(project, hash);
+    const p = this.loader(this.earlyByProject, project, TIMING.gatherMaxMs).load(hash);
     p.catch(() => this.started.delete(k));
     this.started.set(k, p);
   }
