@@ -20,7 +20,11 @@ export const TIMING = {
   // Requests gathered into one.
   /** The first ask waits this long for others to share its request (bug states in one search, cases in one create). */
   gatherMs: 100,
-  /** ... and at most this long while asks keep coming (the creates of tests that come one by one). */
+  /**
+   * ... and at most this long while asks keep coming (the creates of tests that come one by one), or for the first
+   * look of failure groups, started as failures come in (about one every half second under Playwright, which starts
+   * a new worker after each failure).
+   */
   gatherMaxMs: 2_000,
 
   // Results on their way (delivery/pipeline.ts).
