@@ -69,8 +69,9 @@ export interface DeliveryOptions {
  * comment, and keeps the status writes of each run in order. Look-ups are fetched once and cached; concurrent
  * callers share one request.
  *
- * It answers with outcomes and never marks an item done: `deliver` resolves when the result is delivered, `bulk`
- * says which items were delivered, dropped, refused or left unsent; the pipeline (pipeline.ts) owns `done`.
+ * It answers with outcomes and never marks an item done: `deliver` resolves when the result's run is written (with
+ * `defectLater` when the cap's ranking decides its defect), `bulk` says which items were delivered, dropped, refused
+ * or left unsent; the pipeline (pipeline.ts) owns `done`.
  */
 export class Delivery {
   private readonly svc: DeliveryService;
@@ -84,14 +85,12 @@ export class Delivery {
   /** Throws NotJiraError when the base URL does not answer as Jira (see jiraCheck). */
   readonly checkJira: () => Promise<void>;
   private readonly config: CasebridgeConfig;
-  private readonly runner: RunnerInfo;
   private readonly onProgress: () => void;
   private readonly pipeline?: string;
   /** Keys the service refused as test cases (in a cycle or ad hoc). */
   private readonly badKeys = new Set<string>();
   /** Run ids of a dry run's cycles, where nothing is created. */
   private sequenceNo = 0;
-  private readonly track: (work: Promise<unknown>, what: string) => void;
   /** The failing and flaky results: their triage and their defects, the cap, the history, the quarantine. */
   readonly failures: Failures;
   /** Status this process wrote to each run, and the status writes of each run, one after the other (see bulk). */
@@ -113,10 +112,8 @@ export class Delivery {
     const { config, svc } = o;
     this.svc = svc;
     this.config = config;
-    this.runner = o.runner;
     this.onProgress = o.onProgress ?? (() => undefined);
     if (o.pipeline) this.pipeline = o.pipeline;
-    this.track = o.track ?? ((work) => void work.catch(() => undefined));
     const signal = svc.o.signal ?? new AbortController().signal;
     this.checkJira = jiraCheck(svc.tm, config.url, signal);
     this.rank = statusRanker(config.statusMap);
@@ -128,7 +125,7 @@ export class Delivery {
       wroteTo: (runId) => this.runStatus.has(runId),
       relink: (cycle, runId, key) =>
         this.runOrder.withTurn([runId], () => this.updateRun(cycle, runId, { bugs: [key] })),
-      track: this.track,
+      track: o.track ?? ((work) => void work.catch(() => undefined)),
     });
     const standInId = () => ++this.sequenceNo;
     const attributeNames = Object.keys(config.attributes ?? {});
