@@ -19,6 +19,27 @@ describe('configuration', () => {
     expect(r.config.failOnError).toBe(false);
   });
 
+  it("Jira's index lag and the bulk's wait: one setting each, from options or CASEBRIDGE_*, checked", () => {
+    const defaults = loadConfig(base, { env: {}, cwd: noFile() });
+    expect(defaults.ok && [defaults.config.jira.indexLagMs, defaults.config.bulkWaitMs]).toEqual([3_000, 30_000]);
+    const env = { CASEBRIDGE_JIRA_INDEX_LAG_MS: '1500', CASEBRIDGE_BULK_WAIT_MS: '5000' };
+    const set = loadConfig(base, { env, cwd: noFile() });
+    expect(set.ok && [set.config.jira.indexLagMs, set.config.bulkWaitMs]).toEqual([1_500, 5_000]);
+    const problems = (options: Record<string, unknown>, e: Record<string, string> = {}) => {
+      const r = loadConfig({ ...base, ...options }, { env: e, cwd: noFile() });
+      return r.ok ? [] : r.problems;
+    };
+    expect(problems({ jira: { indexLag: 5 } })).toEqual([
+      'jira: unknown option(s) indexLag; check the spelling against the README',
+    ]);
+    expect(problems({ bulkWaitMs: 10 })).toEqual([
+      'bulkWaitMs (CASEBRIDGE_BULK_WAIT_MS): Too small: expected number to be >=100',
+    ]);
+    expect(problems({}, { CASEBRIDGE_JIRA_INDEX_LAG_MS: 'abc' })).toEqual([
+      'CASEBRIDGE_JIRA_INDEX_LAG_MS: expected a whole number, got "abc"',
+    ]);
+  });
+
   it('takes inline options over CASEBRIDGE_* variables over the config file', () => {
     const cwd = noFile();
     writeFileSync(
