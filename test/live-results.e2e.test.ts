@@ -4,6 +4,7 @@ import { demoSeed, type RunningEmulator, type SeedInput, startEmulator } from '@
 import { describe, type ExpectStatic, it } from 'vitest';
 import { JEST_PACKAGE, jest, jestConfig } from './support/jest.js';
 import { fixture, playwright, type RunOutput } from './support/runner.js';
+import { cycleState } from './support/state.js';
 import { vitest } from './support/vitest.js';
 
 /**
@@ -171,25 +172,8 @@ interface Timeline {
   marked: number;
 }
 
-/** The cycle's runs by case key with their status and linked defect keys (empty before the cycle exists). */
-function runsOf(emu: RunningEmulator, cycleName: string) {
-  const s = emu.store;
-  const cycle = s.cycles.find((c) => c.name === cycleName);
-  if (!cycle) return new Map<string, { status: string; bugs: string[] }>();
-  return new Map(
-    s.runs
-      .filter((r) => r.cycleId === cycle.id)
-      .map((r) => [
-        s.issues.get(r.tcId)?.key ?? '?',
-        {
-          status: r.status,
-          bugs: [
-            ...new Set(s.bugLinks.filter((b) => b.runId === r.id).map((b) => s.issues.get(b.issueId)?.key ?? '?')),
-          ],
-        },
-      ]),
-  );
-}
+/** The cycle's runs by case key (test/support/state.ts: status, and linked defects by summary); empty before it exists. */
+const runsOf = (emu: RunningEmulator, cycleName: string) => new Map(cycleState(emu, cycleName).map((r) => [r.key, r]));
 
 /** Starts the runner and reads the store every POLL_MS until it exits. */
 async function watched(
@@ -232,7 +216,9 @@ async function watched(
   return { out, exit, failEnd, suiteEnd, firstFailed, samples, marked: ended.size };
 }
 
-const bugsOf = (emu: RunningEmulator) => emu.store.issues.filter((i) => i.type === 'Bug').map((i) => i.key);
+/** The new defects by summary, as cycleState names a run's defects. */
+const bugsOf = (emu: RunningEmulator) =>
+  emu.store.issues.filter((i) => i.type === 'Bug').map((i) => i.summary.replace(/\s+/g, ' '));
 
 /** The defects the summary says were created: a count (with a link per line) or a list of keys. */
 function createdSaid(text: string): number {
