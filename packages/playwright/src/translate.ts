@@ -149,7 +149,15 @@ const annotationsOf = (list: PwAnnotation[] | undefined): Annotation[] =>
 
 export function toPlanned(test: PwTestCase, paths: Paths): PlannedTest {
   const { id, file, titlePath, project } = identity(test, paths);
-  return { id, file, titlePath, project, tags: tagsOf(test), annotations: annotationsOf(test.annotations) };
+  return {
+    id,
+    file,
+    line: test.location.line,
+    titlePath,
+    project,
+    tags: tagsOf(test),
+    annotations: annotationsOf(test.annotations),
+  };
 }
 
 /** One test with all its attempts so far (`test.results`). */

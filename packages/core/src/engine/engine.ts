@@ -113,15 +113,16 @@ export class Engine {
     this.planned = plan.tests?.length ?? 0;
     const runner = this.ctx.runner.name;
     if (runner === 'jest' || runner === 'vitest') this.selectNotApplied('it needs Playwright 1.62+');
-    let unmappedPlanned = false;
+    const planned = (plan.tests ?? []).map((t) => ({
+      t,
+      own: resolveKeys({ ...t, attempts: [] }, s.keyRe, s.mapping),
+    }));
     if (target.mode === 'cycle') {
       const templates = s.config.attributes;
       const keys = new Set<string>();
       // With run attributes: the (case, attribute set) runs the plan makes known (see plannedSet).
       const runKeys = new Set<string>();
-      for (const t of plan.tests ?? []) {
-        const own = resolveKeys({ ...t, attempts: [] }, s.keyRe, s.mapping);
-        if (own.length === 0) unmappedPlanned = true;
+      for (const { t, own } of planned) {
         const set = templates ? plannedSet(t, templates) : undefined;
         for (const k of own) {
           keys.add(k);
@@ -149,8 +150,9 @@ export class Engine {
         `checking project ${target.projectKey}`,
       );
     }
-    // Planned tests without a key: read the project's casebridge cases now, while the first tests run.
-    if (unmappedPlanned) s.cases?.warmUp();
+    // Planned tests without a key: their cases are found or created while the tests run (CaseRegistry.plan).
+    const unmapped = planned.filter((p) => p.own.length === 0).map((p): TestResult => ({ ...p.t, attempts: [] }));
+    if (unmapped.length > 0) s.cases?.plan(unmapped);
     // A dry run reads and writes nothing on disk: no replay.
     if (!s.dry) pipeline.replay();
   }

@@ -3,6 +3,7 @@ import { closeAsDuplicate, type DuplicateOutcome } from '../jira/duplicate.js';
 import { memoByKey } from '../kernel/keyed.js';
 import type { TestResult } from '../kernel/model.js';
 import { TIMING } from '../kernel/timing.js';
+import { addCaseSteps, caseSteps } from './bulk-create.js';
 import { Creates, type Waiting } from './creates.js';
 import { caseIdentity, identityInDescription } from './identity.js';
 import { mappingKey } from './mapping.js';
@@ -27,6 +28,9 @@ export { caseIdentity, caseSummary, identityInDescription, suitePathOf } from '.
  * (a lagging search let a machine create a second, in this run or an earlier one), is closed as a duplicate, or
  * labelled when the workflow offers no way to close it (duplicate.ts); from then on this run's results of the test go
  * to the survivor and the mapping file names it.
+ *
+ * When: as results come (Jest, Vitest), or at begin for Playwright, which names every test up front (`plan`): its
+ * new cases are created while the tests run, and each result finds its case made.
  *
  * This file decides which case a test uses: the first read, the re-reads that decide this process's new cases
  * (scheduleRecheck, recheck), the duplicates and what replaces them. The creates themselves (the queue, batches, bulk
@@ -116,6 +120,15 @@ export class CaseRegistry {
   private settled = 0;
   /** Mapping names resolved since the last `takeResolved()`: the engine writes them to the mapping file. */
   private resolved: Record<string, string> = {};
+  /**
+   * The cases asked for at begin, from the plan (`plan`), by identity: a result that brings its own key (a runtime
+   * annotation) gives its planned case up (`keyed`).
+   */
+  private readonly planned = new Map<string, Promise<string>>();
+  /** Cases this process made from the plan, before any result: their steps come with the first result (`keyOf`). */
+  private readonly stepless = new Set<string>();
+  private readonly stepsAdded = new Map<string, Promise<void>>();
+  private readonly stepFailures: string[] = [];
   private readonly every: number;
   /** `indexLagMs` (see the option). */
   private readonly lag: number;
@@ -154,7 +167,7 @@ export class CaseRegistry {
 
   /** Steps and suites that did not go to cases created in bulk, named (the cases are used all the same). */
   get unfinished(): string[] {
-    return this.creates.unfinished;
+    return [...this.creates.unfinished, ...this.stepFailures];
   }
 
   /** Whether this process created the case `key` (a new case is in no plan yet). */
@@ -169,28 +182,80 @@ export class CaseRegistry {
 
   /**
    * The case key of an unmapped test: found among the project's casebridge cases, or created. Concurrent calls for
-   * one identity share one create. A key a later read found to be a duplicate gives way to its survivor.
+   * one identity share one create. A key a later read found to be a duplicate gives way to its survivor. A case made
+   * from the plan gets the steps of the first result with some before its key is answered (a run made from a case
+   * copies its steps).
    */
   async keyOf(test: TestResult): Promise<string> {
     const id = caseIdentity(test);
     this.touched.set(id, mappingKey(test));
+    const planned = test.attempts.length === 0;
     const key = await this.keys(id, () => {
       const p = this.resolve(test, id);
       p.then(
         (k) => {
           this.answered.set(id, k);
           this.resolved[mappingKey(test)] = this.superseded.get(k) ?? k;
+          if (planned && this.createdSet.has(k)) this.stepless.add(k);
         },
         () => undefined,
       );
       return p;
     });
-    return this.superseded.get(key) ?? key;
+    const kept = this.superseded.get(key) ?? key;
+    if (this.stepless.has(kept) && caseSteps(test).length > 0) await this.addSteps(kept, test);
+    return kept;
   }
 
-  /** Starts the first read now (the run knows it will need it), so the first unmapped result does not wait for it. */
-  warmUp(): void {
-    if (!this.o.dryRun) this.index.ready().catch(() => undefined);
+  /**
+   * Playwright names every test at begin: the cases of those without a key are found or created now, while the
+   * tests run, instead of as their results come (a first run of 1,000 new tests: Jira's 6 s of creates hidden behind
+   * the suite's own time). Their results then take the same keys (`keyOf` shares one look-up per identity). Not in a
+   * dry run: it shows the create of each result that needs one.
+   */
+  plan(tests: readonly TestResult[]): void {
+    if (this.o.dryRun) return;
+    for (const test of tests) {
+      const id = caseIdentity(test);
+      if (this.planned.has(id)) continue;
+      const p = this.keyOf(test);
+      // A failure is asked again by the test's result (the memo forgets it).
+      p.catch(() => undefined);
+      this.planned.set(id, p);
+    }
+  }
+
+  /**
+   * A planned test's result brought its own key (a runtime annotation or `caseKey`): the case made for it at begin
+   * is not its case. It is closed as a duplicate of that key and left out of the mapping file.
+   */
+  async keyed(test: TestResult, keys: readonly string[]): Promise<void> {
+    const key = keys[0];
+    if (key === undefined || this.planned.size === 0) return;
+    const id = caseIdentity(test);
+    const p = this.planned.get(id);
+    if (!p) return;
+    this.planned.delete(id);
+    const made = await p.catch(() => undefined);
+    if (made === undefined || made === key || !this.createdSet.delete(made)) return;
+    this.created.splice(this.created.indexOf(made), 1);
+    this.touched.delete(id);
+    delete this.resolved[mappingKey(test)];
+    this.closeDuplicate(made, key);
+  }
+
+  /** The steps of a case made from the plan, from its first result with steps: one request, shared. */
+  private addSteps(key: string, test: TestResult): Promise<void> {
+    let p = this.stepsAdded.get(key);
+    if (!p) {
+      p = addCaseSteps(this.o.tm, [{ key, test }], this.o.signal).then((failures) => {
+        this.stepFailures.push(...failures);
+        this.stepless.delete(key);
+        this.o.onProgress?.();
+      });
+      this.stepsAdded.set(key, p);
+    }
+    return p;
   }
 
   /** Mapping names and keys resolved since the last call. */

@@ -115,10 +115,8 @@ export class DeliveryPipeline implements WaitingBatch {
     this.inFlight.track(work, what);
   }
 
-  /** The planned tests' keys: their runs in the cycle are prepared at once, in a few requests for the suite. */
+  /** The planned tests' keys (no run attributes: Engine.begin): their runs in the cycle are prepared at once. */
   prepare(keys: ReadonlySet<string>): void {
-    // With run attributes a case has a run per attribute set, known from each result: nothing to prepare per case.
-    if (this.o.config.attributes) return;
     const { delivery, target } = this.o;
     // A cycle created with the plan's runs has a run for every planned case of the plan already, and in CI the bulk
     // reads the runs right before it goes (readsRunsAtBulk): reading them now too would send that request twice. The
@@ -157,6 +155,7 @@ export class DeliveryPipeline implements WaitingBatch {
     if (keys.length === 0 && cases) this.submit(this.take(result, ''));
     else if (keys.length === 0) this.unmapped.push(displayName(result));
     for (const key of keys) this.submit(this.take(result, key));
+    if (cases) this.inFlight.track(cases.keyed(result, keys)); // its own key: the case made at begin is not its case
     delivery.failures.came(result, keys, keys.length > 0 || cases !== undefined);
     if (last) {
       delivery.failures.cap.allIn();
@@ -203,8 +202,7 @@ export class DeliveryPipeline implements WaitingBatch {
   drain(out: (text: string) => void): Promise<boolean> {
     const { config: c, health, cases } = this.o;
     this.allIn = true;
-    // Every result is in: the failure groups still waiting for a defect slot are ranked now (defects/cap.ts).
-    this.o.delivery.failures.cap.allIn();
+    this.o.delivery.failures.cap.allIn(); // every result is in: the groups waiting for a defect slot are ranked now
     this.prep.flush();
     this.flush();
     return this.inFlight.drain({

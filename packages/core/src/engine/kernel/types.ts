@@ -17,6 +17,7 @@ export interface RunnerInfo {
 export interface PlannedTest {
   id: string;
   file: string;
+  line?: number;
   titlePath: string[];
   project?: string;
   tags: string[];
