@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { type FaultRuleInput, faultRuleSchema } from './faults.js';
 import type { EmulatorOptions } from './kernel/emulator.js';
+import { DATA_FILE } from './persist.js';
 import { DEFAULT_PROFILE, type JiraBehaviourInput } from './profile.js';
 import { DEFAULT_PORT, startEmulator } from './server.js';
 import { isLoopbackHost } from './ui/state.js';
@@ -17,7 +19,7 @@ Usage: casebridge-emulator [options]
   --seed FILE          seed JSON file, or "demo" (default) or "empty"
   --variant id|ID      identifier spelling of responses (default id)
   --timestamps F       executionTimeStamp format: iso, legacy or epoch (default: iso for id, legacy for ID)
-  --data DIR           keep state in DIR (SQLite + files) across restarts; default in memory
+  --data DIR           keep state in DIR (JSON lines + files) across restarts; default in memory
   --repo-guest         content repository: unauthenticated requests run as guest
   --rate-limit RPS     answer 429 (Retry-After) above RPS requests per second (Jira's default: off);
                        N/S: N requests every S seconds, e.g. 100/60 or 5000/3600
@@ -256,7 +258,8 @@ async function main(): Promise<void> {
     `  API browser:         ${emu.url}/swagger   OpenAPI: ${emu.url}/openapi.json`,
     `  admin:               ${emu.url}/__emulator/state, /requests, /faults, /reset${open ? '' : '   (administrators only)'}`,
     `  UI:                  ${emu.url}/   (projects, /browse/<KEY>, /rehearsal/requests${open ? '' : '; log in at /login.jsp'})`,
-    `  variant ${emu.variant.ids}, timestamps ${emu.variant.timestamps}, state ${options.dataDir ? `in ${options.dataDir}` : 'in memory'}${faults.length ? `, ${faults.length} fault rule(s)` : ''}`,
+    `  variant ${emu.variant.ids}, timestamps ${emu.variant.timestamps}, state ${options.dataDir ? 'on disk' : 'in memory'}${faults.length ? `, ${faults.length} fault rule(s)` : ''}`,
+    ...(options.dataDir ? [`  data in ${join(options.dataDir, DATA_FILE)} (JSON lines, fsync on each write)`] : []),
     `  Jira: ${options.profile ?? DEFAULT_PROFILE} profile, ${emu.jira.nodes} node(s), index lag ${emu.jira.indexLagMs} ms, search pages of ${emu.jira.searchMaxResults}, result window ${emu.jira.resultWindow ?? 'off'} (${emu.jira.resultWindowMode}), ${emu.jira.createMs} ms to create an issue`,
   ];
   if (values.demo) {
@@ -275,6 +278,7 @@ async function main(): Promise<void> {
   // Before the URL is printed: whoever reads it may stop us at once.
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  for (const note of emu.notes) process.stderr.write(`casebridge-emulator: note: ${note}\n`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

@@ -40,15 +40,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   setCaptchaDefault(store, jira.captchaAfterFailedLogins);
   const maxLag = () => Math.max(...Array.from({ length: jira.nodes }, (_, n) => lagOf(jira, n)));
   const index = new SearchIndex(maxLag);
-  const blobs = await BlobStore.open(options.dataDir ? `${options.dataDir}/blobs` : undefined);
-  const persistence = options.dataDir ? Persistence.open(options.dataDir) : undefined;
-  if (persistence && !persistence.isEmpty()) {
-    persistence.load(store);
-    store.takeChanges();
-  } else {
+  // The data file before the blob folder: a folder it refuses (an older emulator's SQLite) is left as it was.
+  const persistence = options.dataDir ? Persistence.open(options.dataDir, store) : undefined;
+  const blobs = await BlobStore.open(options.dataDir ? `${options.dataDir}/blobs` : undefined).catch((err) => {
+    persistence?.close();
+    throw err;
+  });
+  if (persistence?.seeded) store.takeChanges();
+  else {
     applySeed(store, seed, now());
-    persistence?.commit(store.takeChanges());
-    persistence?.markSeeded();
+    persistence?.commitSeed(store.takeChanges());
   }
   index.rebase(store);
   const logSize = options.requestLogSize ?? 100_000;
@@ -62,7 +63,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const changes = store.takeChanges();
     uiChanged(env, changes);
     index.record(changes, now());
-    persistence?.commit(changes.filter((c) => c.table !== 'sessions'));
+    persistence?.commit(changes);
   };
 
   const emu: RunningEmulator = {
@@ -72,6 +73,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     faults,
     variant,
     options,
+    notes: persistence?.notes ?? [],
     jira,
     setJira: (knobs) => {
       const next = resolveBehaviour(options.profile, { ...jira, ...knobs });
@@ -172,7 +174,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     server.once('error', reject);
     server.listen(options.port ?? DEFAULT_PORT, options.host ?? '127.0.0.1', () => resolve());
   }).catch((err) => {
-    // A port in use must not leave the database open or a temporary folder behind.
+    // A port in use must not leave the data file open or a temporary folder behind.
     persistence?.close();
     blobs.close();
     throw err;

@@ -2,7 +2,7 @@
  * The emulator's data model: one table per kind of thing the two services keep.
  *
  * Tables live in memory and are the source of truth for reads. Every write goes through `insert`, `update` or
- * `remove`, which records the change; the server commits the recorded changes (to SQLite when `--data` is set)
+ * `remove`, which records the change; the server commits the recorded changes (to the data file when `--data` is set)
  * before it answers, so an acknowledged write survives a kill -9.
  */
 
@@ -364,6 +364,11 @@ export class Table<T extends { id: K }, K extends number | string = number> {
 
   get size(): number {
     return this.rows.size;
+  }
+
+  /** The id the next insert without one gets (numeric tables); persisted as the table's sequence. */
+  get nextId(): number {
+    return this.next;
   }
 
   /** Loads persisted rows without recording them as changes. */

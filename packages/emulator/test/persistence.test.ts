@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -6,13 +6,16 @@ import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlobStore } from '../src/blobs.js';
 import type { RunningEmulator } from '../src/index.js';
+import { DATA_FILE, Persistence } from '../src/persist.js';
 import { startEmulator } from '../src/server.js';
+import { Store } from '../src/store.js';
 import { call, TM } from './helpers.js';
 import { ensureBuilt, startCli, stopCli } from './spawn.js';
 
 /**
  * Durable state with `dataDir` / `--data`: rows and id sequences survive a restart and a kill -9 of the process;
- * attachment bytes survive; in memory nothing does.
+ * attachment bytes survive; in memory nothing does. The log (`emulator.jsonl`): a torn last line is skipped with a
+ * note, a rewrite keeps the state, an earlier emulator's SQLite file is refused with the command that converts it.
  */
 
 const PLAN = `${TM}/testPlan/DEMO-1`;
@@ -27,6 +30,7 @@ afterAll(() => {
 });
 
 const cycleOf = (emu: RunningEmulator, name: string) => emu.store.cycles.find((c) => c.name === name);
+const logLines = (dir: string) => readFileSync(join(dir, DATA_FILE), 'utf8').split('\n').slice(0, -1);
 
 /** Cycle names of DEMO-1 as the service lists them. */
 async function listedCycles(emu: { url: string }): Promise<string[]> {
@@ -46,6 +50,11 @@ describe('dataDir', () => {
     const runs = first.store.runs.filter((r) => r.cycleId === id).length;
     expect(runs).toBe(6);
     await first.close();
+    const lines = logLines(dir);
+    expect(JSON.parse(lines[0] ?? '')).toEqual({ format: 'casebridge-emulator-data', version: 1 });
+    // The seed and its marker in one line, then one line per request.
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toMatch(/\{"op":"seeded"\}\]$/);
 
     const second = await startEmulator({ port: 0, dataDir: dir });
     try {
@@ -200,6 +209,7 @@ describe('kill -9 of the emulator process', () => {
     try {
       const listed = await listedCycles(second);
       expect(listed).toEqual(names);
+      expect(first.stdout()).toContain(`data in ${join(dir, DATA_FILE)} (JSON lines, fsync on each write)`);
       // Ids continue after the crash as well.
       const r = await call(second as unknown as RunningEmulator, 'POST', `${PLAN}/addCycle`, {
         body: { name: 'after the crash' },
@@ -211,6 +221,197 @@ describe('kill -9 of the emulator process', () => {
       expect(state.cycles.find((c: { name: string }) => c.name === 'after the crash').id).toBe(N + 1);
     } finally {
       await stopCli(second);
+    }
+  });
+});
+
+describe('the data file', () => {
+  it('skips a torn last line with a note, and appends after it cleanly', async () => {
+    const dir = freshDir();
+    const first = await startEmulator({ port: 0, dataDir: dir });
+    await call(first, 'POST', `${PLAN}/addCycle`, { body: { name: 'whole' } });
+    await first.close();
+    // What a crash in the middle of a write leaves: part of a line, no newline.
+    const torn = '[{"op":"put","table":"cycles","row":{"tpId":1,"name":"to';
+    appendFileSync(join(dir, DATA_FILE), torn);
+
+    const second = await startEmulator({ port: 0, dataDir: dir });
+    try {
+      expect(second.notes).toEqual([
+        `${join(dir, DATA_FILE)}: skipped a partial last line (${torn.length} bytes, a write cut off by a crash; it was never acknowledged)`,
+      ]);
+      expect(await listedCycles(second)).toEqual(['whole']);
+      await call(second, 'POST', `${PLAN}/addCycle`, { body: { name: 'after the tear' } });
+    } finally {
+      await second.close();
+    }
+    expect(readFileSync(join(dir, DATA_FILE), 'utf8')).not.toContain(torn);
+
+    const third = await startEmulator({ port: 0, dataDir: dir });
+    try {
+      expect(third.notes).toEqual([]);
+      expect(await listedCycles(third)).toEqual(['whole', 'after the tear']);
+    } finally {
+      await third.close();
+    }
+  });
+
+  it('refuses a damaged line that is not the last, naming it', async () => {
+    const dir = freshDir();
+    await (await startEmulator({ port: 0, dataDir: dir })).close();
+    appendFileSync(join(dir, DATA_FILE), 'not json\n[]\n');
+    await expect(startEmulator({ port: 0, dataDir: dir })).rejects.toThrow(
+      new RegExp(`${DATA_FILE} is damaged at line 3 \\(.*\\)\\. Only a last line can be cut off by a crash`),
+    );
+  });
+
+  it('rewrites a long log at start and keeps the state', async () => {
+    const dir = freshDir();
+    const first = await startEmulator({ port: 0, dataDir: dir });
+    await call(first, 'POST', `${PLAN}/addCycle`, { body: { name: 'edited 0' } });
+    const cycle = cycleOf(first, 'edited 0');
+    await first.close();
+    // 12,000 edits of one row: past the 10,000 lines below which a log is never rewritten.
+    const edits = Array.from({ length: 12_000 }, (_, i) =>
+      JSON.stringify([{ op: 'put', table: 'cycles', row: { ...cycle, name: `edited ${i + 1}` } }]),
+    );
+    appendFileSync(join(dir, DATA_FILE), `${edits.join('\n')}\n`);
+    const before = first.store.tables().map((t) => [t.name, t.size, t.nextId]);
+
+    const second = await startEmulator({ port: 0, dataDir: dir });
+    try {
+      expect(await listedCycles(second)).toEqual(['edited 12000']);
+      expect(logLines(dir).length).toBeLessThan(200);
+      await call(second, 'POST', `${PLAN}/addCycle`, { body: { name: 'after the rewrite' } });
+      expect(cycleOf(second, 'after the rewrite')?.id).toBe((cycle?.id ?? 0) + 1);
+    } finally {
+      await second.close();
+    }
+    const third = await startEmulator({ port: 0, dataDir: dir });
+    try {
+      expect(await listedCycles(third)).toEqual(['edited 12000', 'after the rewrite']);
+      const tables = third.store.tables().filter((t) => t.name !== 'cycles' && t.name !== 'sessions');
+      expect(tables.map((t) => [t.name, t.size, t.nextId])).toEqual(
+        before.filter(([n]) => n !== 'cycles' && n !== 'sessions'),
+      );
+    } finally {
+      await third.close();
+    }
+  });
+
+  it('rewrites a growing log while running and keeps rows, deletes and sequences', () => {
+    const dir = freshDir();
+    const store = new Store();
+    const log = Persistence.open(dir, store, { compactMinLines: 20 });
+    expect(log.seeded).toBe(false);
+    store.users.insert({ name: 'admin' } as never);
+    for (let i = 0; i < 10; i++) store.priorities.insert({ name: `p${i}` });
+    log.commitSeed(store.takeChanges());
+    // The state needs 2 + 27 + 11 lines (header and marker, a sequence per kept table, the rows): 80 at most.
+    const bound = 2 * (2 + store.tables().length - 1 + 11);
+    let longest = 0;
+    for (let i = 0; i < 300; i++) {
+      const p = store.priorities.insert({ name: `new ${i}` });
+      store.priorities.update({ ...p, name: `renamed ${i}` });
+      store.priorities.remove(p.id - 1);
+      log.commit(store.takeChanges());
+      longest = Math.max(longest, logLines(dir).length);
+    }
+    log.close();
+    expect(longest).toBe(bound);
+    expect(logLines(dir).length).toBeLessThanOrEqual(bound);
+
+    const again = new Store();
+    const reopened = Persistence.open(dir, again, { compactMinLines: 20 });
+    try {
+      expect(reopened.seeded).toBe(true);
+      expect(reopened.notes).toEqual([]);
+      expect(again.users.all()).toEqual(store.users.all());
+      expect(again.priorities.all().map((p) => p.name)).toEqual([
+        'p0',
+        'p1',
+        'p2',
+        'p3',
+        'p4',
+        'p5',
+        'p6',
+        'p7',
+        'p8',
+        'renamed 299',
+      ]);
+      expect(again.priorities.all()).toEqual(store.priorities.all());
+      expect(again.priorities.nextId).toBe(311);
+    } finally {
+      reopened.close();
+    }
+  });
+
+  it('keeps writing to a whole log when a rewrite fails', () => {
+    const dir = freshDir();
+    const store = new Store();
+    const log = Persistence.open(dir, store, { compactMinLines: 1 });
+    log.commitSeed(store.takeChanges());
+    // The rewrite's temporary file cannot be made (a full disk would fail it the same way).
+    mkdirSync(join(dir, `${DATA_FILE}.tmp`));
+    for (let i = 0; i < 200; i++) {
+      store.priorities.insert({ name: `p${i}` });
+      log.commit(store.takeChanges());
+    }
+    log.close();
+    expect(logLines(dir)).toHaveLength(2 + 200);
+    const again = new Store();
+    Persistence.open(dir, again).close();
+    expect(again.priorities.all()).toEqual(store.priorities.all());
+  });
+
+  it('does not keep login sessions, rewritten or not', () => {
+    const dir = freshDir();
+    const store = new Store();
+    const log = Persistence.open(dir, store, { compactMinLines: 1 });
+    store.sessions.insert({ id: 'SESSION-1', userId: 1, createdAt: 0 });
+    log.commitSeed(store.takeChanges());
+    log.close();
+    expect(readFileSync(join(dir, DATA_FILE), 'utf8')).not.toContain('SESSION-1');
+  });
+});
+
+describe('data of an earlier emulator (SQLite)', () => {
+  // The first 16 bytes of every SQLite database file; the rest does not matter to the check.
+  const sqliteFile = () => Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), Buffer.alloc(84)]);
+
+  it('refuses the folder, printing the command that converts it', async () => {
+    const dir = freshDir();
+    writeFileSync(join(dir, 'emulator.sqlite'), sqliteFile());
+    const start = startEmulator({ port: 0, dataDir: dir });
+    await expect(start).rejects.toThrow(
+      `${join(dir, 'emulator.sqlite')} holds the state of an older emulator (SQLite); this one keeps ${join(dir, DATA_FILE)} (JSON lines) and reads no SQLite. Convert it once with the sqlite3 command-line tool, then start again:\n  sqlite3 '${join(dir, 'emulator.sqlite')}' "SELECT json_object('format','casebridge-emulator-data','version',1);`,
+    );
+    await expect(start).rejects.toThrow(`Or start from the seed: move ${join(dir, 'emulator.sqlite')}`);
+    // Nothing was written beside it.
+    expect(existsSync(join(dir, DATA_FILE))).toBe(false);
+    expect(existsSync(join(dir, 'blobs'))).toBe(false);
+  });
+
+  it('says that --data takes the folder when given the database itself', async () => {
+    const dir = freshDir();
+    const file = join(dir, 'emulator.sqlite');
+    writeFileSync(file, sqliteFile());
+    await expect(startEmulator({ port: 0, dataDir: file })).rejects.toThrow(
+      `--data takes a folder, and ${file} is a file (an SQLite database: older emulators kept DIR/emulator.sqlite; give --data DIR).`,
+    );
+  });
+
+  it('notes a leftover database once the data is converted', async () => {
+    const dir = freshDir();
+    await (await startEmulator({ port: 0, dataDir: dir })).close();
+    writeFileSync(join(dir, 'emulator.sqlite'), sqliteFile());
+    const emu = await startEmulator({ port: 0, dataDir: dir });
+    try {
+      expect(emu.notes).toEqual([
+        `${join(dir, 'emulator.sqlite')} is left from an older emulator and is not read (the state is in ${join(dir, DATA_FILE)}); delete it`,
+      ]);
+    } finally {
+      await emu.close();
     }
   });
 });

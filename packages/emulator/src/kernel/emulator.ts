@@ -31,7 +31,7 @@ export interface EmulatorOptions {
   faults?: FaultRuleInput[];
   /** Seed for the fault dice (deterministic). Default 1. */
   faultSeed?: number;
-  /** Keep state durably in this folder (SQLite + blob files). Default: in memory. */
+  /** Keep state durably in this folder (`emulator.jsonl`, fsynced on each write, and blob files). Default: in memory. */
   dataDir?: string;
   /**
    * Answer 429 above a rate (token bucket; Jira's default is off): `requestsPerSecond` (or `fillRate` per
@@ -74,6 +74,8 @@ export interface RunningEmulator {
   faults: FaultController;
   variant: Variant;
   options: EmulatorOptions;
+  /** What was noticed while opening `dataDir` (a torn last line skipped, a leftover SQLite file); empty in memory. */
+  notes: string[];
   /** The Jira behaviour in effect; `setJira` changes knobs while it runs. */
   jira: JiraBehaviour;
   /** Changes knobs of the Jira behaviour (validated; a bad one throws naming it); answers the behaviour now. */
