@@ -65,6 +65,7 @@ describe('identity', () => {
     expect(planned).toEqual({
       id: stableId('tests/login.spec.ts', ['login', 'DEMO-2 logs in'], 'chromium'),
       file: 'tests/login.spec.ts',
+      line: 12,
       titlePath: ['login', 'DEMO-2 logs in'],
       project: 'chromium',
       tags: ['DEMO-4', 'smoke'],
