@@ -158,6 +158,14 @@ export default defineCasebridgeConfig({ projectKey: 'DEMO', flushTimeoutMs: 1500
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('the emulator is not installed');
     expect(missing.stderr).toContain('npm i -D @casebridge/emulator');
+    // The MCP SDK is an optional peer too (about 75 packages): `mcp` says how to get it, the rest runs without it.
+    expect(readdirSync(join(SCRATCH, 'node_modules'))).not.toContain('@modelcontextprotocol');
+    const mcp = await npx(['@casebridge/cli', 'mcp'], {
+      CASEBRIDGE_URL: 'http://127.0.0.1:9',
+      CASEBRIDGE_PROJECT: 'P',
+    });
+    expect(mcp.code, mcp.stderr).toBe(1);
+    expect(mcp.stderr).toContain('npm i -D @modelcontextprotocol/sdk');
 
     // The emulator as installed beside the CLI (linked: its native module is built once, in the repository).
     symlinkSync(join(ROOT, 'packages', 'emulator'), join(SCRATCH, 'node_modules', '@casebridge', 'emulator'), 'dir');

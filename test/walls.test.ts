@@ -38,6 +38,7 @@ const ROOM_LAYERS = [
   ['engine/defects'],
   ['engine/delivery'],
   ['engine/report'],
+  ['engine/query'], // what the reporters wrote, read back for the CLI's queries, its gate and its MCP server
   ['engine'], // the files at the top of engine/ (engine.ts, session.ts, ...)
 ];
 /** Below every room: the contract, the typed clients, and adapter/text.ts, which the engine shares with the adapter entry. */

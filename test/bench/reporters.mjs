@@ -31,6 +31,7 @@ import { jest } from './lib/jest.mjs';
 import { measure, serveNiced, stopRunning } from './lib/measure.mjs';
 import { runPeers } from './lib/peers.mjs';
 import { playwright } from './lib/playwright.mjs';
+import { runQueries } from './lib/queries.mjs';
 import { render, summarizeCell, summarizeFiles, targets } from './lib/report.mjs';
 import { vitest } from './lib/vitest.mjs';
 
@@ -336,7 +337,7 @@ async function runMatrix() {
 }
 
 async function main() {
-  const parts = ['matrix', 'adoption', 'replay', 'peers', 'history'];
+  const parts = ['matrix', 'adoption', 'replay', 'peers', 'history', 'queries'];
   const unknown = settings.only.filter((p) => !parts.includes(p));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown part "${unknown[0]}": expected ${parts.join(', ')}`);
   const variant = settings.adoptionVariants.find((v) => v !== 'passing' && v !== 'failing');
@@ -356,6 +357,8 @@ async function main() {
   if (settings.only.includes('peers')) await runPeers({ log, environment: environment() });
   // Issue 26: the requests history classification adds, on vs off, two nights (lib/history.mjs).
   if (settings.only.includes('history')) await runHistory({ log, environment: environment() });
+  // Issue 39: reading back at scale: a 1,000-run cycle's summary and failures (lib/queries.mjs).
+  if (settings.only.includes('queries')) await runQueries({ log, environment: environment() });
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {

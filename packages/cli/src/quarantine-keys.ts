@@ -63,6 +63,12 @@ export async function quarantinedKeys(
     );
     for (const k of keys.slice(0, NAMED)) notes.push(`  ${k}: ${why[k]}`);
     if (keys.length > NAMED) notes.push(`  and ${keys.length - NAMED} more (--format lines lists them all)`);
+    if (set.expired.size > 0) {
+      const ended = [...set.expired].map(([k, e]) => `${k} (until ${e.until})`);
+      notes.push(
+        `${ended.length} expired quarantine(s) left out, they no longer apply: ${ended.slice(0, NAMED).join(', ')}${ended.length > NAMED ? ', ...' : ''} (casebridge quarantine list)`,
+      );
+    }
     if (set.bugsNotRead.length > 0) {
       notes.push(
         `${set.bugsNotRead.length} more open issue(s) carry the label and were not read (${set.bugsNotRead.slice(0, 5).join(', ')}${set.bugsNotRead.length > 5 ? ', ...' : ''}): the cases of their runs are not in the list; a label on that many bugs is likely a mistake`,

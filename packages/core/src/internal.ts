@@ -28,7 +28,13 @@ export {
 } from './engine/cases/select.js';
 export { clientsFor, cycleNameFor } from './engine/clients.js';
 export * from './engine/defects/fingerprint.js';
-export { type QuarantineSet, readQuarantine } from './engine/defects/quarantine.js';
+export {
+  type QuarantineEntry,
+  QuarantineRefused,
+  type QuarantineSet,
+  readQuarantine,
+} from './engine/defects/quarantine.js';
+export { quarantineAdd, quarantineList, quarantineRemove } from './engine/defects/quarantine-manage.js';
 export {
   CYCLE_STATUS_AFTER,
   type CycleSpec,
@@ -41,3 +47,5 @@ export { Journal, type JournalEntry } from './engine/journal/store.js';
 export type { Service } from './engine/kernel/service.js';
 export type { CycleInfo } from './engine/kernel/types.js';
 export { RUN_STATUSES } from './engine/kernel/work.js';
+export * from './engine/query/gate.js';
+export * from './engine/query/results.js';

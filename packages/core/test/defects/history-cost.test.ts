@@ -80,15 +80,19 @@ describe('history: cost', () => {
     // (332 before the groups' searches were batched: one search per group).
     expect(on1.total).toBeLessThanOrEqual(250);
     expect(on1.searches).toBeLessThanOrEqual(15);
-    // The first night has no known bugs: no bug-state search, the same defect searches.
-    expect(on1.searches).toBe(off1.searches);
-    expect(on1.total - off1.total).toBe(FAILING);
+    // The first night has no known bugs: no bug-state search, the same defect searches. The groups' searches are
+    // batched by when the failures reach them (defects/search.ts: 100 ms windows, at most 2 s); with history on
+    // each waits for its read first, so on a loaded machine the same groups may fall into one window more or less:
+    // at most 2 searches apart, never one per failure.
+    const near = (on: number, off: number) => expect(Math.abs(on - off), `${on} on, ${off} off`).toBeLessThanOrEqual(2);
+    near(on1.searches, off1.searches);
+    near(on1.total - off1.total, FAILING);
     // The second: the first night's ten defects are known bugs (found by their defect search, as without history).
     // They are the groups' own casebridge defects: their state is the defect search's to read, not a search of its
     // own (history.ts), so the second night costs the reads and nothing else.
     expect(on2.summary.failures?.filter((f) => f.classification === 'known')).toHaveLength(FAILING);
     expect(on2.summary.defects.linked).toHaveLength(10);
-    expect(on2.searches).toBe(off2.searches);
-    expect(on2.total - off2.total).toBe(FAILING);
+    near(on2.searches, off2.searches);
+    near(on2.total - off2.total, FAILING);
   }, 120_000);
 });

@@ -8,7 +8,7 @@ import { STATUS_MAP_KEYS } from '../kernel/work.js';
 /** Environment variables and the option each sets. */
 export const ENV_OPTIONS: Record<
   string,
-  { path: string[]; type: 'string' | 'boolean' | 'number' | 'dryRun' | 'statusMap' | 'list' }
+  { path: string[]; type: 'string' | 'boolean' | 'number' | 'share' | 'dryRun' | 'statusMap' | 'list' }
 > = {
   CASEBRIDGE_ENABLED: { path: ['enabled'], type: 'boolean' },
   CASEBRIDGE_URL: { path: ['url'], type: 'string' },
@@ -28,6 +28,7 @@ export const ENV_OPTIONS: Record<
   CASEBRIDGE_HISTORY: { path: ['history'], type: 'boolean' },
   CASEBRIDGE_QUARANTINE: { path: ['quarantine', 'enabled'], type: 'boolean' },
   CASEBRIDGE_QUARANTINE_LABEL: { path: ['quarantine', 'label'], type: 'string' },
+  CASEBRIDGE_QUARANTINE_MAX: { path: ['quarantine', 'max'], type: 'share' },
   CASEBRIDGE_SELECT_PLAN: { path: ['select', 'plan'], type: 'string' },
   CASEBRIDGE_SELECT_CYCLE: { path: ['select', 'cycle'], type: 'string' },
   CASEBRIDGE_SELECT_STATUS: { path: ['select', 'status'], type: 'list' },
@@ -87,6 +88,11 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): { options: Record<string
     } else if (spec.type === 'statusMap') {
       const map = statusMapFromEnv(name, v, problems);
       if (map) setPath(options, spec.path, map);
+    } else if (spec.type === 'share') {
+      // A share such as 0.05 (the schema checks 0..1); `5%` reads as 0.05.
+      const m = /^(\d*\.?\d+)(%?)$/.exec(v);
+      if (!m) problems.push(`${name}: expected a share from 0 to 1 such as 0.05 (or 5%), got "${v}"`);
+      else setPath(options, spec.path, Number(m[1]) / (m[2] ? 100 : 1));
     } else if (spec.type === 'number') {
       if (!/^\d+$/.test(v)) problems.push(`${name}: expected a whole number, got "${v}"`);
       else setPath(options, spec.path, Number(v));

@@ -47,13 +47,18 @@ export interface CasebridgeOptions {
    * one of its runs to an open issue carrying it (a known bug marked so), is quarantined. Playwright 1.62+ runs it
    * expected-to-fail (a known failure keeps CI green, a pass is reported); Jest, Vitest and older Playwright report
    * it classified `quarantined`. Its failure files no new defect. `CASEBRIDGE_QUARANTINE`,
-   * `CASEBRIDGE_QUARANTINE_LABEL`.
+   * `CASEBRIDGE_QUARANTINE_LABEL`, `CASEBRIDGE_QUARANTINE_MAX`.
    */
   quarantine?:
     | {
         enabled?: boolean | undefined;
         /** The Jira label that quarantines a case or a bug (default `casebridge-quarantine`). */
         label?: string | undefined;
+        /**
+         * The most cases `casebridge quarantine add` quarantines at once, a share of the plan's cases (without a plan,
+         * the project's), from 0 to 1 (default 0.05: 5 %). `CASEBRIDGE_QUARANTINE_MAX` (`0.05` or `5%`).
+         */
+        max?: number | undefined;
       }
     | undefined;
   /**

@@ -100,6 +100,15 @@ export const configSchema = z
           .string()
           .regex(/^[^\s"'\\]+$/, 'expected a Jira label: no spaces or quotes (e.g. casebridge-quarantine)')
           .default('casebridge-quarantine'),
+        /**
+         * The most cases `casebridge quarantine add` quarantines at once: a share of the plan's cases (without a plan,
+         * the project's), rounded down; 0.05 is 5 %.
+         */
+        max: z
+          .number()
+          .min(0, 'expected a share from 0 to 1, e.g. 0.05')
+          .max(1, 'expected a share from 0 to 1, e.g. 0.05')
+          .default(0.05),
       })
       .prefault({}),
     /**

@@ -134,8 +134,22 @@ export class KnownFailures {
   }
 }
 
+/**
+ * What a run's status says of its result, as `statusMap` writes them: passed, failed, or neither (Not Tested,
+ * Blocked, a status casebridge does not write). History, the CLI's queries and the gate read statuses so.
+ */
+export function resultOfStatus(statusMap: StatusMap): (status: string) => 'passed' | 'failed' | undefined {
+  const lower = (s: string | null | undefined) => (s ?? '').toLowerCase();
+  const passed = new Set(['passed', lower(statusMap.passed), lower(statusMap.flaky)].filter(Boolean));
+  const failed = new Set(['failed', lower(statusMap.failed), lower(statusMap.timedOut)].filter(Boolean));
+  return (status) => {
+    const s = lower(status);
+    return failed.has(s) ? 'failed' : passed.has(s) ? 'passed' : undefined;
+  };
+}
+
 /** Executed runs of an execution history, oldest first: passed or failed as the run statuses of `statusMap` say. */
-function executions(
+export function executions(
   items: ReadonlyArray<{
     id: number;
     status: string;
@@ -145,13 +159,10 @@ function executions(
   }>,
   statusMap: StatusMap,
 ): Execution[] {
-  const lower = (s: string | null | undefined) => (s ?? '').toLowerCase();
-  const passed = new Set(['passed', lower(statusMap.passed), lower(statusMap.flaky)].filter(Boolean));
-  const failed = new Set(['failed', lower(statusMap.failed), lower(statusMap.timedOut)].filter(Boolean));
+  const resultOf = resultOfStatus(statusMap);
   const out: Array<Execution & { at: number; order: number }> = [];
   items.forEach((r, order) => {
-    const status = lower(r.status);
-    const result = failed.has(status) ? 'failed' : passed.has(status) ? 'passed' : undefined;
+    const result = resultOf(r.status);
     if (!result) return;
     const at = executedAt(r.executionOn) ?? Number.NEGATIVE_INFINITY;
     out.push({ runId: r.id, result, comment: r.comment ?? '', bugs: r.bugs, at, order });
@@ -165,7 +176,7 @@ function executions(
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 /** `executionOn` (`26-Nov-2026 02:49:03`, the server's time) in ms, or undefined. */
-function executedAt(text: string | null | undefined): number | undefined {
+export function executedAt(text: string | null | undefined): number | undefined {
   const m = /^(\d{1,2})-([A-Za-z]{3})-(\d{4}) (\d{1,2}):(\d{2})(?::(\d{2}))?/.exec(text?.trim() ?? '');
   const month = MONTHS.indexOf(m?.[2]?.toLowerCase() ?? '');
   if (!m || month < 0) return undefined;

@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../client/errors.js';
+import { CasebridgeError, NotFoundError } from '../../client/errors.js';
 import { redact } from '../../client/secrets.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { identityInDescription } from '../cases/identity.js';
@@ -7,12 +7,18 @@ import { keysetSearch } from '../jira/keyset.js';
 import type { RunSummary } from '../kernel/types.js';
 
 /**
- * The quarantined cases of a project, read from Jira once per run (option `quarantine`).
+ * The quarantined cases of a project, read from Jira once per run (option `quarantine`); the CLI and the MCP server
+ * manage them through quarantine-manage.ts (`quarantineList`, `quarantineAdd`, `quarantineRemove`).
  *
  * A case is quarantined while it carries the label (`casebridge-quarantine` by default), or while an open issue that
  * carries it is linked to one of the case's runs: a person marks a known bug "quarantine" and every case whose failed
  * run it is linked to is quarantined until the bug is closed or the label removed. Only open issues count (a closed
  * case or bug quarantines nothing).
+ *
+ * Owner and end: a line `casebridge-quarantine: reason=…; owner=…; until=YYYY-MM-DD` in the description of the
+ * labelled case or bug (QUARANTINE_LINE) says why, who and until when; a labelled bug's assignee and due date, when
+ * set, are its owner and end (what a person sets in Jira wins over the line). A quarantine whose end has passed (UTC)
+ * no longer applies: it is left out of `cases` and reported in `expired`.
  *
  * Cost: one Jira search (`project = P AND labels = L`, keyset pages of 1,000: one request for any usual set), plus
  * one read of the runs of each labelled bug (`getTestRunsForDefect`), at most READS at a time and at most MAX_BUGS
@@ -27,11 +33,33 @@ const READS = 4;
 /** Labelled bugs read at most: each costs a request. */
 export const MAX_BUGS = 50;
 
+/** One quarantined case as the CLI and the MCP server show it (`quarantined_cases`). */
+export interface QuarantineEntry {
+  key: string;
+  /** The line's reason; else a bug's summary, or `label L`. */
+  reason: string;
+  owner?: string;
+  /** `YYYY-MM-DD`, the last day the quarantine applies (UTC). */
+  until?: string;
+  /** The end has passed: the quarantine no longer applies. */
+  expired: boolean;
+  /** The label is on the case itself, or on a bug linked to one of its runs (`bug`). */
+  via: 'label' | 'bug';
+  bug?: string;
+}
+
 /** Why a case is quarantined, as the run comment and the summary say it. */
 export interface QuarantineSet {
   label: string;
-  /** Quarantined case key → why (`label casebridge-quarantine` or `bug DEMO-40 (label casebridge-quarantine)`). */
+  /**
+   * Quarantined case key → why (`label casebridge-quarantine` or `bug DEMO-40 (label casebridge-quarantine)`, then
+   * `: reason (owner alice, until 2025-07-01)` when the issue says so). Expired quarantines are not in it.
+   */
   cases: Map<string, string>;
+  /** Case key → its quarantine whose end has passed (and no other quarantine of the case applies). */
+  expired: Map<string, { reason: string; owner?: string; until: string }>;
+  /** Every quarantined case, active and expired, one entry per key, sorted by key. */
+  entries: QuarantineEntry[];
   /** Case identity (`casebridge-id` of its description) → case key: keyless tests find their case by it. */
   identities: Map<string, string>;
   /** Requests the read cost. */
@@ -40,43 +68,178 @@ export interface QuarantineSet {
   bugsNotRead: string[];
 }
 
-export async function readQuarantine(o: {
+/** The line that says why, who and until when, in the description of a labelled case or bug. */
+export const QUARANTINE_LINE = /^casebridge-quarantine:[ \t]*(.*)$/m;
+
+export interface QuarantineNote {
+  reason?: string;
+  owner?: string;
+  until?: string;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A real calendar date written `YYYY-MM-DD` (2025-02-30 is not). */
+export function isQuarantineDate(v: string): boolean {
+  return (
+    DATE.test(v) &&
+    !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) &&
+    new Date(`${v}T00:00:00Z`).toISOString().startsWith(v)
+  );
+}
+
+/** Today as `YYYY-MM-DD`, in UTC: a quarantine applies through its `until` day, wherever the run is. */
+export const utcDay = (now: Date): string => now.toISOString().slice(0, 10);
+
+/** Whether a quarantine ending `until` no longer applies on `now` (no end: never). */
+export const isExpired = (until: string | undefined, now: Date): boolean => until !== undefined && until < utcDay(now);
+
+/**
+ * The reason, owner and end of a description's quarantine line; undefined without one. Lenient with what a person
+ * typed: any order, spaces around `=`, a `;` inside the reason; a malformed date is ignored (no end).
+ */
+export function parseQuarantineLine(description: string): QuarantineNote | undefined {
+  const m = QUARANTINE_LINE.exec(description);
+  if (!m) return undefined;
+  const out: QuarantineNote = {};
+  for (const part of (m[1] ?? '').split(/;(?=\s*(?:reason|owner|until)\s*=)/)) {
+    const eq = part.indexOf('=');
+    const name = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (eq < 0 || value === '') continue;
+    if (name === 'reason' || name === 'owner') out[name] = value;
+    else if (name === 'until' && isQuarantineDate(value)) out.until = value;
+  }
+  return out;
+}
+
+/** The line for a description: the reason on one line, `;` in it made `,` so that the line reads back the same. */
+export function quarantineLine(n: { reason: string; owner?: string | undefined; until?: string | undefined }): string {
+  const reason = n.reason.replace(/\s+/g, ' ').replaceAll(';', ',').trim();
+  return `casebridge-quarantine: reason=${reason}${n.owner ? `; owner=${n.owner}` : ''}${n.until ? `; until=${n.until}` : ''}`;
+}
+
+/** `description` with its quarantine line replaced by `line` (or `line` put first when it has none). */
+export function withQuarantineLine(description: string, line: string): string {
+  return QUARANTINE_LINE.test(description)
+    ? description.replace(QUARANTINE_LINE, line)
+    : `${line}\n\n${description}`.trimEnd();
+}
+
+/**
+ * How many cases may be quarantined at once: `max` (a share, 0..1) of `total`, rounded down (5 % of 30 cases: 1).
+ * The epsilon keeps 0.29 × 100 at 29 (floating point makes it 28.999…).
+ */
+export function quarantineCap(max: number, total: number): number {
+  // A share of a small plan still allows one: 5 % of 12 cases is 0.6, and no quarantine at all is not what it means.
+  return max <= 0 ? 0 : Math.max(1, Math.floor(max * total + 1e-9));
+}
+
+/** A quarantine change casebridge refuses (unknown key, not a test case, a bad date, the cap): the CLI exits 1. */
+export class QuarantineRefused extends CasebridgeError {
+  constructor(message: string) {
+    super('refused', message, {}, false, { exitCode: 1 });
+  }
+}
+
+interface Found {
+  entry: QuarantineEntry;
+  /** For the run comment (see QuarantineSet.cases). */
+  why: string;
+}
+
+/** The better of two quarantines of a case: the first that applies, else the one that ended last. */
+function better(a: Found | undefined, b: Found): Found {
+  if (!a) return b;
+  if (a.entry.expired !== b.entry.expired) return a.entry.expired ? b : a;
+  return a.entry.expired && (b.entry.until ?? '') > (a.entry.until ?? '') ? b : a;
+}
+
+function found(
+  key: string,
+  via: 'label' | 'bug',
+  base: string,
+  note: QuarantineNote,
+  fallback: string,
+  now: Date,
+  bug?: string,
+): Found {
+  const entry: QuarantineEntry = {
+    key,
+    reason: note.reason ?? fallback,
+    ...(note.owner ? { owner: note.owner } : {}),
+    ...(note.until ? { until: note.until } : {}),
+    expired: isExpired(note.until, now),
+    via,
+    ...(bug ? { bug } : {}),
+  };
+  const more = [note.owner && `owner ${note.owner}`, note.until && `until ${note.until}`].filter(Boolean).join(', ');
+  return { entry, why: `${base}${note.reason ? `: ${note.reason}` : ''}${more ? ` (${more})` : ''}` };
+}
+
+export interface QuarantineRead {
   tm: TestManagementClient;
   projectKey: string;
   label: string;
   /** The issue type of test cases (anything else carrying the label is a bug marked so). */
   caseType: string;
+  /** Today, for expiry; default the clock's. */
+  now?: Date;
   signal?: AbortSignal;
-}): Promise<QuarantineSet> {
+}
+
+export async function readQuarantine(o: QuarantineRead): Promise<QuarantineSet> {
   const { tm, label, signal } = o;
-  const found = await keysetSearch({
+  const now = o.now ?? new Date();
+  const search = await keysetSearch({
     tm,
     jql: `project = "${o.projectKey}" AND labels = "${label}"`,
-    fields: 'issuetype,status,resolution,description',
+    fields: 'issuetype,status,resolution,description,summary,assignee,duedate',
     ...(signal ? { signal } : {}),
   });
-  const cases = new Map<string, string>();
+  const byKey = new Map<string, Found>();
   const identities = new Map<string, string>();
-  const bugs: string[] = [];
-  for (const issue of found.issues) {
-    const f = issue.fields as { issuetype?: { name?: unknown }; description?: unknown };
+  const bugs: Array<{ key: string; note: QuarantineNote; summary: string }> = [];
+  for (const issue of search.issues) {
+    const f = issue.fields as {
+      issuetype?: { name?: unknown };
+      description?: unknown;
+      summary?: unknown;
+      assignee?: { name?: unknown } | null;
+      duedate?: unknown;
+    };
     if (isDone(issue.fields)) continue;
+    const description = typeof f.description === 'string' ? f.description : '';
+    const note = parseQuarantineLine(description) ?? {};
     if (f.issuetype?.name === o.caseType) {
-      cases.set(issue.key, `label ${label}`);
-      const id = typeof f.description === 'string' ? identityInDescription(f.description) : undefined;
+      byKey.set(
+        issue.key,
+        better(byKey.get(issue.key), found(issue.key, 'label', `label ${label}`, note, `label ${label}`, now)),
+      );
+      const id = identityInDescription(description);
       if (id) identities.set(id, issue.key);
-    } else bugs.push(issue.key);
+    } else {
+      // What a person sets in Jira (assignee, due date) wins over the line.
+      const owner = typeof f.assignee?.name === 'string' ? f.assignee.name : note.owner;
+      const until = typeof f.duedate === 'string' && isQuarantineDate(f.duedate) ? f.duedate : note.until;
+      const summary = typeof f.summary === 'string' && f.summary ? f.summary : `bug ${issue.key}`;
+      bugs.push({
+        key: issue.key,
+        note: { ...note, ...(owner ? { owner } : {}), ...(until ? { until } : {}) },
+        summary,
+      });
+    }
   }
   const toRead = bugs.slice(0, MAX_BUGS);
-  let requests = found.requests;
+  let requests = search.requests;
   let next = 0;
   const worker = async () => {
     while (next < toRead.length) {
-      const bug = toRead[next++] as string;
+      const bug = toRead[next++] as (typeof toRead)[number];
       requests += 1;
       let runs: ReadonlyArray<unknown>;
       try {
-        runs = await tm.runs.getTestRunsForDefect({ defectIssueKey: bug }, signal ? { signal } : undefined);
+        runs = await tm.runs.getTestRunsForDefect({ defectIssueKey: bug.key }, signal ? { signal } : undefined);
       } catch (err) {
         // Deleted since the search: it quarantines nothing.
         if (err instanceof NotFoundError) continue;
@@ -84,16 +247,37 @@ export async function readQuarantine(o: {
       }
       for (const r of runs) {
         const key = (r as { testCaseKey?: unknown }).testCaseKey;
-        if (typeof key === 'string' && !cases.has(key)) cases.set(key, `bug ${bug} (label ${label})`);
+        if (typeof key !== 'string') continue;
+        const f = found(key, 'bug', `bug ${bug.key} (label ${label})`, bug.note, bug.summary, now, bug.key);
+        byKey.set(key, better(byKey.get(key), f));
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(READS, toRead.length) }, worker));
-  return { label, cases, identities, requests, bugsNotRead: bugs.slice(MAX_BUGS) };
+  const cases = new Map<string, string>();
+  const expired: QuarantineSet['expired'] = new Map();
+  for (const [key, { entry, why }] of byKey) {
+    if (!entry.expired) cases.set(key, why);
+    else
+      expired.set(key, {
+        reason: entry.reason,
+        ...(entry.owner ? { owner: entry.owner } : {}),
+        until: entry.until as string,
+      });
+  }
+  const entries = [...byKey.values()].map((x) => x.entry).sort((a, b) => compareKeys(a.key, b.key));
+  return { label, cases, expired, entries, identities, requests, bugsNotRead: bugs.slice(MAX_BUGS).map((b) => b.key) };
 }
 
-/** What a run's quarantine came to, for the summary (see RunSummary.quarantine). */
-export type QuarantineStats = NonNullable<RunSummary['quarantine']>;
+/** Issue keys by project, then number (DEMO-9 before DEMO-10). */
+export function compareKeys(a: string, b: string): number {
+  const [pa = '', na = ''] = a.split('-');
+  const [pb = '', nb = ''] = b.split('-');
+  return pa === pb ? Number(na) - Number(nb) : pa < pb ? -1 : 1;
+}
+
+/** What a run's quarantine came to, for the summary (see RunSummary.quarantine); `expired`: quarantines that ended. */
+export type QuarantineStats = NonNullable<RunSummary['quarantine']> & { expired?: string[] };
 
 /**
  * A run's quarantine: the set, read at most once (before the run where the runner can act on it, else on the first
@@ -174,6 +358,7 @@ export class Quarantine {
       failed: [...this.failed],
       passed,
       marked: this.marked,
+      ...(set?.expired.size ? { expired: [...set.expired.keys()].sort(compareKeys) } : {}),
       ...(this.problem === undefined ? {} : { problem: this.problem }),
     };
   }

@@ -50,3 +50,42 @@ export function commentFor(item: WorkItem, notes: string[], pipeline?: string, f
   if (lines.length > 0 && pipeline) lines.push(pipelineMarker(pipeline));
   return lines.join('\n');
 }
+
+/** What a run comment written by `commentFor` says, read back (the CLI's queries and the MCP server read runs so). */
+export interface CommentRead {
+  /** The first line of the failure's error (`Failed:` or `Interrupted:` comments). */
+  error?: string;
+  classification?: Classification;
+  /** Why, as `commentFor` wrote it after the classification. */
+  reason?: string;
+  /** The failure group's marker, `cb-<16 hex>`. */
+  signature?: string;
+  /** Where Playwright's page state at the failure is (`error-context.md (attached)`, a link), from attachments.ts. */
+  context?: string;
+}
+
+/** The line attachments.ts writes for the failure context (Playwright's error-context.md). */
+export const CONTEXT_LINE = 'Page state at the failure:';
+
+const CLASSIFICATIONS: readonly Classification[] = ['new', 'known', 'flaky', 'regression', 'quarantined'];
+
+/** Reads back a comment `commentFor` wrote; a comment a person wrote gives what it happens to share, often nothing. */
+export function readComment(text: string | null | undefined): CommentRead {
+  const lines = (text ?? '').split('\n');
+  const out: CommentRead = {};
+  if (/^(Failed|Interrupted): /.test(lines[0] ?? '')) {
+    const error = lines[1]?.trim();
+    if (error && !/^(Attempts|Classification|casebridge signature|CI): /.test(error)) out.error = error;
+  }
+  for (const line of lines) {
+    const c = /^Classification: (\w+) \((.*)\)$/.exec(line);
+    if (c && CLASSIFICATIONS.includes(c[1] as Classification)) {
+      out.classification = c[1] as Classification;
+      out.reason = c[2] as string;
+    }
+    const s = /^casebridge signature: (cb-[0-9a-f]{16})$/.exec(line);
+    if (s) out.signature = s[1] as string;
+    if (line.startsWith(CONTEXT_LINE)) out.context = line.slice(CONTEXT_LINE.length).trim();
+  }
+  return out;
+}

@@ -39,15 +39,19 @@ interface FieldMeta {
   allowedValues?: Array<{ id?: string | number; name?: string; value?: string }>;
 }
 
-/** Fields the screen of `t` needs, filled; undefined when a required one cannot be filled. */
-function fieldsFor(t: Transition): Record<string, unknown> | undefined {
+/**
+ * Fields the screen of `t` needs, filled; undefined when a required one cannot be filled. The resolution is
+ * `resolution` when the screen offers it (Done also takes Fixed), else another value it allows.
+ */
+function fieldsFor(t: Transition, resolution: Resolution): Record<string, unknown> | undefined {
+  const prefer = resolution === 'Done' ? /^(done|fixed)$/i : /^duplicate$/i;
   const out: Record<string, unknown> = {};
   for (const [id, meta] of Object.entries(t.fields ?? {})) {
     if (id === 'resolution') {
       const allowed = meta.allowedValues ?? [];
-      const pick = allowed.find((v) => v.name?.toLowerCase() === 'duplicate') ?? allowed[0];
+      const pick = allowed.find((v) => prefer.test(v.name ?? '')) ?? allowed[0];
       if (pick) out.resolution = pick.id !== undefined ? { id: String(pick.id) } : { name: pick.name };
-      else if (meta.required && !meta.hasDefaultValue) out.resolution = { name: 'Duplicate' };
+      else if (meta.required && !meta.hasDefaultValue) out.resolution = { name: resolution };
       continue;
     }
     // The comment is added through `update`; any other required field casebridge has no value for.
@@ -56,6 +60,8 @@ function fieldsFor(t: Transition): Record<string, unknown> | undefined {
   }
   return out;
 }
+
+type Resolution = 'Duplicate' | 'Done';
 
 const category = (t: Transition) => t.to?.statusCategory?.key?.toLowerCase();
 
@@ -103,40 +109,8 @@ async function close(
     if (isDone(f)) return 'already';
     const description = typeof f.description === 'string' ? f.description : '';
     if (DUPLICATE_LINE.test(description)) return 'already';
-    const tried = new Set<string>();
-    for (let step = 0; step < 2; step += 1) {
-      const { transitions } = (await tm.jira.transitions({ issueIdOrKey: key, expand: 'transitions.fields' }, o)) as {
-        transitions: Transition[];
-      };
-      for (const t of transitions.filter((x) => category(x) === 'done')) {
-        const fields = fieldsFor(t);
-        if (!fields) continue;
-        try {
-          await tm.jira.transition(
-            {
-              issueIdOrKey: key,
-              transition: { id: String(t.id) },
-              ...(Object.keys(fields).length ? { fields } : {}),
-              ...(t.fields?.comment ? { update: { comment: [{ add: { body: note } }] } } : {}),
-            },
-            o,
-          );
-          return 'closed';
-        } catch {
-          // Refused (a validator, a condition): the next closing transition, if any.
-        }
-      }
-      if (step === 1) break;
-      // No way to close from here: one step through a transition that leaves the status for another one that is
-      // not done (In Progress), preferring one that needs nothing, then look again.
-      const via = transitions.find((t) => category(t) !== 'done' && !tried.has(String(t.id)) && fieldsFor(t));
-      if (!via) break;
-      tried.add(String(via.id));
-      const fields = fieldsFor(via) ?? {};
-      await tm.jira.transition(
-        { issueIdOrKey: key, transition: { id: String(via.id) }, ...(Object.keys(fields).length ? { fields } : {}) },
-        o,
-      );
+    if (await closeIssue(tm, key, { resolution: 'Duplicate', comment: note, ...(signal ? { signal } : {}) })) {
+      return 'closed';
     }
     await tm.jira.editIssue(
       {
@@ -149,4 +123,55 @@ async function close(
   } catch {
     return 'failed';
   }
+}
+
+/**
+ * Moves an issue into Jira's done category through its workflow (see the file comment for how): true when it got
+ * there, false when the workflow offers no way or refuses. Throws what a read throws. The duplicates' close and the
+ * quarantine's release (defects/quarantine-manage.ts) both close issues so.
+ */
+export async function closeIssue(
+  tm: TestManagementClient,
+  key: string,
+  c: { resolution: Resolution; comment?: string; signal?: AbortSignal },
+): Promise<boolean> {
+  const o = c.signal ? { signal: c.signal } : undefined;
+  const tried = new Set<string>();
+  for (let step = 0; step < 2; step += 1) {
+    const { transitions } = (await tm.jira.transitions({ issueIdOrKey: key, expand: 'transitions.fields' }, o)) as {
+      transitions: Transition[];
+    };
+    for (const t of transitions.filter((x) => category(x) === 'done')) {
+      const fields = fieldsFor(t, c.resolution);
+      if (!fields) continue;
+      try {
+        await tm.jira.transition(
+          {
+            issueIdOrKey: key,
+            transition: { id: String(t.id) },
+            ...(Object.keys(fields).length ? { fields } : {}),
+            ...(t.fields?.comment && c.comment ? { update: { comment: [{ add: { body: c.comment } }] } } : {}),
+          },
+          o,
+        );
+        return true;
+      } catch {
+        // Refused (a validator, a condition): the next closing transition, if any.
+      }
+    }
+    if (step === 1) break;
+    // No way to close from here: one step through a transition that leaves the status for another one that is
+    // not done (In Progress), preferring one that needs nothing, then look again.
+    const via = transitions.find(
+      (t) => category(t) !== 'done' && !tried.has(String(t.id)) && fieldsFor(t, c.resolution),
+    );
+    if (!via) break;
+    tried.add(String(via.id));
+    const fields = fieldsFor(via, c.resolution) ?? {};
+    await tm.jira.transition(
+      { issueIdOrKey: key, transition: { id: String(via.id) }, ...(Object.keys(fields).length ? { fields } : {}) },
+      o,
+    );
+  }
+  return false;
 }

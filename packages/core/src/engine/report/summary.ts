@@ -1,3 +1,4 @@
+import type { QuarantineStats } from '../defects/quarantine.js';
 import type { FailureLine, RunSummary } from '../kernel/types.js';
 import { issueUrl } from './links.js';
 
@@ -121,6 +122,12 @@ function quarantineLines(s: RunSummary): string[] {
   if (q.passed.length) {
     lines.push(
       `  ${q.passed.length} quarantined case(s) passed: ${shortList(q.passed)}; remove the ${label} (or close its bug) to lift the quarantine`,
+    );
+  }
+  const expired = (q as QuarantineStats).expired ?? [];
+  if (expired.length) {
+    lines.push(
+      `  ${expired.length} quarantine(s) expired, no longer applied (${label}): ${shortList(expired)}; \`casebridge quarantine list\` shows them (remove, or add again with a later --until)`,
     );
   }
   return lines;
@@ -281,6 +288,8 @@ export function markdownSummary(s: RunSummary): string {
   const q = s.quarantine;
   if (q?.failed.length) out.push(`Quarantined (label \`${q.label}\`), failed: ${keyLinks(q.failed, s.url)}`, '');
   if (q?.passed.length) out.push(`Quarantined (label \`${q.label}\`), passed: ${keyLinks(q.passed, s.url)}`, '');
+  const expired = (q as QuarantineStats | undefined)?.expired ?? [];
+  if (q && expired.length) out.push(`Quarantine expired (label \`${q.label}\`): ${keyLinks(expired, s.url)}`, '');
   if (s.unmapped.length) out.push(`${s.unmapped.length} test(s) without a case key`, '');
   if (s.problems.length) out.push('Problems:', '', ...s.problems.map((p) => `- ${p}`), '');
   if (s.journaled) {

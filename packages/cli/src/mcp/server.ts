@@ -1,0 +1,259 @@
+import { caseHistory, cycleSummary, flakyCases, listCycles, listFailures, moveCycle } from '@casebridge/core/internal';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import * as z from 'zod';
+import { cycleOf, type Opened, planOf } from '../query/reader.js';
+import { type Answer, failed, ok, READ_ONLY, readOnlyRefusal, type ServerOptions, WRITES } from './answers.js';
+import { quarantineTools } from './quarantine.js';
+
+/**
+ * `casebridge mcp`: the reads of query/results.ts (core) as MCP tools, for an assistant where a developer works.
+ * Every tool has an input and an output schema, a short text answer and structured content (the same shapes as the
+ * CLI's `--json`). Read-only unless started with `--allow-writes`: the write tools are listed either way (an
+ * assistant learns they exist) and answer a tool error saying how to allow them. A wrong plan, cycle or key is a tool
+ * error with the reason, never a crash; answers are paged (`limit`, `cursor`); nothing a tool answers carries a
+ * credential (messages go through core's `redact`).
+ */
+
+const plan = z.string().optional().describe('a test plan key (default: testPlan of the casebridge configuration)');
+const cycle = z
+  .string()
+  .optional()
+  .describe('a cycle name, #ID or id (default: the cycle the configured reporters name)');
+const limit = z.number().int().min(1).max(500).optional().describe('at most this many items (default 50)');
+const cursor = z.string().optional().describe('the next page: the `next` of the previous answer');
+
+const counts = z.record(z.string(), z.number());
+const cycleDigest = z.object({ id: z.number(), name: z.string(), status: z.string(), url: z.string() });
+
+export function buildServer(o: Opened, opts: ServerOptions, version: string): McpServer {
+  const server = new McpServer({ name: 'casebridge', version });
+  const r = o.reader;
+  const planOr = (asked?: string) => planOf(o.config, asked);
+  const cycleOr = (asked?: string) => cycleOf(o.config, asked, opts.env);
+  const guard =
+    <A>(fn: (a: A) => Promise<Answer>) =>
+    async (a: A): Promise<Answer> => {
+      try {
+        return await fn(a);
+      } catch (err) {
+        return failed(err);
+      }
+    };
+
+  server.registerTool(
+    'list_cycles',
+    {
+      title: 'Cycles of a test plan',
+      description: "A test plan's cycles, newest first, each with its runs counted by status and its pass rate.",
+      inputSchema: { plan, limit, cursor },
+      outputSchema: {
+        plan: z.string(),
+        cycles: z.array(cycleDigest.extend({ counts, total: z.number(), passRate: z.number().optional() })),
+        next: z.string().optional(),
+      },
+      annotations: READ_ONLY,
+    },
+    guard(async (a) => {
+      const out = await listCycles(r, planOr(a.plan), {
+        limit: a.limit ?? 10,
+        ...(a.cursor ? { cursor: a.cursor } : {}),
+      });
+      const lines = out.cycles.map(
+        (c) => `${c.name} (#${c.id}, ${c.status}): ${c.total} runs, pass rate ${c.passRate ?? '-'}%`,
+      );
+      return ok(
+        [`Cycles of ${out.plan}:`, ...lines, ...(out.next ? [`more: cursor ${out.next}`] : [])].join('\n'),
+        out,
+      );
+    }),
+  );
+
+  server.registerTool(
+    'cycle_summary',
+    {
+      title: 'Summary of a cycle',
+      description: "A cycle's runs counted by status (and per run attribute set), its pass rate and its link.",
+      inputSchema: { plan, cycle },
+      outputSchema: {
+        plan: z.string(),
+        cycle: cycleDigest,
+        counts,
+        total: z.number(),
+        passRate: z.number().optional(),
+        bySet: z.array(z.object({ set: z.string(), counts, total: z.number(), passRate: z.number().optional() })),
+      },
+      annotations: READ_ONLY,
+    },
+    guard(async (a) => {
+      const out = await cycleSummary(r, planOr(a.plan), cycleOr(a.cycle));
+      const byStatus = Object.entries(out.counts).map(([s, n]) => `${s} ${n}`);
+      return ok(
+        `Cycle "${out.cycle.name}" of ${out.plan}: ${out.total} runs (${byStatus.join(', ')}); ${out.cycle.url}`,
+        out,
+      );
+    }),
+  );
+
+  server.registerTool(
+    'list_failures',
+    {
+      title: 'Failed runs of a cycle',
+      description:
+        "A cycle's failed runs: case key, test title, the reporter's classification (new, known, flaky, regression, " +
+        'quarantined; unclassified when it wrote none), the first line of the error, the linked defects, a link.',
+      inputSchema: { plan, cycle, limit, cursor },
+      outputSchema: {
+        plan: z.string(),
+        cycle: cycleDigest,
+        failures: z.array(
+          z.object({
+            key: z.string(),
+            title: z.string(),
+            classification: z.string(),
+            reason: z.string().optional(),
+            error: z.string().optional(),
+            context: z.string().optional(),
+            defects: z.array(z.string()),
+            run: z.number(),
+            set: z.string().optional(),
+            url: z.string(),
+          }),
+        ),
+        total: z.number(),
+        next: z.string().optional(),
+      },
+      annotations: READ_ONLY,
+    },
+    guard(async (a) => {
+      const out = await listFailures(r, planOr(a.plan), cycleOr(a.cycle), {
+        ...(a.limit ? { limit: a.limit } : {}),
+        ...(a.cursor ? { cursor: a.cursor } : {}),
+      });
+      const lines = out.failures.map(
+        (f) =>
+          `- ${f.key} ${f.title}: ${f.classification}${f.defects.length ? `, defects ${f.defects.join(', ')}` : ''}${
+            f.error ? `; ${f.error}` : ''
+          }`,
+      );
+      const head = `${out.total} failed run(s) in cycle "${out.cycle.name}" of ${out.plan}`;
+      return ok([head, ...lines, ...(out.next ? [`more: cursor ${out.next}`] : [])].join('\n'), out);
+    }),
+  );
+
+  server.registerTool(
+    'case_history',
+    {
+      title: 'History of a test case',
+      description:
+        "A test case's last runs across cycles and ad hoc (newest first: status, cycle, date, defects) and how often " +
+        'its result flipped between pass and fail over its last 10 executed runs (2 or more: flaky).',
+      inputSchema: { key: z.string().describe('a test case key, e.g. DEMO-12'), limit },
+      outputSchema: {
+        key: z.string(),
+        url: z.string(),
+        runs: z.array(
+          z.object({
+            status: z.string(),
+            result: z.string().optional(),
+            cycle: z.string(),
+            plan: z.string().optional(),
+            date: z.string().optional(),
+            defects: z.array(z.string()),
+            classification: z.string().optional(),
+            run: z.number(),
+          }),
+        ),
+        flips: z.number(),
+      },
+      annotations: READ_ONLY,
+    },
+    guard(async (a) => {
+      const out = await caseHistory(r, a.key, a.limit ?? 20);
+      const lines = out.runs.map(
+        (x) => `- ${x.date ?? '?'} ${x.status} in ${x.cycle}${x.defects.length ? ` (${x.defects.join(', ')})` : ''}`,
+      );
+      return ok([`${out.key}: ${out.runs.length} run(s), ${out.flips} flip(s)`, ...lines].join('\n'), out);
+    }),
+  );
+
+  server.registerTool(
+    'flaky_cases',
+    {
+      title: 'Flaky cases of a test plan',
+      description: "A test plan's cases that flipped between pass and fail over its last N cycles, most flips first.",
+      inputSchema: {
+        plan,
+        cycles: z.number().int().min(2).max(50).optional().describe('how many of the last cycles (default 10)'),
+        limit,
+        cursor,
+      },
+      outputSchema: {
+        plan: z.string(),
+        cycles: z.array(z.string()),
+        cases: z.array(
+          z.object({
+            key: z.string(),
+            title: z.string(),
+            runs: z.number(),
+            failed: z.number(),
+            flips: z.number(),
+            rate: z.number(),
+          }),
+        ),
+        next: z.string().optional(),
+      },
+      annotations: READ_ONLY,
+    },
+    guard(async (a) => {
+      const out = await flakyCases(r, planOr(a.plan), {
+        ...(a.cycles ? { cycles: a.cycles } : {}),
+        ...(a.limit ? { limit: a.limit } : {}),
+        ...(a.cursor ? { cursor: a.cursor } : {}),
+      });
+      const lines = out.cases.map((c) => `- ${c.key} ${c.title}: ${c.flips} flips in ${c.runs} runs`);
+      return ok([`${out.cases.length} flaky case(s) over ${out.cycles.length} cycle(s)`, ...lines].join('\n'), out);
+    }),
+  );
+
+  server.registerTool(
+    'link_defect',
+    {
+      title: 'Link a defect to a run',
+      description: 'Links an existing Jira issue to a run as its defect (needs --allow-writes).',
+      inputSchema: {
+        run: z.number().int().describe('a run id (list_failures gives them)'),
+        issue: z.string().describe('an issue key, e.g. DEMO-40'),
+      },
+      outputSchema: { run: z.number(), issue: z.string(), linked: z.boolean() },
+      annotations: WRITES,
+    },
+    guard(async (a) => {
+      if (!opts.allowWrites) return readOnlyRefusal('link_defect');
+      await r.tm.runs.update({ runId: a.run, bugs: [a.issue] });
+      return ok(`${a.issue} is linked to run ${a.run}`, { run: a.run, issue: a.issue, linked: true });
+    }),
+  );
+
+  server.registerTool(
+    'cycle_action',
+    {
+      title: 'Start, complete, abort or resume a cycle',
+      description: "Moves a cycle through synapseRT's workflow (needs --allow-writes).",
+      inputSchema: { plan, cycle, action: z.enum(['start', 'complete', 'abort', 'resume']) },
+      outputSchema: { plan: z.string(), cycle: z.string(), status: z.string() },
+      annotations: { ...WRITES, idempotentHint: false },
+    },
+    guard(async (a) => {
+      if (!opts.allowWrites) return readOnlyRefusal('cycle_action');
+      const p = planOr(a.plan);
+      const summary = await cycleSummary(r, p, cycleOr(a.cycle));
+      const wf = ({ start: 'Start', complete: 'Complete', abort: 'Abort', resume: 'Resume' } as const)[a.action];
+      const info = { id: summary.cycle.id, name: summary.cycle.name, plan: p, status: summary.cycle.status };
+      await moveCycle({ tm: r.tm, o: {}, dryRun: false }, info, wf);
+      return ok(`Cycle "${info.name}" of ${p} is ${info.status}`, { plan: p, cycle: info.name, status: info.status });
+    }),
+  );
+
+  quarantineTools(server, o, opts, guard);
+  return server;
+}

@@ -1,0 +1,147 @@
+import type { Failure } from './results.js';
+
+/**
+ * The quality gate of a cycle (`casebridge gate`): rules over what the reporters wrote, each with its figure and
+ * verdict. Pure: the CLI reads the cycle (query/results.ts `cycleRead`) and the plan's cases, then asks this.
+ *
+ * - `maxNew`: failures classified new, flaky or unclassified (the reporter wrote none: history off), at most this many;
+ *   known and quarantined failures are waived unless `strict`, when they count as new too.
+ * - `maxRegressions`: failures classified regression (a closed defect's failure came back).
+ * - `minPassRate`: passed ÷ runs with a result, in percent (not checked unless set).
+ * - `requireAllPlanned`: every case of the plan has a run with a result in the cycle (a shard that never reported
+ *   leaves its cases Not Tested).
+ * - `requireAttributes`: for each attribute, each value has a run with a result (every browser of the matrix ran).
+ */
+
+export interface GateRules {
+  maxNew: number;
+  maxRegressions: number;
+  minPassRate?: number;
+  requireAllPlanned?: boolean;
+  requireAttributes?: Record<string, string[]>;
+  strict?: boolean;
+}
+
+export const DEFAULT_RULES: GateRules = { maxNew: 0, maxRegressions: 0 };
+
+export interface GateInput {
+  failures: readonly Failure[];
+  /** The cycle's runs: case key, whether it has a result, its attribute values. */
+  runs: ReadonlyArray<{ key: string; decided: boolean; passed: boolean; attributes?: Record<string, string> }>;
+  /** The plan's case keys (for `requireAllPlanned`). */
+  planned?: readonly string[];
+}
+
+export interface RuleVerdict {
+  rule: string;
+  /** What was measured, as a person reads it (`2 new: DEMO-4, DEMO-7`). */
+  figure: string;
+  pass: boolean;
+}
+
+export interface GateVerdict {
+  pass: boolean;
+  rules: RuleVerdict[];
+  passRate?: number;
+  waived: number;
+}
+
+const NAMED = 10;
+const named = (keys: readonly string[]) =>
+  keys.length === 0
+    ? ''
+    : `: ${keys.slice(0, NAMED).join(', ')}${keys.length > NAMED ? ` and ${keys.length - NAMED} more` : ''}`;
+
+export function judge(input: GateInput, rules: GateRules): GateVerdict {
+  const out: RuleVerdict[] = [];
+  const waivable = new Set(['known', 'quarantined']);
+  const counted = input.failures.filter((f) => rules.strict || !waivable.has(f.classification));
+  const isNew = counted.filter((f) => f.classification !== 'regression');
+  const regressions = counted.filter((f) => f.classification === 'regression');
+  const keys = (fs: readonly Failure[]) => [...new Set(fs.map((f) => f.key))];
+  out.push({
+    rule: `new failures ≤ ${rules.maxNew}${rules.strict ? ' (strict: known and quarantined count)' : ''}`,
+    figure: `${isNew.length} new${named(keys(isNew))}`,
+    pass: isNew.length <= rules.maxNew,
+  });
+  out.push({
+    rule: `regressions ≤ ${rules.maxRegressions}`,
+    figure: `${regressions.length}${named(keys(regressions))}`,
+    pass: regressions.length <= rules.maxRegressions,
+  });
+  const decided = input.runs.filter((r) => r.decided);
+  const passRate = decided.length > 0 ? (100 * decided.filter((r) => r.passed).length) / decided.length : undefined;
+  if (rules.minPassRate !== undefined) {
+    out.push({
+      rule: `pass rate ≥ ${rules.minPassRate}%`,
+      figure: passRate === undefined ? 'no run has a result' : `${round(passRate)}% of ${decided.length} runs`,
+      pass: passRate !== undefined && passRate >= rules.minPassRate,
+    });
+  }
+  if (rules.requireAllPlanned) {
+    const ran = new Set(decided.map((r) => r.key));
+    const missing = (input.planned ?? []).filter((k) => !ran.has(k));
+    out.push({
+      rule: 'every planned case ran',
+      figure: `${(input.planned ?? []).length - missing.length} of ${(input.planned ?? []).length}${
+        missing.length ? `; not run${named(missing)}` : ''
+      }`,
+      pass: missing.length === 0,
+    });
+  }
+  for (const [name, values] of Object.entries(rules.requireAttributes ?? {})) {
+    const seen = new Set(decided.map((r) => r.attributes?.[name]).filter((v): v is string => v !== undefined));
+    const missing = values.filter((v) => !seen.has(v));
+    out.push({
+      rule: `${name} ${values.join(', ')} each ran`,
+      figure: missing.length ? `no run with a result for ${missing.join(', ')}` : `all ${values.length} ran`,
+      pass: missing.length === 0,
+    });
+  }
+  return {
+    pass: out.every((r) => r.pass),
+    rules: out,
+    ...(passRate !== undefined ? { passRate: round(passRate) } : {}),
+    waived: input.failures.length - counted.length,
+  };
+}
+
+const round = (n: number) => Math.round(n * 10) / 10;
+
+/**
+ * The gate as Markdown for a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY`): the verdict, each rule, and the pass
+ * rate of the plan's last cycles as a Mermaid `xychart-beta` (GitHub renders it).
+ */
+export function gateMarkdown(
+  v: GateVerdict,
+  where: { plan: string; cycle: string; url: string },
+  trend: ReadonlyArray<{ name: string; passRate?: number }>,
+): string {
+  const lines = [
+    `## casebridge gate: ${v.pass ? '✅ passed' : '❌ failed'}`,
+    '',
+    `Cycle [${escapeMd(where.cycle)}](${where.url}) of test plan ${where.plan}${
+      v.waived ? ` (${v.waived} known or quarantined failure(s) waived)` : ''
+    }.`,
+    '',
+    '| rule | figure | verdict |',
+    '|---|---|---|',
+    ...v.rules.map((r) => `| ${escapeMd(r.rule)} | ${escapeMd(r.figure)} | ${r.pass ? 'pass' : '**fail**'} |`),
+  ];
+  const points = trend.filter((t) => t.passRate !== undefined);
+  if (points.length >= 2) {
+    lines.push(
+      '',
+      '```mermaid',
+      'xychart-beta',
+      `  title "Pass rate of the last ${points.length} cycles of ${where.plan}"`,
+      `  x-axis [${points.map((p) => JSON.stringify(p.name.replace(/"/g, "'").slice(0, 24))).join(', ')}]`,
+      '  y-axis "pass rate (%)" 0 --> 100',
+      `  line [${points.map((p) => round(p.passRate as number)).join(', ')}]`,
+      '```',
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const escapeMd = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');

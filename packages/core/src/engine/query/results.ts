@@ -1,0 +1,357 @@
+import type { TestManagementClient } from '../../client/tm.js';
+import { CasebridgeError } from '../../contract/errors.js';
+import { type CycleRef, findCycleRef, SelectionError } from '../cases/select.js';
+import { FLIP_WINDOW, flips } from '../defects/classify.js';
+import { executedAt, executions, resultOfStatus } from '../defects/history.js';
+import { readComment } from '../delivery/comment.js';
+import { describeSet } from '../kernel/attributes.js';
+import type { Classification } from '../kernel/types.js';
+import type { StatusMap } from '../kernel/work.js';
+import { cycleUrl, issueUrl, runUrl } from '../report/links.js';
+
+/**
+ * What the reporters wrote, read back for people and agents: a plan's cycles, a cycle's counts and failures, a case's
+ * history, the plan's flaky cases. The CLI's queries (`casebridge failures`, `history`, `flaky`), its gate and its MCP
+ * server all answer from here, and each reads what the engine wrote through the engine's own code: the run comment
+ * through `readComment` (delivery/comment.ts, beside the writer), a status through `resultOfStatus` (history.ts),
+ * flips through classify.ts. The classification is the one the reporter wrote when the failure came in (its triage);
+ * a failure reported without one (history off) is `unclassified`, never classified again here.
+ *
+ * Cost: a cycle's summary or failures 2 requests at any size (the plan's cycle list, then the cycle's runs, which come
+ * in one answer); a case's history 1; the flaky cases 1 + one per cycle looked at; the cycles with progress 1 + one
+ * per cycle listed. No per-test reads.
+ */
+
+export interface Reader {
+  tm: TestManagementClient;
+  /** Jira's base URL: the links are built from it (report/links.ts). */
+  baseUrl: string;
+  statusMap: StatusMap;
+  signal?: AbortSignal;
+}
+
+/** A query that cannot be answered as asked: an unknown plan, cycle or case (never a crash, a clear message). */
+export class QueryError extends CasebridgeError {
+  constructor(message: string) {
+    super('config', message);
+  }
+}
+
+/** A page of a long answer: `cursor` is the `next` of the page before (an offset, opaque to callers). */
+export interface Page {
+  limit?: number;
+  cursor?: string;
+}
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 500;
+
+function window<T>(all: readonly T[], page: Page): { items: T[]; next?: string } {
+  const limit = Math.min(Math.max(1, Math.trunc(page.limit ?? DEFAULT_LIMIT)), MAX_LIMIT);
+  const start = page.cursor === undefined ? 0 : Number(page.cursor);
+  if (!Number.isInteger(start) || start < 0) throw new QueryError(`cursor "${page.cursor}" is not one this gave`);
+  const items = all.slice(start, start + limit);
+  return start + limit < all.length ? { items, next: String(start + limit) } : { items };
+}
+
+export type FailureClass = Classification | 'unclassified';
+
+export interface CycleDigest {
+  id: number;
+  name: string;
+  status: string;
+  url: string;
+}
+
+export interface Counts {
+  /** Runs by status, as the service names it (`Passed`, `Failed`, `Not Tested`, custom ones). */
+  counts: Record<string, number>;
+  total: number;
+  /** Passed ÷ runs with a result (passed or failed, as statusMap writes them), in percent; absent when none has one. */
+  passRate?: number;
+}
+
+export interface CycleSummary extends Counts {
+  plan: string;
+  cycle: CycleDigest;
+  /** Per run attribute set (an advanced cycle), e.g. `Browser=Chrome, OS=Linux`. */
+  bySet: Array<{ set: string } & Counts>;
+}
+
+export interface Failure {
+  key: string;
+  title: string;
+  classification: FailureClass;
+  /** Why, as the reporter wrote it (`failed the same way in run 12`). */
+  reason?: string;
+  /** The error's first line. */
+  error?: string;
+  /** Where the page state at the failure is (Playwright's error-context.md: `error-context.md (attached)`). */
+  context?: string;
+  defects: string[];
+  run: number;
+  /** The run's attribute set, in an advanced cycle. */
+  set?: string;
+  url: string;
+}
+
+export interface Failures {
+  plan: string;
+  cycle: CycleDigest;
+  failures: Failure[];
+  /** Failed runs in the cycle, on every page. */
+  total: number;
+  next?: string;
+}
+
+type Run = Awaited<ReturnType<TestManagementClient['cycles']['testRunsByCycleId']>>[number];
+
+async function cyclesOf(r: Reader, plan: string): Promise<CycleRef[]> {
+  try {
+    return await r.tm.plans.cycles({ testPlanIssueKey: plan }, r.signal ? { signal: r.signal } : undefined);
+  } catch (err) {
+    throw notFound(err, `test plan ${plan} is not there (or not a test plan these credentials can read)`);
+  }
+}
+
+function notFound(err: unknown, message: string): unknown {
+  return (err as { status?: number }).status === 404 ? new QueryError(message) : err;
+}
+
+/** The cycle `ref` names (`#12`, an id, a name; core's findCycleRef, as `cycle keys` and `select` find it). */
+async function cycleOf(r: Reader, plan: string, ref: string): Promise<{ cycle: CycleDigest; runs: Run[] }> {
+  let found: CycleRef;
+  try {
+    found = findCycleRef(await cyclesOf(r, plan), ref, plan);
+  } catch (err) {
+    throw err instanceof SelectionError ? new QueryError(err.message) : err;
+  }
+  const runs = await r.tm.cycles.testRunsByCycleId(
+    { testPlanIssueKey: plan, cycleId: String(found.id) },
+    r.signal ? { signal: r.signal } : undefined,
+  );
+  const cycle = {
+    id: found.id,
+    name: found.name,
+    status: found.status ?? 'Draft',
+    url: cycleUrl(r.baseUrl, plan, found.id),
+  };
+  return { cycle, runs };
+}
+
+function countsOf(r: Reader, runs: readonly Run[]): Counts {
+  const resultOf = resultOfStatus(r.statusMap);
+  const counts: Record<string, number> = {};
+  let passed = 0;
+  let decided = 0;
+  for (const run of runs) {
+    counts[run.status] = (counts[run.status] ?? 0) + 1;
+    const result = resultOf(run.status);
+    if (result) decided += 1;
+    if (result === 'passed') passed += 1;
+  }
+  return {
+    counts,
+    total: runs.length,
+    ...(decided > 0 ? { passRate: Math.round((1000 * passed) / decided) / 10 } : {}),
+  };
+}
+
+const setOf = (run: Run) =>
+  run.attributeValues && Object.keys(run.attributeValues).length > 0 ? describeSet(run.attributeValues) : undefined;
+
+/** A cycle's runs counted by status, and per attribute set. 2 requests. */
+export async function cycleSummary(r: Reader, plan: string, ref: string): Promise<CycleSummary> {
+  const { cycle, runs } = await cycleOf(r, plan, ref);
+  const sets = new Map<string, Run[]>();
+  for (const run of runs) {
+    const set = setOf(run);
+    if (set) sets.set(set, [...(sets.get(set) ?? []), run]);
+  }
+  const bySet = [...sets].map(([set, list]) => ({ set, ...countsOf(r, list) }));
+  return { plan, cycle, ...countsOf(r, runs), bySet };
+}
+
+/** The failed runs of a cycle, in run order, with the reporter's classification. 2 requests. */
+export async function listFailures(r: Reader, plan: string, ref: string, page: Page = {}): Promise<Failures> {
+  const { cycle, runs } = await cycleOf(r, plan, ref);
+  const all = failuresOf(r, plan, cycle, runs);
+  const { items, next } = window(all, page);
+  return { plan, cycle, failures: items, total: all.length, ...(next ? { next } : {}) };
+}
+
+/** Every failed run of the cycle read (no paging): the gate counts them all. */
+export function failuresOf(r: Reader, plan: string, cycle: CycleDigest, runs: readonly Run[]): Failure[] {
+  const resultOf = resultOfStatus(r.statusMap);
+  return runs
+    .filter((run) => resultOf(run.status) === 'failed')
+    .map((run) => {
+      const said = readComment(run.comment);
+      const set = setOf(run);
+      return {
+        key: run.testCaseKey,
+        title: run.summary,
+        classification: said.classification ?? 'unclassified',
+        ...(said.reason ? { reason: said.reason } : {}),
+        ...(said.error ? { error: said.error } : {}),
+        ...(said.context ? { context: said.context } : {}),
+        defects: (run.bugs ?? []).map((b) => b.key),
+        run: run.id,
+        ...(set ? { set } : {}),
+        url: runUrl(r.baseUrl, plan, cycle.id, run.id),
+      };
+    });
+}
+
+/** The plan's cycles, newest first, each with its counts (one read of its runs). 1 + one request per cycle listed. */
+export async function listCycles(
+  r: Reader,
+  plan: string,
+  page: Page = {},
+): Promise<{ plan: string; cycles: Array<CycleDigest & Counts>; next?: string }> {
+  const all = [...(await cyclesOf(r, plan))].sort((a, b) => b.id - a.id);
+  const { items, next } = window(all, { limit: 10, ...page });
+  const cycles = await Promise.all(
+    items.map(async (c) => {
+      const runs = await r.tm.cycles.testRunsByCycleId(
+        { testPlanIssueKey: plan, cycleId: String(c.id) },
+        r.signal ? { signal: r.signal } : undefined,
+      );
+      return {
+        id: c.id,
+        name: c.name,
+        status: c.status ?? 'Draft',
+        url: cycleUrl(r.baseUrl, plan, c.id),
+        ...countsOf(r, runs),
+      };
+    }),
+  );
+  return { plan, cycles, ...(next ? { next } : {}) };
+}
+
+export interface HistoryRun {
+  status: string;
+  result?: 'passed' | 'failed';
+  /** The cycle's name, or `ad hoc`. */
+  cycle: string;
+  plan?: string;
+  /** When it was executed, ISO 8601 (the server's clock), when the service says. */
+  date?: string;
+  defects: string[];
+  classification?: Classification;
+  run: number;
+}
+
+export interface CaseHistory {
+  key: string;
+  url: string;
+  /** Newest first. */
+  runs: HistoryRun[];
+  /** Flips between pass and fail over the last FLIP_WINDOW executed runs (classify.ts: 2 or more is flaky). */
+  flips: number;
+}
+
+/** A case's last runs across cycles and ad hoc, newest first. 1 request. */
+export async function caseHistory(r: Reader, key: string, limit = 20): Promise<CaseHistory> {
+  let items: Awaited<ReturnType<TestManagementClient['runs']['caseTestRuns']>>;
+  try {
+    items = await r.tm.runs.caseTestRuns({ testCaseIssueKey: key }, r.signal ? { signal: r.signal } : undefined);
+  } catch (err) {
+    throw notFound(err, `test case ${key} is not there (or not a test case these credentials can read)`);
+  }
+  const resultOf = resultOfStatus(r.statusMap);
+  const executed = executions(items, r.statusMap);
+  const order = new Map(executed.map((e, i) => [e.runId, i]));
+  // Executed runs in execution order (newest last), then the others as the service lists them.
+  const sorted = [...items].sort((a, b) => (order.get(a.id) ?? -1) - (order.get(b.id) ?? -1));
+  const runs = sorted
+    .reverse()
+    .slice(0, Math.max(1, limit))
+    .map((run): HistoryRun => {
+      const at = executedAt(run.executionOn);
+      const result = resultOf(run.status);
+      const said = readComment(run.comment);
+      return {
+        status: run.status,
+        ...(result ? { result } : {}),
+        cycle: run.testCycleSummary ?? 'ad hoc',
+        ...(run.testPlanKey ? { plan: run.testPlanKey } : {}),
+        ...(at !== undefined ? { date: new Date(at).toISOString() } : {}),
+        defects: run.bugs.map((b) => b.key),
+        ...(said.classification ? { classification: said.classification } : {}),
+        run: run.id,
+      };
+    });
+  return {
+    key,
+    url: issueUrl(r.baseUrl, key),
+    runs,
+    flips: flips(executed.slice(-FLIP_WINDOW).map((e) => e.result)),
+  };
+}
+
+export interface FlakyCase {
+  key: string;
+  title: string;
+  /** Runs with a result in the cycles looked at, failed ones among them, and flips between pass and fail. */
+  runs: number;
+  failed: number;
+  flips: number;
+  /** Flips ÷ (runs − 1): 1 when every run flipped. */
+  rate: number;
+}
+
+/**
+ * The plan's cases that flipped between pass and fail over its last `cycles` cycles (by creation), most flips first.
+ * 1 + `cycles` requests.
+ */
+export async function flakyCases(
+  r: Reader,
+  plan: string,
+  o: { cycles?: number } & Page = {},
+): Promise<{ plan: string; cycles: string[]; cases: FlakyCase[]; next?: string }> {
+  const n = Math.min(Math.max(2, Math.trunc(o.cycles ?? 10)), 50);
+  const last = [...(await cyclesOf(r, plan))].sort((a, b) => a.id - b.id).slice(-n);
+  const resultOf = resultOfStatus(r.statusMap);
+  const lists = await Promise.all(
+    last.map((c) =>
+      r.tm.cycles.testRunsByCycleId(
+        { testPlanIssueKey: plan, cycleId: String(c.id) },
+        r.signal ? { signal: r.signal } : undefined,
+      ),
+    ),
+  );
+  const byCase = new Map<string, { title: string; results: Array<'passed' | 'failed'> }>();
+  for (const runs of lists) {
+    for (const run of runs) {
+      const result = resultOf(run.status);
+      if (!result) continue;
+      const entry = byCase.get(run.testCaseKey) ?? { title: run.summary, results: [] };
+      entry.results.push(result);
+      byCase.set(run.testCaseKey, entry);
+    }
+  }
+  const all = [...byCase]
+    .map(([key, { title, results }]): FlakyCase => {
+      const f = flips(results);
+      return {
+        key,
+        title,
+        runs: results.length,
+        failed: results.filter((x) => x === 'failed').length,
+        flips: f,
+        rate: results.length > 1 ? f / (results.length - 1) : 0,
+      };
+    })
+    .filter((c) => c.flips > 0)
+    .sort((a, b) => b.flips - a.flips || b.rate - a.rate || a.key.localeCompare(b.key, 'en', { numeric: true }));
+  const { items, next } = window(all, o);
+  return { plan, cycles: last.map((c) => c.name), cases: items, ...(next ? { next } : {}) };
+}
+
+/** A cycle's runs and failures at once, for the gate (2 requests). */
+export async function cycleRead(r: Reader, plan: string, ref: string) {
+  const { cycle, runs } = await cycleOf(r, plan, ref);
+  const resultOf = resultOfStatus(r.statusMap);
+  return { cycle, runs, resultOf, failures: failuresOf(r, plan, cycle, runs), ...countsOf(r, runs) };
+}

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { commentFor, readComment } from '../../src/engine/delivery/comment.js';
+import type { WorkItem } from '../../src/engine/kernel/work.js';
+import { DEFAULT_RULES, gateMarkdown, judge } from '../../src/engine/query/gate.js';
+import type { Failure } from '../../src/engine/query/results.js';
+
+const failure = (key: string, classification: Failure['classification']): Failure => ({
+  key,
+  title: `test of ${key}`,
+  classification,
+  defects: [],
+  run: 1,
+  url: '',
+});
+const runs = (passed: number, failed: number, notRun = 0) => [
+  ...Array.from({ length: passed }, (_, i) => ({ key: `P-${i}`, decided: true, passed: true })),
+  ...Array.from({ length: failed }, (_, i) => ({ key: `F-${i}`, decided: true, passed: false })),
+  ...Array.from({ length: notRun }, (_, i) => ({ key: `N-${i}`, decided: false, passed: false })),
+];
+
+describe('the gate', () => {
+  it('by default: no new failure and no regression; known and quarantined ones are waived', () => {
+    const v = judge(
+      { failures: [failure('A-1', 'known'), failure('A-2', 'quarantined')], runs: runs(8, 2) },
+      DEFAULT_RULES,
+    );
+    expect(v.pass).toBe(true);
+    expect(v.waived).toBe(2);
+    expect(v.rules.map((r) => r.rule)).toEqual(['new failures ≤ 0', 'regressions ≤ 0']);
+  });
+
+  it('a new, flaky or unclassified failure counts as new and is named; a regression counts apart', () => {
+    const v = judge(
+      {
+        failures: [
+          failure('A-1', 'new'),
+          failure('A-2', 'flaky'),
+          failure('A-3', 'unclassified'),
+          failure('A-4', 'regression'),
+        ],
+        runs: runs(6, 4),
+      },
+      DEFAULT_RULES,
+    );
+    expect(v.pass).toBe(false);
+    expect(v.rules[0]).toEqual({ rule: 'new failures ≤ 0', figure: '3 new: A-1, A-2, A-3', pass: false });
+    expect(v.rules[1]).toEqual({ rule: 'regressions ≤ 0', figure: '1: A-4', pass: false });
+    expect(
+      judge({ failures: [failure('A-4', 'regression')], runs: runs(9, 1) }, { ...DEFAULT_RULES, maxRegressions: 1 })
+        .pass,
+    ).toBe(true);
+  });
+
+  it('--strict counts known and quarantined failures as new', () => {
+    const v = judge({ failures: [failure('A-1', 'known')], runs: runs(9, 1) }, { ...DEFAULT_RULES, strict: true });
+    expect(v.pass).toBe(false);
+    expect(v.waived).toBe(0);
+  });
+
+  it('the pass rate is passed ÷ runs with a result, checked only when asked', () => {
+    const input = { failures: [failure('A-1', 'known')], runs: runs(3, 1, 6) };
+    expect(judge(input, DEFAULT_RULES).passRate).toBe(75);
+    const v = judge(input, { ...DEFAULT_RULES, minPassRate: 80 });
+    expect(v.rules.at(-1)).toEqual({ rule: 'pass rate ≥ 80%', figure: '75% of 4 runs', pass: false });
+    expect(judge({ failures: [], runs: runs(0, 0, 3) }, { ...DEFAULT_RULES, minPassRate: 0 }).pass).toBe(false);
+  });
+
+  it('every planned case ran, and every value of an attribute ran', () => {
+    const r = [
+      { key: 'A-1', decided: true, passed: true, attributes: { Browser: 'Chrome' } },
+      { key: 'A-2', decided: false, passed: false, attributes: { Browser: 'Firefox' } },
+    ];
+    const v = judge(
+      { failures: [], runs: r, planned: ['A-1', 'A-2', 'A-3'] },
+      { ...DEFAULT_RULES, requireAllPlanned: true, requireAttributes: { Browser: ['Chrome', 'Firefox'] } },
+    );
+    expect(v.rules.slice(2)).toEqual([
+      { rule: 'every planned case ran', figure: '1 of 3; not run: A-2, A-3', pass: false },
+      { rule: 'Browser Chrome, Firefox each ran', figure: 'no run with a result for Firefox', pass: false },
+    ]);
+  });
+
+  it('Markdown: the verdict, a row per rule, and the trend as a Mermaid chart once there are two points', () => {
+    const v = judge({ failures: [failure('A-1', 'new')], runs: runs(1, 1) }, DEFAULT_RULES);
+    const md = gateMarkdown(v, { plan: 'P-1', cycle: 'CI | 12', url: 'http://x/browse/P-1?cycle=3' }, [
+      { name: 'CI 11', passRate: 100 },
+      { name: 'CI 12', passRate: 50 },
+    ]);
+    expect(md).toContain('## casebridge gate: ❌ failed');
+    expect(md).toContain('| new failures ≤ 0 | 1 new: A-1 | **fail** |');
+    expect(md).toContain('[CI \\| 12](http://x/browse/P-1?cycle=3)');
+    expect(md).toContain('x-axis ["CI 11", "CI 12"]');
+    expect(md).toContain('line [100, 50]');
+    expect(gateMarkdown(v, { plan: 'P-1', cycle: 'c', url: '' }, [{ name: 'one', passRate: 1 }])).not.toContain(
+      'mermaid',
+    );
+  });
+});
+
+describe('readComment reads back what commentFor wrote', () => {
+  const item = (message: string): WorkItem =>
+    ({
+      id: 'r-1',
+      key: 'A-1',
+      target: { mode: 'cycle' },
+      progress: {},
+      test: {
+        id: 't',
+        file: 'a.spec.ts',
+        titlePath: ['checks out'],
+        tags: [],
+        annotations: [],
+        attempts: [
+          { status: 'failed', retry: 0, durationMs: 1, errors: [{ message }], attachments: [], stdout: [], stderr: [] },
+        ],
+      },
+    }) as unknown as WorkItem;
+
+  it('the classification, its reason, the error’s first line and the signature', () => {
+    const text = commentFor(
+      item('Expected 3\nReceived 2'),
+      ['Page state at the failure: error-context.md (attached)'],
+      undefined,
+      {
+        classification: { classification: 'regression', reason: 'DEMO-40 (closed) failed the same way (run 12)' },
+        signature: '0123456789abcdef',
+      },
+    );
+    expect(readComment(text)).toEqual({
+      error: 'Expected 3',
+      classification: 'regression',
+      reason: 'DEMO-40 (closed) failed the same way (run 12)',
+      signature: 'cb-0123456789abcdef',
+      context: 'error-context.md (attached)',
+    });
+  });
+
+  it('a comment a person wrote gives nothing it does not say', () => {
+    expect(readComment('Looks like a flaky network to me.\nClassification: weird (x)')).toEqual({});
+    expect(readComment(null)).toEqual({});
+  });
+});
