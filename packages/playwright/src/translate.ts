@@ -264,7 +264,7 @@ function collectSteps(steps: readonly PwStep[], ctx: StepContext, out: ResultSte
 
 /**
  * Drops Playwright's internal attachments (names starting with `_`), empty ones and those already in `owned` (then
- * adds them to it); bodies become Uint8Array.
+ * adds them to it); bodies become Uint8Array. The failure context is kept under its 1.53+ name, `error-context`.
  */
 function toAttachments(list: readonly PwAttachment[], owned: Set<PwAttachment>): ResultAttachment[] {
   const out: ResultAttachment[] = [];
@@ -277,9 +277,16 @@ function toAttachments(list: readonly PwAttachment[], owned: Set<PwAttachment>):
   return out;
 }
 
+/**
+ * The failure context (`error-context` from 1.53) under its earlier, internal names: 1.51's `_prompt-<n>` (in memory)
+ * and 1.52's `_error-context-<n>` (a file).
+ */
+const EARLY_ERROR_CONTEXT = /^_(?:prompt|error-context)-\d+$/;
+
 function toAttachment(a: PwAttachment): ResultAttachment | undefined {
-  if (a.name.startsWith('_') || (a.path === undefined && a.body === undefined)) return undefined;
-  const out: ResultAttachment = { name: a.name, contentType: a.contentType };
+  const name = EARLY_ERROR_CONTEXT.test(a.name) && a.contentType === 'text/markdown' ? 'error-context' : a.name;
+  if (name.startsWith('_') || (a.path === undefined && a.body === undefined)) return undefined;
+  const out: ResultAttachment = { name, contentType: a.contentType };
   if (a.path !== undefined) out.path = a.path;
   if (typeof a.body === 'string') out.body = new TextEncoder().encode(a.body);
   else if (a.body) out.body = new Uint8Array(a.body.buffer, a.body.byteOffset, a.body.byteLength);

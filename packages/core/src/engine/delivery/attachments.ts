@@ -6,9 +6,10 @@ import type { FileInput } from '../../client/multipart.js';
 import type { ContentRepositoryClient } from '../../client/repo.js';
 import { redact } from '../../client/secrets.js';
 import type { CasebridgeConfig } from '../config/schema.js';
-import type { ResultAttachment } from '../kernel/model.js';
+import { lastAttempt, outcomeOf, type ResultAttachment, type TestResult } from '../kernel/model.js';
 import type { CycleInfo } from '../kernel/types.js';
-import { selectedAttachments, type WorkItem } from '../kernel/work.js';
+import { type AttachmentChoice, selectedAttachments, type WorkItem } from '../kernel/work.js';
+import { CONTEXT_LINE } from './comment.js';
 import type { DeliveryService } from './compose.js';
 
 /** Where a result's files go, and what of them reached it already (kept in the item's progress). */
@@ -21,6 +22,43 @@ interface Destination {
   stored: Record<string, string>;
   /** The files the run holds already (read in a replay). */
   existing?: Set<string>;
+}
+
+/**
+ * The name of Playwright's failure context (`error-context.md`, 1.53+; the adapter gives 1.51's and 1.52's internal
+ * ones this name too): the error, the test's source and, when the test had a page, the page's ARIA snapshot at the
+ * failure, as a few kB of Markdown. People and assistants triage from it.
+ */
+export const ERROR_CONTEXT = 'error-context';
+
+/** A file to send: where it belongs, and whether it is the failure context (the comment names it). */
+export interface ChosenFile {
+  attachment: ResultAttachment;
+  /** The run step (1-based) it belongs to; absent: the run. */
+  step?: number;
+  errorContext?: true;
+}
+
+/**
+ * The files of a result to send: those the config asks for (`selectedAttachments`), and a failed result's failure
+ * context whatever kinds the config asks for (by default only screenshots): it is small text that says what the
+ * page showed. Only a config that asks for no files at all (`screenshots: 'off'`, no traces, videos or others) leaves
+ * it out. The size cap, the allowed folders and the content repository apply to it as to any file. Cost: one more
+ * upload per failed test (500 failures of 10,000 tests: 500 uploads of a few kB), none for passing ones.
+ */
+export function filesToSend(t: TestResult, c: AttachmentChoice): ChosenFile[] {
+  const out: ChosenFile[] = selectedAttachments(t, c).map((f) =>
+    f.attachment.name === ERROR_CONTEXT ? { ...f, errorContext: true } : f,
+  );
+  const outcome = outcomeOf(t);
+  const noFiles = c.screenshots === 'off' && !c.traces && !c.videos && !c.others;
+  if ((outcome !== 'failed' && outcome !== 'interrupted') || noFiles) return out;
+  const taken = new Set(out.map((f) => f.attachment));
+  for (const a of lastAttempt(t)?.attachments ?? []) {
+    if (a.name === ERROR_CONTEXT && (a.path || a.body) && !taken.has(a))
+      out.push({ attachment: a, errorContext: true });
+  }
+  return out;
 }
 
 /** What became of the files of a run: for the summary. */
@@ -62,14 +100,16 @@ export class Attachments {
   async send(cycle: CycleInfo | undefined, item: WorkItem, runId: number, replaying: boolean): Promise<string[]> {
     const p = item.progress;
     const to: Destination = { cycle, runId, uploaded: (p.uploaded ??= []), stored: (p.stored ??= {}) };
-    const chosen = selectedAttachments(item.test, this.config);
+    const chosen = filesToSend(item.test, this.config);
     if (chosen.length === 0) return [];
     if (replaying) to.existing = await this.existingNames(runId);
     const names = new Set<string>();
     const notes: string[] = [];
-    for (const { attachment, step } of chosen) {
-      const note = await this.sendOne(to, attachment, step, uniqueName(fileNameOf(attachment), names));
-      if (note) notes.push(note);
+    for (const { attachment, step, errorContext } of chosen) {
+      const fileName = uniqueName(fileNameOf(attachment), names);
+      const note = await this.sendOne(to, attachment, step, fileName);
+      if (errorContext) notes.push(contextNote(to, fileName, note));
+      else if (note) notes.push(note);
     }
     return notes;
   }
@@ -197,6 +237,16 @@ export class Attachments {
   }
 }
 
+/**
+ * The comment's line for the failure context: where a person (or `list_failures`) finds it, or why it is not there.
+ */
+function contextNote(to: Destination, fileName: string, note: string | undefined): string {
+  const head = CONTEXT_LINE;
+  if (to.stored[fileName]) return `${head} ${fileName} (${to.stored[fileName]})`;
+  if (to.uploaded.includes(fileName) || to.existing?.has(fileName)) return `${head} ${fileName} (attached)`;
+  return `${head} ${note ?? `${fileName} not uploaded`}`;
+}
+
 /** Whether a file lies in one of the allowed folders, symlinks resolved. */
 function within(roots: readonly string[], path: string): boolean {
   if (roots.length === 0) return true;
@@ -215,6 +265,7 @@ const EXT: Record<string, string> = {
   'video/webm': '.webm',
   'application/zip': '.zip',
   'text/plain': '.txt',
+  'text/markdown': '.md',
   'application/json': '.json',
 };
 
