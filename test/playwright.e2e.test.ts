@@ -153,6 +153,16 @@ describe('Playwright reporter, cycle mode', () => {
     expect(defects(emu)).toHaveLength(1);
   });
 
+  it('playwright test --list (the VS Code extension, casebridge doctor) reaches no service', async () => {
+    const dir = project('pw-list');
+    emu.clearRequests();
+    const out = await playwright(dir, ['test', '--list'], cycleEnv('CI list'));
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toMatch(/Total: \d+ tests? in/);
+    expect(serviceRequests(emu)).toEqual([]);
+    expect(emu.store.cycles.filter((c) => c.name === 'CI list')).toEqual([]);
+  });
+
   it('blob reports merged with merge-reports report once, like a single run', async () => {
     const dir = project('pw-merge');
     for (const shard of [1, 2]) {

@@ -3,6 +3,7 @@ import { Engine } from '@casebridge/core';
 import { problemPrinter } from '@casebridge/core/adapter';
 import type { CasebridgeOptions } from '@casebridge/core/runtime';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
+import { modeOf } from './mode.js';
 import { isFinal, type Paths, toPlanned, toTestResult } from './translate.js';
 
 /** The part of Playwright 1.62's `TestRun` this reporter uses (declared here: older versions' types lack it). */
@@ -31,8 +32,8 @@ export { defineCasebridgeConfig } from '@casebridge/core/runtime';
 export default class CasebridgeReporter implements Reporter {
   private readonly options: Record<string, unknown> = {};
   private readonly configDir: string | undefined;
-  /** Playwright's private `_mode` option: `test`, `list` or `merge`. */
-  private readonly mode: unknown;
+  /** What Playwright is doing (modeOf): only `test` runs tests; `list` reaches no service. */
+  private readonly mode = modeOf(process.argv);
   private engine: Engine | undefined;
   private paths: Paths = { root: process.cwd() };
   /** Tests with an attempt that were not handed over yet: a retry may follow. */
@@ -47,10 +48,10 @@ export default class CasebridgeReporter implements Reporter {
   constructor(options: CasebridgeOptions & { configDir?: string } = {}) {
     let configDir: unknown;
     try {
-      const { configDir: dir, _mode, ...rest } = (options ?? {}) as Record<string, unknown>;
+      const { configDir: dir, ...rest } = (options ?? {}) as Record<string, unknown>;
       configDir = dir;
-      this.mode = _mode;
-      // Playwright adds private keys (`_mode`, `_commandHash`) to every reporter's options: they are not ours.
+      // Playwright adds private keys (`_mode`, `_commandHash`) to every reporter's options: they are not ours, and
+      // nothing here reads them (a private key may change in any release).
       this.options = Object.fromEntries(Object.entries(rest).filter(([key]) => !key.startsWith('_')));
     } catch (err) {
       this.problem('reading the options', err);

@@ -1,6 +1,7 @@
 import { outcomeOf } from '@casebridge/core';
 import { outputExcerpt, stableId } from '@casebridge/core/adapter';
 import { describe, expect, it } from 'vitest';
+import { modeOf } from '../src/mode.js';
 import {
   isFinal,
   type PwAttachment,
@@ -259,5 +260,14 @@ describe('isFinal', () => {
     expect(
       isFinal(testCase({ retries: 1, parent: suite('chromium', 'parallel') }), { retry: 0, status: 'passed' }),
     ).toBe(true);
+  });
+});
+
+describe('modeOf: what Playwright is doing, from its public command line (not the private `_mode` option)', () => {
+  it('list, merge or test', () => {
+    expect(modeOf(['node', '/x/playwright/cli.js', 'test', '--list'])).toBe('list');
+    expect(modeOf(['node', '/x/playwright/cli.js', 'merge-reports', '-c', 'm.config.ts', 'blob-report'])).toBe('merge');
+    expect(modeOf(['node', '/x/playwright/cli.js', 'test', '--shard=1/2'])).toBe('test');
+    expect(modeOf(['node', '/x/playwright/cli.js', 'test', '--grep', '--list-me'])).toBe('test');
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The options a reporter, a `casebridge.config.*` file or the CLI takes, as a plain type: no zod in it, so a
- * reporter's declaration files need nothing but this package (config.ts checks at compile time that it is exactly
+ * reporter's declaration files need nothing but this package (schema.ts checks at compile time that it is exactly
  * the input of the schema that validates them). Every option may come from another source (`CASEBRIDGE_*`
  * variables, the config file): none is required here; the merged whole is checked when the run starts.
  */

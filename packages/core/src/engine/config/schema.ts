@@ -153,7 +153,7 @@ export const configSchema = z
         issueType: z.string().min(1).default('Bug'),
         /** File defects for flaky tests too. */
         onFlaky: z.boolean().default(false),
-        /** Summary template (variables in defect-text.ts); ` [cb-<hash>]` always ends the summary. */
+        /** Summary template (variables in defects/text.ts); ` [cb-<hash>]` always ends the summary. */
         summaryTemplate: z.string().min(1).default('${title}: ${error}'),
         /** Description template (the same variables); default: the built-in description. */
         descriptionTemplate: z.string().min(1).optional(),

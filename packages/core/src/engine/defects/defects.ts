@@ -30,7 +30,7 @@ import { type DefectTextInput, defectDescription, defectSummary, marker, templat
  * A failure whose case's history names a known bug (history.ts) links it when it is open, and files a new defect
  * naming it as a regression when every known bug is closed.
  *
- * A create Jira refuses for its fields (defect-refusals.ts) is not sent again: the failure is not filed, its run
+ * A create Jira refuses for its fields (refusals.ts) is not sent again: the failure is not filed, its run
  * gets its status and a comment naming the fields, and no other defect is created in the run.
  */
 
@@ -374,7 +374,7 @@ function defectFields(input: DefectInput, project: string, group: FailureGroup, 
   };
 }
 
-/** The default summary template (config.ts). */
+/** The default summary template (config/schema.ts). */
 const DEFAULT_SUMMARY = '${title}: ${error}';
 
 /**
