@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CasebridgeError } from '@casebridge/core/contract';
 import { ZodError, z } from 'zod';
-import type { BlobStore } from './blobs.js';
-import { faultRuleSchema } from './faults.js';
+import { faultRuleSchema } from './behaviour/faults.js';
 import type { RunningEmulator } from './kernel/emulator.js';
+import type { BlobStore } from './store/blobs.js';
 
 /**
  * Admin endpoints under `/__emulator/` (no authentication on the loopback, where the emulator is a local tool; an
@@ -16,7 +16,7 @@ import type { RunningEmulator } from './kernel/emulator.js';
  * - `PUT  /__emulator/faults`           → replaces the rules: {rules: [...], seed?: n} or a bare array
  * - `POST /__emulator/faults`           → adds one rule
  * - `DELETE /__emulator/faults`         → removes all rules
- * - `GET  /__emulator/jira`             → the Jira behaviour in effect (profile knobs, src/profile.ts)
+ * - `GET  /__emulator/jira`             → the Jira behaviour in effect (profile knobs, src/behaviour/profile.ts)
  * - `PUT  /__emulator/jira`             → changes some knobs: {"indexLagMs": [500, 2500], ...}
  * - `POST /__emulator/reset`            → back to the seed state; clears faults and the request log
  */

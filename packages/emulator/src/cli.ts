@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { type FaultRuleInput, faultRuleSchema } from './faults.js';
+import { type FaultRuleInput, faultRuleSchema } from './behaviour/faults.js';
+import { DEFAULT_PROFILE, type JiraBehaviourInput } from './behaviour/profile.js';
 import type { EmulatorOptions } from './kernel/emulator.js';
-import { DATA_FILE } from './persist.js';
-import { DEFAULT_PROFILE, type JiraBehaviourInput } from './profile.js';
 import { DEFAULT_PORT, startEmulator } from './server.js';
+import { DATA_FILE } from './store/persist.js';
 import { isLoopbackHost } from './ui/state.js';
 
 const HELP = `casebridge-emulator: a local stand-in for the synapseRT test-management API and the edu-sharing

@@ -1,7 +1,7 @@
-export type { Variant } from './context.js';
-export { type FaultRule, type FaultRuleInput, faultRuleSchema } from './faults.js';
+export { type FaultRule, type FaultRuleInput, faultRuleSchema } from './behaviour/faults.js';
+export { type JiraBehaviour, type JiraBehaviourInput, PROFILES, type Profile } from './behaviour/profile.js';
+export type { RateLimitOptions } from './behaviour/ratelimit.js';
 export type { EmulatorOptions, RequestLogEntry, RunningEmulator } from './kernel/emulator.js';
-export { type JiraBehaviour, type JiraBehaviourInput, PROFILES, type Profile } from './profile.js';
-export type { RateLimitOptions } from './ratelimit.js';
-export { demoSeed, type Seed, type SeedInput, seedSchema } from './seed.js';
+export { demoSeed, type Seed, type SeedInput, seedSchema } from './seed/seed.js';
 export { DEFAULT_PORT, startEmulator } from './server.js';
+export type { Variant } from './service/context.js';

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { captchaRequired, solveCaptcha } from '../src/auth.js';
-import { demoSeed } from '../src/seed.js';
+import { demoSeed } from '../src/seed/seed.js';
+import { captchaRequired, solveCaptcha } from '../src/service/auth.js';
 import { basic, call, REPO, TM, useEmulator } from './helpers.js';
 
 /**

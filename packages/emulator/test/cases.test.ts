@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { demoSeed, type SeedInput } from '../src/seed.js';
+import { demoSeed, type SeedInput } from '../src/seed/seed.js';
 import { allKeys, basic, call, enc, expectShape, TM, TM_ALIAS, useEmulator } from './helpers.js';
 
 /** A step as a request gives it. */

@@ -1,8 +1,8 @@
 import { CasebridgeError, ERROR_BRAND } from '@casebridge/core/contract';
 import { describe, expect, it, vi } from 'vitest';
 import { AdminError } from '../src/admin.js';
-import { forbidden, invalid, notFound, ServiceError } from '../src/context.js';
 import { Refused } from '../src/handlers/jira-fields.js';
+import { forbidden, invalid, notFound, ServiceError } from '../src/service/context.js';
 
 /**
  * The emulator's three errors are in casebridge's one error family (the base is the contract's, the only part of the

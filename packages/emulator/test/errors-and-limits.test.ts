@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { RateLimiter } from '../src/behaviour/ratelimit.js';
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from '../src/index.js';
-import { RateLimiter } from '../src/ratelimit.js';
 import { basic, call, TM } from './helpers.js';
 
 /**

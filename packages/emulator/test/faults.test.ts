@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FaultController } from '../src/faults.js';
+import { FaultController } from '../src/behaviour/faults.js';
+import { RateLimiter } from '../src/behaviour/ratelimit.js';
 import type { RunningEmulator } from '../src/index.js';
-import { RateLimiter } from '../src/ratelimit.js';
 import { startEmulator } from '../src/server.js';
 import { basic, call, REPO, TM, TM_ALIAS, useEmulator } from './helpers.js';
 
@@ -57,12 +57,13 @@ describe('latency', () => {
   });
 
   it('adds jitter drawn from the seeded dice: each request waits at least its planned delay', async () => {
-    const rules = [{ latencyMs: 50, jitterMs: 200 }];
+    // Small enough that the eight requests take well under a second in all (at most 8 × 120 ms).
+    const rules = [{ latencyMs: 20, jitterMs: 100 }];
     // The same rules and seed in a controller of our own give the delays the server plans, in order.
     const expected = new FaultController(rules, 42);
     const planned = Array.from({ length: 8 }, () => expected.plan('GET', `${PLAN}/members`).delayMs);
     expect(new Set(planned).size).toBeGreaterThan(1);
-    for (const d of planned) expect(d).toBeGreaterThanOrEqual(50);
+    for (const d of planned) expect(d).toBeGreaterThanOrEqual(20);
     await call(emu(), 'PUT', '/__emulator/faults', { body: { rules, seed: 42 } });
     for (const d of planned) {
       const r = await attempt(emu(), 'GET', `${PLAN}/members`);
@@ -392,27 +393,49 @@ describe('faults given at start', () => {
 });
 
 describe('rate limiter', () => {
-  const emu = useEmulator({ rateLimit: { requestsPerSecond: 5, burst: 5 } });
+  // The emulator's injected clock: the bucket refills only when a test moves it, so each test drains and refills the
+  // bucket itself, exactly, whatever ran before it and however slowly the machine answers.
+  let clock = 1_000_000;
+  const emu = useEmulator({ rateLimit: { requestsPerSecond: 5, burst: 5 }, now: () => clock });
+  const members = () => attempt(emu(), 'GET', `${PLAN}/members`);
+  /** Moves the clock past any refill, then takes the whole bucket (5 tokens): the next request finds it empty. */
+  const drain = async () => {
+    clock += 60_000;
+    for (let i = 0; i < 5; i++) expect((await members()).status).toBe(200);
+  };
 
   it('answers 429 "Too many Requests" with Retry-After to a burst over the limit', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, () => attempt(emu(), 'GET', `${PLAN}/members`)));
+    clock += 60_000;
+    const results = await Promise.all(Array.from({ length: 20 }, () => members()));
     const ok = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
-    expect(ok.length + limited.length).toBe(20);
-    expect(ok.length).toBeGreaterThanOrEqual(5);
-    expect(limited.length).toBeGreaterThanOrEqual(5);
+    // The clock stands still during the burst: exactly the bucket's 5 go through.
+    expect(ok).toHaveLength(5);
+    expect(limited).toHaveLength(15);
     expect(limited[0]?.text).toBe('Too many Requests');
     expect(limited[0]?.headers?.get('retry-after')).toBe('1');
     const log = (await call(emu(), 'GET', '/__emulator/requests')).json as { fault: string | null }[];
     expect(log.filter((e) => e.fault === 'rate-limited')).toHaveLength(limited.length);
   });
 
-  it('lets requests through again once the bucket refills', async () => {
-    await sleep(1_100);
-    expect((await attempt(emu(), 'GET', `${PLAN}/members`)).status).toBe(200);
+  it('lets requests through again once the bucket refills: one per 1/rate seconds, up to the burst', async () => {
+    await drain();
+    expect((await members()).status).toBe(429);
+    clock += 199;
+    expect((await members()).status, 'not yet a whole token').toBe(429);
+    clock += 1;
+    expect((await members()).status, 'one token after 200 ms').toBe(200);
+    expect((await members()).status).toBe(429);
+    clock += 10_000;
+    const after = await Promise.all(Array.from({ length: 7 }, () => members()));
+    expect(
+      after.filter((r) => r.status === 200),
+      'refilled to the burst, not beyond',
+    ).toHaveLength(5);
   });
 
   it('does not apply to the content repository nor to the admin endpoints', async () => {
+    await drain();
     const repo = await Promise.all(
       Array.from({ length: 20 }, () =>
         fetch(`${emu().url}${REPO}/authentication/v1/validateSession`, { headers: { authorization: AUTH } }).then(
@@ -425,6 +448,8 @@ describe('rate limiter', () => {
       Array.from({ length: 20 }, () => fetch(`${emu().url}/__emulator/health`).then((r) => r.status)),
     );
     expect(admin.every((s) => s === 200)).toBe(true);
+    // The bucket really was empty all along: the limited service still refuses.
+    expect((await members()).status).toBe(429);
   });
 });
 

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { demoSeed, type SeedInput, startEmulator } from '../src/index.js';
-import { applySeed } from '../src/seed.js';
-import { Store } from '../src/store.js';
+import { applySeed } from '../src/seed/seed.js';
+import { Store } from '../src/store/store.js';
 import { type CallResult, call, expectShape, TM, useEmulator } from './helpers.js';
 
 /**

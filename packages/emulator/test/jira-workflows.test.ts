@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator as RunningEmulatorLike } from '../src/index.js';
-import { applySeed, demoSeed, type SeedInput } from '../src/seed.js';
+import { applySeed, demoSeed, type SeedInput } from '../src/seed/seed.js';
 import { startEmulator } from '../src/server.js';
-import { Store } from '../src/store.js';
+import { Store } from '../src/store/store.js';
 import { call, expectShape, useEmulator } from './helpers.js';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../src/context.js';
-import { type JqlClause, jqlDate, parseJql } from '../src/jql.js';
-import { stem, terms, textMatcher } from '../src/text-search.js';
+import { type JqlClause, jqlDate, parseJql } from '../src/jira/jql.js';
+import { stem, terms, textMatcher } from '../src/jira/text-search.js';
+import { ServiceError } from '../src/service/context.js';
 
 /**
  * The JQL parser on its own (the search operation's evaluation of a query is tested through the service in

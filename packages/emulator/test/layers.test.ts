@@ -8,18 +8,40 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../src');
 
-type Layer = 'model' | 'kernel' | 'openapi' | 'handlers' | 'steps' | 'ui' | 'own' | 'request' | 'server' | 'top';
+type Layer =
+  | 'store'
+  | 'behaviour'
+  | 'service'
+  | 'jira'
+  | 'rules'
+  | 'seed'
+  | 'kernel'
+  | 'openapi'
+  | 'handlers'
+  | 'steps'
+  | 'ui'
+  | 'own'
+  | 'request'
+  | 'server'
+  | 'top';
 
-const BELOW_STEPS: Layer[] = ['model', 'kernel', 'handlers', 'steps'];
+/** The model's folders, lowest first: each imports the ones before it (store/ and behaviour/ only themselves). */
+const MODEL: Layer[] = ['store', 'behaviour', 'service', 'jira', 'rules', 'seed'];
+const BELOW_STEPS: Layer[] = [...MODEL, 'kernel', 'handlers', 'steps'];
 const BELOW_REQUEST: Layer[] = [...BELOW_STEPS, 'openapi', 'ui', 'own'];
 const MAY_IMPORT: Record<Layer, Layer[]> = {
-  model: ['model'],
-  kernel: ['model', 'kernel'],
-  openapi: ['model', 'openapi'],
-  handlers: ['model', 'kernel', 'handlers'],
+  store: ['store'],
+  behaviour: ['behaviour'],
+  service: ['store', 'behaviour', 'service'],
+  jira: ['store', 'behaviour', 'service', 'jira'],
+  rules: ['store', 'behaviour', 'service', 'jira', 'rules'],
+  seed: MODEL,
+  kernel: [...MODEL, 'kernel'],
+  openapi: [...MODEL, 'openapi'],
+  handlers: [...MODEL, 'kernel', 'handlers'],
   steps: BELOW_STEPS,
-  ui: ['model', 'kernel', 'ui'],
-  own: ['model', 'kernel', 'openapi'],
+  ui: [...MODEL, 'kernel', 'ui'],
+  own: [...MODEL, 'kernel', 'openapi'],
   request: [...BELOW_REQUEST, 'request'],
   server: [...BELOW_REQUEST, 'request'],
   top: [...BELOW_REQUEST, 'request', 'server'],
@@ -30,6 +52,12 @@ function layerOf(file: string): Layer {
   if (file === 'pipeline/index.ts') return 'request';
   const folder = file.includes('/') ? file.slice(0, file.indexOf('/')) : '';
   const byFolder: Record<string, Layer> = {
+    store: 'store',
+    behaviour: 'behaviour',
+    service: 'service',
+    jira: 'jira',
+    rules: 'rules',
+    seed: 'seed',
     kernel: 'kernel',
     openapi: 'openapi',
     handlers: 'handlers',
@@ -44,7 +72,7 @@ function layerOf(file: string): Layer {
   if (file === 'admin.ts' || file === 'docs.ts') return 'own';
   if (file === 'server.ts') return 'server';
   if (file === 'index.ts' || file === 'cli.ts') return 'top';
-  return 'model';
+  throw new Error(`src/${file} has no layer: the top of src/ holds only the entries, server.ts, admin.ts and docs.ts`);
 }
 
 /** The relative imports and re-exports of each file, type-only ones included, as paths under src/. */
@@ -118,8 +146,20 @@ describe('code map', () => {
 
   it('refuses an import upwards and a cycle', () => {
     const bad = new Map(graph);
-    bad.set('store.ts', [...(graph.get('store.ts') ?? []), 'kernel/exchange.ts']);
-    expect(forbiddenImports(bad)).toEqual(['store.ts (model) imports kernel/exchange.ts (kernel)']);
-    expect(findCycle(bad)).toEqual(expect.arrayContaining(['store.ts', 'kernel/exchange.ts']));
+    bad.set('store/store.ts', [...(graph.get('store/store.ts') ?? []), 'kernel/exchange.ts']);
+    expect(forbiddenImports(bad)).toEqual(['store/store.ts (store) imports kernel/exchange.ts (kernel)']);
+    expect(findCycle(bad)).toEqual(expect.arrayContaining(['store/store.ts', 'kernel/exchange.ts']));
+  });
+
+  it('orders the model: a folder imports only the ones below it, never one beside it', () => {
+    const bad = new Map(graph);
+    bad.set('store/blobs.ts', ['behaviour/profile.ts']);
+    bad.set('jira/jql.ts', ['rules/domain.ts']);
+    expect(forbiddenImports(bad)).toEqual(
+      expect.arrayContaining([
+        'store/blobs.ts (store) imports behaviour/profile.ts (behaviour)',
+        'jira/jql.ts (jira) imports rules/domain.ts (rules)',
+      ]),
+    );
   });
 });

@@ -22,7 +22,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildOpenApi, CONTRACT_OPERATIONS_KEY, type OpenApiDocument } from '../src/openapi/document.js';
-import { templateNames } from '../src/router.js';
+import { templateNames } from '../src/service/router.js';
 
 /**
  * The generated OpenAPI document, checked structurally (no validator package is installed, so the checks that

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlobStore } from '../src/blobs.js';
 import type { RunningEmulator } from '../src/index.js';
-import { DATA_FILE, Persistence } from '../src/persist.js';
 import { startEmulator } from '../src/server.js';
-import { Store } from '../src/store.js';
+import { BlobStore } from '../src/store/blobs.js';
+import { DATA_FILE, Persistence } from '../src/store/persist.js';
+import { Store } from '../src/store/store.js';
 import { call, TM } from './helpers.js';
 import { ensureBuilt, startCli, stopCli } from './spawn.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resolveBehaviour } from '../src/behaviour/profile.js';
 import { PROFILES, type RunningEmulator, startEmulator } from '../src/index.js';
-import { resolveBehaviour } from '../src/profile.js';
-import { call } from './helpers.js';
+import { basic, call } from './helpers.js';
 import { ensureBuilt, runCli, startCli, stopCli } from './spawn.js';
 
 /**
@@ -15,20 +15,122 @@ afterEach(async () => {
   emu = undefined;
 });
 
-describe('profiles and knobs', () => {
-  it('the realistic defaults follow Jira Data Center; ideal is the kind stand-in', () => {
-    expect(PROFILES.realistic).toEqual({
-      searchMaxResults: 100,
-      resultWindow: 10_000,
-      resultWindowMode: 'error',
-      indexLagMs: 1000,
-      nodes: 2,
-      textSearch: 'tokenised',
-      patAsBasic: false,
-      captchaAfterFailedLogins: 3,
-      bulkCreateMax: 50,
-      createMs: 25,
+/** What a profile does to requests, as a client sees it over HTTP (a test clock stands in for the index lag). */
+interface Observed {
+  /** The page a search for 5,000 answers with. */
+  pageCap: number;
+  /** A search whose page ends at 10,050: its status (500 past OpenSearch's result window). */
+  deepPage: number;
+  /** Whether a new issue is found by a search at once, 999 ms later and 1,000 ms later. */
+  found: [boolean, boolean, boolean];
+  /** The cluster nodes the balancer's ROUTEID cookie named over four requests without cookies. */
+  nodes: string[];
+  /** Whether `~` finds a word by a piece of it (a substring test) rather than by whole words. */
+  substring: boolean;
+  /** A personal access token sent as a Basic password: the status. */
+  patAsBasic: number;
+  /** The right password after three failed Basic logins in a row: the status (403: the CAPTCHA). */
+  afterThreeFailures: number;
+  /** The largest bulk create taken, by the refusal of one issue more. */
+  bulkMax: string;
+  /** Whether a bulk create of 10 issues took at least 10 × 25 ms (Jira's time per issue). */
+  slowCreates: boolean;
+}
+
+const API = '/rest/api/2';
+
+async function observe(profile: 'realistic' | 'ideal' | undefined): Promise<Observed> {
+  let clock = Date.UTC(2026, 10, 25, 12, 0);
+  emu = await startEmulator({ port: 0, now: () => clock, ...(profile ? { profile } : {}) });
+  const e = emu;
+  const search = (jql: string, query: Record<string, number> = {}) =>
+    call(e, 'GET', `${API}/search`, { query: { jql, ...query } });
+  const issue = (summary: string) => ({ fields: { project: { key: 'DEMO' }, issuetype: { name: 'Bug' }, summary } });
+
+  const pageCap = (await search('project = DEMO', { maxResults: 5000 })).json.maxResults;
+  const deepPage = (await search('project = DEMO', { startAt: 9_950, maxResults: 100 })).status;
+
+  expect((await call(e, 'POST', `${API}/issue`, { body: issue('Zeppelin checkout fails') })).status).toBe(201);
+  const findsIt = async () => (await search('summary ~ zeppelin')).json.total === 1;
+  const found: [boolean, boolean, boolean] = [await findsIt(), false, false];
+  clock += 999;
+  found[1] = await findsIt();
+  clock += 1;
+  found[2] = await findsIt();
+  const substring = (await search('summary ~ "eppeli"')).json.total === 1;
+
+  const nodes = new Set<string>();
+  for (let i = 0; i < 4; i++) {
+    for (const c of (await call(e, 'GET', `${API}/myself`)).headers.getSetCookie()) {
+      const route = /^ROUTEID=(node\d+)/.exec(c)?.[1];
+      if (route) nodes.add(route);
+    }
+  }
+
+  const patAsBasic = (await call(e, 'GET', `${API}/myself`, { auth: basic('admin', 'casebridge-dev-token') })).status;
+  for (let i = 0; i < 3; i++) {
+    expect((await call(e, 'GET', `${API}/myself`, { auth: basic('tester', 'wrong') })).status).toBe(401);
+  }
+  const afterThreeFailures = (await call(e, 'GET', `${API}/myself`, { auth: basic('tester', 'tester') })).status;
+
+  const bulk = (n: number) =>
+    call(e, 'POST', `${API}/issue/bulk`, {
+      body: { issueUpdates: Array.from({ length: n }, (_, i) => issue(`bulk ${i}`)) },
     });
+  const cap = (await bulk(51)).status === 400 ? 50 : 1000;
+  const refused = await bulk(cap + 1);
+  expect(refused.status).toBe(400);
+  const bulkMax = /exceeds the maximum of (\d+)/.exec(refused.json.errorMessages[0])?.[1] ?? '?';
+
+  // A lower bound only (a timer never fires early); the kind profile's ten creates take a few milliseconds.
+  const started = performance.now();
+  expect((await bulk(10)).status).toBe(201);
+  const slowCreates = performance.now() - started >= 10 * 25 - 1;
+
+  return {
+    pageCap,
+    deepPage,
+    found,
+    nodes: [...nodes].sort(),
+    substring,
+    patAsBasic,
+    afterThreeFailures,
+    bulkMax,
+    slowCreates,
+  };
+}
+
+describe('profiles and knobs', () => {
+  it('realistic (the default) acts as Jira Data Center does; ideal is the kind stand-in', async () => {
+    const realistic: Observed = {
+      pageCap: 100,
+      deepPage: 500,
+      found: [false, false, true],
+      nodes: ['node1', 'node2'],
+      substring: false,
+      patAsBasic: 401,
+      afterThreeFailures: 403,
+      bulkMax: '50',
+      slowCreates: true,
+    };
+    expect(await observe(undefined), 'no profile: the realistic one').toEqual(realistic);
+    await emu?.close();
+    expect(await observe('realistic')).toEqual(realistic);
+    await emu?.close();
+    expect(await observe('ideal')).toEqual({
+      pageCap: 1000,
+      deepPage: 200,
+      found: [true, true, true],
+      nodes: [],
+      substring: true,
+      patAsBasic: 200,
+      afterThreeFailures: 200,
+      bulkMax: '1000',
+      slowCreates: false,
+    });
+  });
+
+  it('a knob wins over its profile; a bad profile or knob is refused naming it', () => {
     expect(resolveBehaviour('ideal', { nodes: 3, indexLagMs: undefined })).toEqual({ ...PROFILES.ideal, nodes: 3 });
     expect(() => resolveBehaviour('harsh')).toThrow(`profile must be 'realistic' or 'ideal', got "harsh"`);
     expect(() => resolveBehaviour('realistic', { nodes: 0 })).toThrow(/invalid Jira behaviour: jira.nodes: .*>=1/);

@@ -1,8 +1,8 @@
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileReply } from '../src/context.js';
 import { handlers } from '../src/handlers/index.js';
+import { FileReply } from '../src/service/context.js';
 import { ADMIN, basic, call, enc, REPO, TM, useEmulator } from './helpers.js';
 
 /**

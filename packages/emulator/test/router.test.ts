@@ -1,6 +1,6 @@
 import { type OperationDef, operations } from '@casebridge/core/contract';
 import { describe, expect, it } from 'vitest';
-import { Router, safeDecode } from '../src/router.js';
+import { Router, safeDecode } from '../src/service/router.js';
 
 /** The path-template router on its own: literal segments first, backtracking, 405 lists, decoding. */
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applySeed, demoSeed, type SeedInput } from '../src/seed.js';
-import { Store } from '../src/store.js';
+import { applySeed, demoSeed, type SeedInput } from '../src/seed/seed.js';
+import { Store } from '../src/store/store.js';
 import { call, TM, useEmulator } from './helpers.js';
 
 /**

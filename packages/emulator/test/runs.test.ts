@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../src/index.js';
-import type { CycleStatus } from '../src/store.js';
+import type { CycleStatus } from '../src/store/store.js';
 import { allKeys, basic, call, enc, expectShape, TM, TM_ALIAS, useEmulator } from './helpers.js';
 
 const ADMIN_AUTH = basic('admin', 'admin');

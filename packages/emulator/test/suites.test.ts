@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../src/index.js';
-import { linkCaseToSuite } from '../src/suite-path.js';
+import { linkCaseToSuite } from '../src/rules/suite-path.js';
 import { allKeys, basic, call, enc, expectShape, TM, TM_ALIAS, useEmulator } from './helpers.js';
 
 /** Creates an issue through the Jira issue-create route; returns its key. */

@@ -53,7 +53,7 @@ const TESTOMATIO_ROUTES = [
 ];
 
 /**
- * A token bucket of the emulator's shape (packages/emulator/src/ratelimit.ts): holds at most one second's tokens,
+ * A token bucket of the emulator's shape (packages/emulator/src/behaviour/ratelimit.ts): holds at most one second's tokens,
  * gains `requestsPerSecond` a second; an empty bucket means 429 with `Retry-After` = seconds to the next token, at
  * least 1. One bucket: each stand-in has one caller (one API key).
  */

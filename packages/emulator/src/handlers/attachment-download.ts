@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import { authenticate } from '../auth.js';
-import { ServiceError } from '../context.js';
 import { sendBlob, sendError } from '../kernel/send.js';
-import { safeDecode } from '../router.js';
+import { authenticate } from '../service/auth.js';
+import { ServiceError } from '../service/context.js';
+import { safeDecode } from '../service/router.js';
 import type { DownloadArgs } from './download-args.js';
 
 /**

@@ -1,7 +1,7 @@
-import type { Ctx, Handler } from '../context.js';
-import { notFound, ServiceError } from '../context.js';
-import { ISSUE_TYPES, requireCycleByName, requireIssue } from '../domain.js';
-import type { Cycle } from '../store.js';
+import { ISSUE_TYPES, requireCycleByName, requireIssue } from '../rules/domain.js';
+import type { Ctx, Handler } from '../service/context.js';
+import { notFound, ServiceError } from '../service/context.js';
+import type { Cycle } from '../store/store.js';
 
 /**
  * The automation jobs of a test cycle. One job per cycle: adding another replaces it and keeps its
@@ -33,7 +33,8 @@ export const automationHandlers: Record<string, Handler> = {
   'automation.addJobToTestCycle': (ctx) => {
     const { store } = ctx;
     const b = ctx.body as Record<string, string | undefined>;
-    // This call answers validation failures with 404 (service-facts.md), unlike the usual 500.
+    // The real service answers this call's validation failures with 404, unlike the usual 500 (README, "Behaviour
+    // the spec leaves open", automation jobs).
     for (const field of ['testPlanKey', 'testCycleName', 'appName', 'jobKey', 'testType']) {
       const value = b[field];
       if (value === undefined || value.trim() === '') {

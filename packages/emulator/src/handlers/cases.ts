@@ -1,4 +1,3 @@
-import { type Ctx, type Handler, idf, invalid, notFound } from '../context.js';
 import {
   bugRefsOfRuns,
   byId,
@@ -9,9 +8,10 @@ import {
   issuesByIds,
   linkedIssues,
   requireOfType,
-} from '../domain.js';
-import type { CaseStep, Issue, Project, Store } from '../store.js';
-import { ensureSuitePath, linkCaseToSuite, parseSuitePath, suitePathOf } from '../suite-path.js';
+} from '../rules/domain.js';
+import { ensureSuitePath, linkCaseToSuite, parseSuitePath, suitePathOf } from '../rules/suite-path.js';
+import { type Ctx, type Handler, idf, invalid, notFound } from '../service/context.js';
+import type { CaseStep, Issue, Project, Store } from '../store/store.js';
 
 /**
  * Handlers of the test case and test step operations (group `cases`, and the case defects query).

@@ -1,6 +1,6 @@
-import { type Handler, idf, invalid, notFound } from '../context.js';
-import { createRun, ISSUE_TYPES, issueByKey, userByName } from '../domain.js';
-import type { Issue, Run, RunAttribute, Store } from '../store.js';
+import { createRun, ISSUE_TYPES, issueByKey, userByName } from '../rules/domain.js';
+import { type Handler, idf, invalid, notFound } from '../service/context.js';
+import type { Issue, Run, RunAttribute, Store } from '../store/store.js';
 import { assertCycleOpen, commaList, unique } from './cycles.js';
 
 /**

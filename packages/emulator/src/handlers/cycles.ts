@@ -1,4 +1,3 @@
-import { type Ctx, forbidden, type Handler, invalid, notFound, ServiceError } from '../context.js';
 import {
   bugRefsOfRuns,
   checkDate,
@@ -10,9 +9,10 @@ import {
   requireIssue,
   requireRun,
   userByName,
-} from '../domain.js';
-import { presentRun, runExtras } from '../present.js';
-import type { Cycle, CycleStatus, Issue, Run, Store } from '../store.js';
+} from '../rules/domain.js';
+import { presentRun, runExtras } from '../rules/present.js';
+import { type Ctx, forbidden, type Handler, invalid, notFound, ServiceError } from '../service/context.js';
+import type { Cycle, CycleStatus, Issue, Run, Store } from '../store/store.js';
 
 /**
  * Handlers of the test-cycle operations (createTestRuns is in create-test-runs.ts, the automation jobs of a cycle in

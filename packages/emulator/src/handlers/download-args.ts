@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '@casebridge/core/contract';
-import type { BlobStore } from '../blobs.js';
-import type { Store } from '../store.js';
+import type { BlobStore } from '../store/blobs.js';
+import type { Store } from '../store/store.js';
 
 /** What a download at a URL the services hand out needs (its own file: downloads.ts imports the two downloads). */
 export interface DownloadArgs {

@@ -1,4 +1,4 @@
-import type { Handler } from '../context.js';
+import type { Handler } from '../service/context.js';
 import { automationHandlers } from './automation.js';
 import { casesHandlers } from './cases.js';
 import { createTestRunsHandlers } from './create-test-runs.js';

@@ -1,6 +1,6 @@
 import { CasebridgeError } from '@casebridge/core/contract';
-import type { Ctx } from '../context.js';
-import type { CreateScreen, CustomField, Issue, NamedRef, Project, Store } from '../store.js';
+import type { Ctx } from '../service/context.js';
+import type { CreateScreen, CustomField, Issue, NamedRef, Project, Store } from '../store/store.js';
 import { lower, presentUser } from './jira-model.js';
 
 /**

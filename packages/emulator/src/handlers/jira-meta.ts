@@ -1,6 +1,6 @@
-import { type Ctx, type Handler, notFound } from '../context.js';
-import { jiraAtLeast, jiraVersion } from '../seed-jira.js';
-import type { Project } from '../store.js';
+import { jiraAtLeast, jiraVersion } from '../seed/seed-jira.js';
+import { type Ctx, type Handler, notFound } from '../service/context.js';
+import type { Project } from '../store/store.js';
 import { allowedValues, defaultPriority, fieldDef, presentPriority, screenOf } from './jira-fields.js';
 import {
   issueTypeOf,

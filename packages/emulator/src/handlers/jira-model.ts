@@ -1,13 +1,13 @@
-import { type Ctx, notFound, ServiceError } from '../context.js';
-import { resolutions } from '../seed-jira.js';
-import type { Issue, Project, Store, User } from '../store.js';
 import {
   type CategoryKey,
   DEFAULT_STATUSES,
   statusCategory,
   offeredTransitions as workflowOffered,
   workflowStatusNames,
-} from '../workflows.js';
+} from '../jira/workflows.js';
+import { resolutions } from '../seed/seed-jira.js';
+import { type Ctx, notFound, ServiceError } from '../service/context.js';
+import type { Issue, Project, Store, User } from '../store/store.js';
 
 /**
  * The Jira platform's vocabulary (statuses, issue types, resolutions) and how its objects are looked up and
@@ -53,7 +53,7 @@ export function jiraTime(ms: number): string {
 
 export const lower = (s: string) => s.toLowerCase();
 
-/** A status's id (Jira's own for its defaults, a stable one for other names) and category (workflows.ts). */
+/** A status's id (Jira's own for its defaults, a stable one for other names) and category (../jira/workflows.ts). */
 function statusInfo(store: Store, name: string): { id: string; category: CategoryKey } {
   const known = Object.entries(DEFAULT_STATUSES).find(([n]) => lower(n) === lower(name));
   return { id: known?.[1].id ?? stableId(20000, name), category: statusCategory(store, name) };
@@ -223,7 +223,7 @@ export function projectByIdOrKey(store: Store, ref: string): Project | undefined
   return /^\d+$/.test(ref) ? store.projects.get(Number(ref)) : store.projects.find((p) => lower(p.key) === lower(ref));
 }
 
-/** Transitions offered from the issue's status (see workflows.ts). */
+/** Transitions offered from the issue's status (see ../jira/workflows.ts). */
 export const offeredTransitions = workflowOffered;
 
 export function cannotBeSet(field: string): ServiceError {

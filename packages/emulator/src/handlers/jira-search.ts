@@ -1,8 +1,8 @@
-import { type Ctx, type Handler, Reply, ServiceError } from '../context.js';
-import { type JqlClause, type JqlQuery, jqlDate, parseJql } from '../jql.js';
-import { type JiraBehaviour, lagOf, PROFILES } from '../profile.js';
-import type { Issue, Store } from '../store.js';
-import { textMatcher } from '../text-search.js';
+import { type JiraBehaviour, lagOf, PROFILES } from '../behaviour/profile.js';
+import { type JqlClause, type JqlQuery, jqlDate, parseJql } from '../jira/jql.js';
+import { textMatcher } from '../jira/text-search.js';
+import { type Ctx, type Handler, Reply, ServiceError } from '../service/context.js';
+import type { Issue, Store } from '../store/store.js';
 import { presentScreenFields } from './jira-fields.js';
 import {
   issueTypeOf,
@@ -15,9 +15,9 @@ import {
 } from './jira-model.js';
 
 /**
- * Jira's issue search (`GET` and `POST /rest/api/2/search`): the JQL of ../jql.ts evaluated against what the
- * node's search index holds (../search-index.ts), a page size clamped to the server's cap, and OpenSearch's result
- * window. The settings come from the Jira behaviour (../profile.ts).
+ * Jira's issue search (`GET` and `POST /rest/api/2/search`): the JQL of ../jira/jql.ts evaluated against what the
+ * node's search index holds (../store/search-index.ts), a page size clamped to the server's cap, and OpenSearch's
+ * result window. The settings come from the Jira behaviour (../behaviour/profile.ts).
  */
 
 function noSuchValue(value: string, field: string): ServiceError {

@@ -1,7 +1,7 @@
-import { type Ctx, type Handler, Reply, ServiceError } from '../context.js';
-import { resolutions } from '../seed-jira.js';
-import type { CreateScreen, Issue, Project, Transition } from '../store.js';
-import { issueEditable, offeredTransitions, statusCategory } from '../workflows.js';
+import { issueEditable, offeredTransitions, statusCategory } from '../jira/workflows.js';
+import { resolutions } from '../seed/seed-jira.js';
+import { type Ctx, type Handler, Reply, ServiceError } from '../service/context.js';
+import type { CreateScreen, Issue, Project, Transition } from '../store/store.js';
 import { allowedValues, cannotBeSetMessage, checkFieldsOn, fieldDef } from './jira-fields.js';
 import { lower, presentStatus, requireJiraIssue, summaryProblem } from './jira-model.js';
 
@@ -9,7 +9,7 @@ import { lower, presentStatus, requireJiraIssue, summaryProblem } from './jira-m
  * Jira's workflow operations on an issue: the transitions offered (with their screens' fields under
  * `expand=transitions.fields`), moving an issue through one (its screen's fields checked as Jira does: required,
  * allowed values, not on the screen), and the issue edit, which a status with `jira.issue.editable=false` refuses.
- * Workflows and statuses are in ../workflows.ts, their seed form in ../seed-jira.ts.
+ * Workflows and statuses are in ../jira/workflows.ts, their seed form in ../seed/seed-jira.ts.
  */
 
 /** Fields only a transition screen has: they are not create-screen fields, so jira-fields.ts does not know them. */

@@ -1,9 +1,16 @@
-import { captchaHeaders, captchaRequired, loginFailed, loginSucceeded, openSession, parseCookies } from '../auth.js';
-import { routeCookie } from '../cluster.js';
-import { type Ctx, type Handler, notFound, Reply, ServiceError } from '../context.js';
-import { createIssue } from '../domain.js';
-import { PROFILES } from '../profile.js';
-import type { Issue } from '../store.js';
+import { PROFILES } from '../behaviour/profile.js';
+import { createIssue } from '../rules/domain.js';
+import {
+  captchaHeaders,
+  captchaRequired,
+  loginFailed,
+  loginSucceeded,
+  openSession,
+  parseCookies,
+} from '../service/auth.js';
+import { routeCookie } from '../service/cluster.js';
+import { type Ctx, type Handler, notFound, Reply, ServiceError } from '../service/context.js';
+import type { Issue } from '../store/store.js';
 import { checkScreenFields, presentScreenFields } from './jira-fields.js';
 import { jiraMetaHandlers } from './jira-meta.js';
 import {
@@ -27,7 +34,7 @@ import { jiraWorkflowHandlers } from './jira-workflow.js';
 /**
  * The Jira platform subset (REST API 2 and the cookie session) that the test-management add-on lives in. Every
  * authenticated user may use it, the unlicensed one included: only the add-on refuses him. Its vocabulary and
- * presenters are in jira-model.ts; the JQL parser in ../jql.ts.
+ * presenters are in jira-model.ts; the JQL parser in ../jira/jql.ts.
  */
 
 export const jiraHandlers: Record<string, Handler> = {

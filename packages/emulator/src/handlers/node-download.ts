@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { authenticate } from '../auth.js';
-import { ServiceError } from '../context.js';
 import { sendError } from '../kernel/send.js';
+import { authenticate } from '../service/auth.js';
+import { ServiceError } from '../service/context.js';
 import type { DownloadArgs } from './download-args.js';
 import { canAccess } from './repo-nodes.js';
 

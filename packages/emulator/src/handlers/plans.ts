@@ -1,5 +1,4 @@
 import { formatTimestamp } from '@casebridge/core/contract';
-import { type Ctx, type Handler, idf, invalid, notFound, ServiceError } from '../context.js';
 import {
   bugRefsOfRuns,
   checkDate,
@@ -9,9 +8,10 @@ import {
   requireIssue,
   runSteps,
   statusDef,
-} from '../domain.js';
-import { lozenge, presentCycle, presentHistory, presentMember } from '../present.js';
-import type { Cycle, Issue, Run, RunStep } from '../store.js';
+} from '../rules/domain.js';
+import { lozenge, presentCycle, presentHistory, presentMember } from '../rules/present.js';
+import { type Ctx, type Handler, idf, invalid, notFound, ServiceError } from '../service/context.js';
+import type { Cycle, Issue, Run, RunStep } from '../store/store.js';
 
 /** The fields of a run step that both run listings of a plan show. */
 function presentRunStep(ctx: Ctx, s: RunStep): Record<string, unknown> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Ctx, forbidden } from '../context.js';
-import type { RepoNode, Store, User } from '../store.js';
+import { type Ctx, forbidden } from '../service/context.js';
+import type { RepoNode, Store, User } from '../store/store.js';
 
 /**
  * The content repository's nodes: how they are created, who may touch them, and how they are presented (the

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { authenticate, openSession } from '../auth.js';
-import type { BlobStore } from '../blobs.js';
-import { type Ctx, forbidden, type Handler, notFound, Reply, ServiceError } from '../context.js';
-import type { RepoNode } from '../store.js';
+import { authenticate, openSession } from '../service/auth.js';
+import { type Ctx, forbidden, type Handler, notFound, Reply, ServiceError } from '../service/context.js';
+import type { BlobStore } from '../store/blobs.js';
+import type { RepoNode } from '../store/store.js';
 import {
   canAccess,
   DEFAULT_ASPECTS,

@@ -1,6 +1,14 @@
-import { type Ctx, type Handler, invalid, notFound } from '../context.js';
-import { bugRefsOfRuns, byId, ISSUE_TYPES, issueRef, issuesByIds, linkedIssues, requireOfType } from '../domain.js';
-import type { Issue, Project, RequirementSuite, Store } from '../store.js';
+import {
+  bugRefsOfRuns,
+  byId,
+  ISSUE_TYPES,
+  issueRef,
+  issuesByIds,
+  linkedIssues,
+  requireOfType,
+} from '../rules/domain.js';
+import { type Ctx, type Handler, invalid, notFound } from '../service/context.js';
+import type { Issue, Project, RequirementSuite, Store } from '../store/store.js';
 
 /**
  * Requirement and requirement-suite operations.

@@ -1,5 +1,4 @@
 import { formatExecutionOn, formatTimestamp } from '@casebridge/core/contract';
-import { type Ctx, type Handler, idf, invalid, notFound, ServiceError } from '../context.js';
 import {
   addHistory,
   allBugsOfRun,
@@ -16,9 +15,10 @@ import {
   rollUp,
   runSteps,
   setRunStatus,
-} from '../domain.js';
-import { attachmentUrl, lozenge, neighbours, presentRunDetails } from '../present.js';
-import type { Cycle, Issue, Run, RunStep } from '../store.js';
+} from '../rules/domain.js';
+import { attachmentUrl, lozenge, neighbours, presentRunDetails } from '../rules/present.js';
+import { type Ctx, type Handler, idf, invalid, notFound, ServiceError } from '../service/context.js';
+import type { Cycle, Issue, Run, RunStep } from '../store/store.js';
 import { checkScreenFields } from './jira-fields.js';
 
 /**

@@ -1,7 +1,7 @@
-import { type Handler, invalid, notFound } from '../context.js';
-import { issueRef } from '../domain.js';
-import type { Cycle, Issue, Store, TestSuite } from '../store.js';
-import { ensureSuitePath, parseSuitePath, suiteNames, suitePathOf } from '../suite-path.js';
+import { issueRef } from '../rules/domain.js';
+import { ensureSuitePath, parseSuitePath, suiteNames, suitePathOf } from '../rules/suite-path.js';
+import { type Handler, invalid, notFound } from '../service/context.js';
+import type { Cycle, Issue, Store, TestSuite } from '../store/store.js';
 
 /**
  * Handlers of the test suite operations (group `suites`) and of the build / environment defect queries.

@@ -1,10 +1,10 @@
 import type { Service } from '@casebridge/core/contract';
-import type { Variant } from '../context.js';
-import type { FaultController, FaultRuleInput } from '../faults.js';
-import type { JiraBehaviour, JiraBehaviourInput, Profile } from '../profile.js';
-import type { RateLimitOptions } from '../ratelimit.js';
-import type { Seed, SeedInput } from '../seed.js';
-import type { Store } from '../store.js';
+import type { FaultController, FaultRuleInput } from '../behaviour/faults.js';
+import type { JiraBehaviour, JiraBehaviourInput, Profile } from '../behaviour/profile.js';
+import type { RateLimitOptions } from '../behaviour/ratelimit.js';
+import type { Seed, SeedInput } from '../seed/seed.js';
+import type { Variant } from '../service/context.js';
+import type { Store } from '../store/store.js';
 
 // The emulator's public shapes: what `startEmulator` (../server.ts) takes and answers, and its request log. Here,
 // below the pipeline and the UI, because they hold a running emulator too (`Env.emu`, the admin endpoints).
@@ -15,7 +15,7 @@ export interface EmulatorOptions {
    * `~`, tokens as Bearer only, CAPTCHA after 3 failed logins); `ideal`: the kind stand-in. See the README.
    */
   profile?: Profile;
-  /** Knobs of the Jira behaviour, each over the profile's value (src/profile.ts). */
+  /** Knobs of the Jira behaviour, each over the profile's value (src/behaviour/profile.ts). */
   jira?: JiraBehaviourInput;
   /** Port to listen on; 0 picks a free one. Default 8990. */
   port?: number;

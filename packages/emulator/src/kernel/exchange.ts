@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '@casebridge/core/contract';
-import type { BlobStore } from '../blobs.js';
-import type { Cluster } from '../cluster.js';
-import type { Variant } from '../context.js';
-import type { FaultController } from '../faults.js';
-import type { JiraBehaviour } from '../profile.js';
-import type { RateLimiter } from '../ratelimit.js';
-import type { Router } from '../router.js';
-import type { SearchIndex } from '../search-index.js';
-import type { Store } from '../store.js';
+import type { FaultController } from '../behaviour/faults.js';
+import type { JiraBehaviour } from '../behaviour/profile.js';
+import type { RateLimiter } from '../behaviour/ratelimit.js';
+import type { Cluster } from '../service/cluster.js';
+import type { Variant } from '../service/context.js';
+import type { Router } from '../service/router.js';
+import type { BlobStore } from '../store/blobs.js';
+import type { SearchIndex } from '../store/search-index.js';
+import type { Store } from '../store/store.js';
 import type { RequestLogEntry, RunningEmulator } from './emulator.js';
 
 /** What every request of one emulator shares: its state and settings, fixed when it starts. */
@@ -20,7 +20,7 @@ export interface Env {
   faults: FaultController;
   /** Absent: no rate limit. */
   limiter: RateLimiter | undefined;
-  /** How harsh the emulated Jira is (src/profile.ts); one object, changed in place by `PUT /__emulator/jira`. */
+  /** How harsh the emulated Jira is (behaviour/profile.ts); one object, changed in place by `PUT /__emulator/jira`. */
   jira: JiraBehaviour;
   /** The load balancer in front of the simulated nodes. */
   cluster: Cluster;

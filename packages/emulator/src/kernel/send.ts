@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { OperationDef, Service } from '@casebridge/core/contract';
-import type { BlobStore } from '../blobs.js';
-import type { ServiceError } from '../context.js';
+import type { ServiceError } from '../service/context.js';
+import type { BlobStore } from '../store/blobs.js';
 
 // How an answer is written: the services' error bodies and file downloads. Here, below the pipeline, because the
 // downloads at the URLs the services hand out (handlers/) answer with them too, outside the pipeline's steps.

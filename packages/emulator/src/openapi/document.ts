@@ -1,7 +1,7 @@
 import { isMultipart, type OperationDef, operations, SERVICE_PREFIXES, type Service } from '@casebridge/core/contract';
 import type * as z from 'zod';
-import { PUBLIC_OPERATIONS } from '../auth.js';
-import { templateNames } from '../router.js';
+import { PUBLIC_OPERATIONS } from '../service/auth.js';
+import { templateNames } from '../service/router.js';
 import { type Json, type JsonObject, jsonSchema, objectParts } from './json-schema.js';
 import { errorSchemas, responses } from './responses.js';
 

@@ -1,6 +1,6 @@
 import type { OperationDef } from '@casebridge/core/contract';
-import { PUBLIC_OPERATIONS } from '../auth.js';
-import { templateNames } from '../router.js';
+import { PUBLIC_OPERATIONS } from '../service/auth.js';
+import { templateNames } from '../service/router.js';
 import { type Converted, type JsonObject, jsonSchema } from './json-schema.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { OperationDef } from '@casebridge/core/contract';
-import { authenticate, captchaHeaders, GUEST, PUBLIC_OPERATIONS } from '../auth.js';
-import { ServiceError } from '../context.js';
 import { ANSWERED, type Answered, type Env, type ServiceExchange } from '../kernel/exchange.js';
 import { sendError } from '../kernel/send.js';
-import type { User } from '../store.js';
+import { authenticate, captchaHeaders, GUEST, PUBLIC_OPERATIONS } from '../service/auth.js';
+import { ServiceError } from '../service/context.js';
+import type { User } from '../store/store.js';
 
 /** Who sent the request. */
 export interface Caller {

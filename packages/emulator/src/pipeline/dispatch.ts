@@ -1,7 +1,7 @@
-import { type Ctx, ServiceError } from '../context.js';
 import { handlers } from '../handlers/index.js';
 import { ANSWERED, type Answered, type Env, type ServiceExchange } from '../kernel/exchange.js';
 import { sendError } from '../kernel/send.js';
+import { type Ctx, ServiceError } from '../service/context.js';
 
 /** The dispatch step: the operation's handler runs; what it returns is the answer. */
 export async function dispatch(ctx: Ctx): Promise<unknown> {

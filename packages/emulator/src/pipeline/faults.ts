@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceError } from '../context.js';
-import { type FaultDecision, servletErrorPage } from '../faults.js';
+import { type FaultDecision, servletErrorPage } from '../behaviour/faults.js';
 import { ANSWERED, type Answered, type Env, type ServiceExchange } from '../kernel/exchange.js';
 import { sendError } from '../kernel/send.js';
+import { ServiceError } from '../service/context.js';
 
 /**
  * The faults step, first of all: a fault stands for the network or a proxy in front of the service. Latency is

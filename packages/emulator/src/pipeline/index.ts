@@ -19,7 +19,7 @@ import { address, route } from './route.js';
  * documentation are the emulator's own and skip it. Each step either hands its result to the next or answers the
  * request itself (an error, a fault, a download) and returns ANSWERED, which ends the pipeline.
  *
- * 0. balance: the simulated Jira node the load balancer sends the request to (src/cluster.ts);
+ * 0. balance: the simulated Jira node the load balancer sends the request to (src/service/cluster.ts);
  * 1. faults: injected latency, error answers, resets and hangs (what the network or a proxy would do);
  * 2. rate limit: 429 above the configured rate (one bucket for all);
  *    then the downloads at the URLs the services hand out (not operations of the spec);

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import type { BlobStore } from '../blobs.js';
-import { ServiceError, type UploadedFile } from '../context.js';
+import { ServiceError, type UploadedFile } from '../service/context.js';
+import type { BlobStore } from '../store/blobs.js';
 
 /**
  * Reads a multipart/form-data body: its fields, and its files streamed to the blob store (each at most `maxFile`

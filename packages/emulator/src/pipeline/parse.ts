@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { isMultipart, type OperationDef, operations } from '@casebridge/core/contract';
 import type { z } from 'zod';
-import { GUEST } from '../auth.js';
-import { type Ctx, ServiceError } from '../context.js';
 import type { Env, ServiceExchange } from '../kernel/exchange.js';
-import type { Match } from '../router.js';
+import { GUEST } from '../service/auth.js';
+import { type Ctx, ServiceError } from '../service/context.js';
+import type { Match } from '../service/router.js';
 import type { Caller } from './access.js';
 import { readMultipart } from './multipart.js';
 

@@ -1,8 +1,8 @@
 import type { OperationDef } from '@casebridge/core/contract';
-import { FileReply, Reply, ServiceError } from '../context.js';
-import { type FaultDecision, malformedBody } from '../faults.js';
+import { type FaultDecision, malformedBody } from '../behaviour/faults.js';
 import type { Env, ServiceExchange } from '../kernel/exchange.js';
 import { sendBlob, sendError } from '../kernel/send.js';
+import { FileReply, Reply, ServiceError } from '../service/context.js';
 
 /**
  * The reply step: writes what the handler returned (a body, a `Reply` with another status or headers, or a

@@ -1,8 +1,8 @@
 import { SERVICE_PREFIXES, type Service } from '@casebridge/core/contract';
-import { ServiceError } from '../context.js';
 import { ANSWERED, type Answered, type Env, type Exchange, type ServiceExchange } from '../kernel/exchange.js';
 import { sendError } from '../kernel/send.js';
-import type { Match } from '../router.js';
+import { ServiceError } from '../service/context.js';
+import type { Match } from '../service/router.js';
 
 /** Which service a request is for, and the path after its prefix: the Jira platform owns every other path. */
 export function address(x: Exchange): ServiceExchange {

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { authenticate, openSession, parseCookies, solveCaptcha } from '../auth.js';
-import { routeCookie } from '../cluster.js';
 import { balance } from '../kernel/balance.js';
 import type { Env, Exchange } from '../kernel/exchange.js';
-import type { User } from '../store.js';
+import { authenticate, openSession, parseCookies, solveCaptcha } from '../service/auth.js';
+import { routeCookie } from '../service/cluster.js';
+import type { User } from '../store/store.js';
 import { href, html, type SafeHtml } from './html.js';
 import { messagePage, page, redirect, SECURITY_HEADERS, sendHtml, type Viewer } from './layout.js';
 import { isOpen, type UiState, uiState } from './state.js';

@@ -1,5 +1,5 @@
-import { statusDef } from '../domain.js';
-import type { Cycle, Issue } from '../store.js';
+import { statusDef } from '../rules/domain.js';
+import type { Cycle, Issue } from '../store/store.js';
 import { cycleUrl, href, html, orDash, type SafeHtml, when } from './html.js';
 import { page } from './layout.js';
 import { attributeMatrix } from './matrix.js';

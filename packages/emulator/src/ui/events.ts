@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Change, Store } from '../store.js';
+import type { Change, Store } from '../store/store.js';
 import { SECURITY_HEADERS } from './layout.js';
 
 /**

@@ -1,5 +1,5 @@
 import { ZodError } from 'zod';
-import type { FaultRule, FaultRuleInput } from '../faults.js';
+import type { FaultRule, FaultRuleInput } from '../behaviour/faults.js';
 import type { Exchange } from '../kernel/exchange.js';
 import { crossSite, readForm, refuseCrossSite } from './access.js';
 import { href, html, type SafeHtml } from './html.js';

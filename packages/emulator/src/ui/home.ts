@@ -1,5 +1,5 @@
-import { ISSUE_TYPES } from '../domain.js';
-import type { Issue } from '../store.js';
+import { ISSUE_TYPES } from '../rules/domain.js';
+import type { Issue } from '../store/store.js';
 import { browseUrl, cycleUrl, html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 import { latestCycle, runsByCycle } from './model.js';

@@ -1,6 +1,6 @@
 import type { Env, Exchange } from '../kernel/exchange.js';
-import { safeDecode } from '../router.js';
-import type { Cycle, Issue } from '../store.js';
+import { safeDecode } from '../service/router.js';
+import type { Cycle, Issue } from '../store/store.js';
 import { refuseNonAdmin, resolveViewer, serveLogin, serveLogout, toLogin } from './access.js';
 import { cycleFragment, cyclePage } from './cycle.js';
 import { faultsPage } from './faults-page.js';

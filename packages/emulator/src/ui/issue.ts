@@ -1,4 +1,4 @@
-import type { Issue, Run, Store } from '../store.js';
+import type { Issue, Run, Store } from '../store/store.js';
 import { browseUrl, cycleUrl, html, orDash, type SafeHtml, when } from './html.js';
 import { page } from './layout.js';
 import { planOf, userLabel } from './model.js';

@@ -1,5 +1,5 @@
+import { type JiraBehaviourInput, PROFILES } from '../behaviour/profile.js';
 import type { Exchange } from '../kernel/exchange.js';
-import { type JiraBehaviourInput, PROFILES } from '../profile.js';
 import { crossSite, readForm, refuseCrossSite } from './access.js';
 import { href, html, type SafeHtml } from './html.js';
 import { page, redirect, sendHtml } from './layout.js';
@@ -7,7 +7,7 @@ import type { View } from './view.js';
 import { table } from './widgets.js';
 
 /**
- * `/rehearsal/jira`: how harsh the emulated Jira Data Center is (the knobs of src/profile.ts, as `GET
+ * `/rehearsal/jira`: how harsh the emulated Jira Data Center is (the knobs of src/behaviour/profile.ts, as `GET
  * /__emulator/jira` answers them), and a form that changes some of them while the emulator runs, with the same
  * checks as `PUT /__emulator/jira`. A reset puts the start options back.
  */

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { User } from '../store.js';
+import type { User } from '../store/store.js';
 import { html, type SafeHtml, trusted } from './html.js';
 import { displayName } from './model.js';
 

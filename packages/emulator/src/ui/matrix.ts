@@ -1,5 +1,5 @@
-import { statusDef } from '../domain.js';
-import type { Cycle, Issue, Run, Store } from '../store.js';
+import { statusDef } from '../rules/domain.js';
+import type { Cycle, Issue, Run, Store } from '../store/store.js';
 import { cycleUrl, html, type SafeHtml } from './html.js';
 import { statusBadge } from './widgets.js';
 

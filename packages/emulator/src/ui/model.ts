@@ -1,5 +1,5 @@
-import { issueByKey, statusDef } from '../domain.js';
-import type { Attachment, Cycle, Issue, Run, RunStatusDef, Store, User } from '../store.js';
+import { issueByKey, statusDef } from '../rules/domain.js';
+import type { Attachment, Cycle, Issue, Run, RunStatusDef, Store, User } from '../store/store.js';
 
 /**
  * What the pages read from the store, beyond the shared domain rules: statuses in display order, cycles of a plan,

@@ -1,5 +1,5 @@
-import { byId, issuesByIds, linkedIssues } from '../domain.js';
-import type { Issue, RequirementSuite, Store } from '../store.js';
+import { byId, issuesByIds, linkedIssues } from '../rules/domain.js';
+import type { Issue, RequirementSuite, Store } from '../store/store.js';
 import { browseUrl, html, type SafeHtml, when } from './html.js';
 import { issuePage, runHref, runPlace } from './issue.js';
 import { suitePaths, type View } from './view.js';

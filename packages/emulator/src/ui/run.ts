@@ -1,5 +1,5 @@
-import { allBugsOfRun, bugsOf, runSteps } from '../domain.js';
-import type { Attachment, Issue, Run, RunStep } from '../store.js';
+import { allBugsOfRun, bugsOf, runSteps } from '../rules/domain.js';
+import type { Attachment, Issue, Run, RunStep } from '../store/store.js';
 import { browseUrl, bytes, html, orDash, type SafeHtml, when } from './html.js';
 import { statusColour, userLabel } from './model.js';
 import { attachmentHref, type View } from './view.js';

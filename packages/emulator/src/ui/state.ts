@@ -1,5 +1,5 @@
 import type { Env } from '../kernel/exchange.js';
-import type { Change } from '../store.js';
+import type { Change } from '../store/store.js';
 import { CycleEvents } from './events.js';
 
 /**

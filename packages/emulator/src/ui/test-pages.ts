@@ -1,6 +1,6 @@
-import { allBugsOfRun, byId, issuesByIds, linkedIssues } from '../domain.js';
-import type { Issue } from '../store.js';
-import { suitePathOf } from '../suite-path.js';
+import { allBugsOfRun, byId, issuesByIds, linkedIssues } from '../rules/domain.js';
+import { suitePathOf } from '../rules/suite-path.js';
+import type { Issue } from '../store/store.js';
 import { browseUrl, cycleUrl, html, orDash, type SafeHtml, when } from './html.js';
 import { issuePage, runHref, runPlace } from './issue.js';
 import { attachmentsIndex, cyclesOfPlan, runsByCycle, userLabel } from './model.js';

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { SERVICE_PREFIXES } from '@casebridge/core/contract';
 import type { Env } from '../kernel/exchange.js';
-import { attachmentUrl } from '../present.js';
-import type { Attachment, Store } from '../store.js';
+import { attachmentUrl } from '../rules/present.js';
+import type { Attachment, Store } from '../store/store.js';
 import type { Viewer } from './layout.js';
 
 /** One UI request as the pages see it: the store, who is looking, and how to reach the emulator back. */

@@ -1,5 +1,5 @@
-import { statusDef } from '../domain.js';
-import type { Run, Store } from '../store.js';
+import { statusDef } from '../rules/domain.js';
+import type { Run, Store } from '../store/store.js';
 import { type HtmlValue, html, type SafeHtml } from './html.js';
 import { countByStatus, statusColour, textOn } from './model.js';
 

@@ -1,4 +1,4 @@
-import type { Issue, Store, Transition, Workflow, WorkflowStatus } from './store.js';
+import type { Issue, Store, Transition, Workflow, WorkflowStatus } from '../store/store.js';
 
 /**
  * Jira workflows as the emulator keeps them: which workflow an issue follows (by project and issue type), the

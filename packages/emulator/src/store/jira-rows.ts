@@ -33,7 +33,10 @@ export interface Transition {
   /** Statuses it is offered from (empty: any). */
   from: string[];
   resolution: string | null;
-  /** Transition screen (absent: none; then only a resolving transition takes `resolution`). See jira-workflow.ts. */
+  /**
+   * Transition screen (absent: none; then only a resolving transition takes `resolution`). See
+   * handlers/jira-workflow.ts.
+   */
   screen?: { fields: string[]; required: string[]; validators?: string[] };
 }
 

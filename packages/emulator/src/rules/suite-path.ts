@@ -1,5 +1,5 @@
-import { invalid } from './context.js';
-import type { Store, TestSuite } from './store.js';
+import { invalid } from '../service/context.js';
+import type { Store, TestSuite } from '../store/store.js';
 
 /**
  * Test-suite paths as the service writes them: suite names joined by `/`, where a literal `/` inside one name is

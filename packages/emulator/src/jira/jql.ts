@@ -1,4 +1,4 @@
-import { ServiceError } from './context.js';
+import { ServiceError } from '../service/context.js';
 
 /**
  * JQL, the subset a reporter needs: `field op value` clauses joined by AND (a clause may be a parenthesised group of

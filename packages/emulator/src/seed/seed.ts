@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { configureCaptcha } from './auth.js';
-import { issueByKey } from './domain.js';
+import { issueByKey } from '../rules/domain.js';
+import { configureCaptcha } from '../service/auth.js';
+import type { Store } from '../store/store.js';
 import {
   applyResolutions,
   applyRunStatuses,
@@ -14,7 +15,6 @@ import {
   seededStatus,
   workflowSchema,
 } from './seed-jira.js';
-import type { Store } from './store.js';
 
 /**
  * Seed data: the state the emulator starts from (and returns to on reset). The format is documented in the
@@ -95,7 +95,7 @@ const userSchema = z.strictObject({
   tokens: z.array(z.string()).default([]),
   licensed: z.boolean().default(true),
   admin: z.boolean().default(false),
-  /** Jira asks this user for a CAPTCHA from the start: Basic logins answer 403 CAPTCHA_CHALLENGE (see auth.ts). */
+  /** Jira asks this user for a CAPTCHA from the start: Basic logins answer 403 CAPTCHA_CHALLENGE (service/auth.ts). */
   captcha: z.boolean().default(false),
 });
 
@@ -223,7 +223,7 @@ export function loadSeedFile(path: string): Seed {
   return parsed.data;
 }
 
-/** The system fields a create screen may list (see handlers/jira-fields.ts). */
+/** The system fields a create screen may list (see ../handlers/jira-fields.ts). */
 const SCREEN_FIELDS = [
   'labels',
   'components',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { RunStatusDef, Store, Transition, Workflow } from './store.js';
-import { initialStatus, statusCategory, workflowFor } from './workflows.js';
+import { initialStatus, statusCategory, workflowFor } from '../jira/workflows.js';
+import type { RunStatusDef, Store, Transition, Workflow } from '../store/store.js';
 
 /**
  * The per-instance configuration of a seed (see seed.ts): Jira workflows per project and issue type, synapseRT's

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Service } from '@casebridge/core/contract';
-import type { Store, User } from './store.js';
+import type { Store, User } from '../store/store.js';
 
 /**
  * Authentication as the two real products do it.
  * - Test management (inside Jira): Basic (the password; a personal access token too only where `patAsBasic`
  *   allows it, the ideal profile), `Bearer <PAT>`, or a JSESSIONID cookie from `POST /rest/auth/1/session`, valid
- *   on the cluster node that issued it (src/cluster.ts).
+ *   on the cluster node that issued it (cluster.ts).
  * - Content repository: the `Authorization` header with `Basic`, `Bearer` or `EDU-TICKET` (prefix matched
  *   case-insensitively), or a JSESSIONID cookie set by an earlier authenticated response.
  */

@@ -1,4 +1,5 @@
-import { type Ctx, forbidden, invalid, notFound } from './context.js';
+import { initialStatus } from '../jira/workflows.js';
+import { type Ctx, forbidden, invalid, notFound } from '../service/context.js';
 import type {
   Cycle,
   HistoryEntry,
@@ -10,8 +11,7 @@ import type {
   RunStep,
   Store,
   User,
-} from './store.js';
-import { initialStatus } from './workflows.js';
+} from '../store/store.js';
 
 /**
  * Rules of the test-management service shared by several operation groups (the presenters that turn rows into the
@@ -287,11 +287,11 @@ export function createIssue(
     summary: string;
     description?: string | null;
     labels?: string[];
-    /** Other create-screen fields, normalised (see handlers/jira-fields.ts). */
+    /** Other create-screen fields, normalised (see ../handlers/jira-fields.ts). */
     fields?: Record<string, unknown>;
   },
 ): Issue {
-  // Creating an issue takes Jira time (Jira behaviour `createMs`): the answer waits for it (pipeline/index.ts).
+  // Creating an issue takes Jira time (Jira behaviour `createMs`): the answer waits for it (../pipeline/index.ts).
   const cost = ctx.cluster?.jira.createMs ?? 0;
   if (cost > 0) ctx.workMs = (ctx.workMs ?? 0) + cost;
   project.issueCounter += 1;

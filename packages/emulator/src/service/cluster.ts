@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { JiraBehaviour } from '../behaviour/profile.js';
 import { parseCookies } from './auth.js';
-import type { JiraBehaviour } from './profile.js';
 
 /**
  * The load balancer in front of a simulated Jira Data Center cluster ("Jira Data Center Load Balancer examples"):

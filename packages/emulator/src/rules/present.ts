@@ -1,7 +1,7 @@
 import { formatExecutionOn, formatTimestamp } from '@casebridge/core/contract';
-import { type Ctx, idf } from './context.js';
+import { type Ctx, idf } from '../service/context.js';
+import type { Attachment, BugLink, Cycle, HistoryEntry, Issue, PlanMember, Run, Store } from '../store/store.js';
 import { allBugsOfRun, bugsOf, issueRef, runSteps, statusDef } from './domain.js';
-import type { Attachment, BugLink, Cycle, HistoryEntry, Issue, PlanMember, Run, Store } from './store.js';
 
 /** The presenters of the test-management service: rows turned into the documented response shapes of the variant. */
 

@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { CasebridgeError, type OperationDef } from '@casebridge/core/contract';
-import type { BlobStore } from './blobs.js';
-import type { JiraBehaviour } from './profile.js';
-import type { SearchIndex } from './search-index.js';
-import type { Store, User } from './store.js';
+import type { JiraBehaviour } from '../behaviour/profile.js';
+import type { BlobStore } from '../store/blobs.js';
+import type { SearchIndex } from '../store/search-index.js';
+import type { Store, User } from '../store/store.js';
 
 /**
  * Which documented variant the emulator speaks.
