@@ -1,10 +1,26 @@
+import type { ArrayExpression, ObjectExpression } from '@babel/types';
 import type { Runner } from '../sync/list.js';
-import { configObjects, members, type Prop, read, type Source, type Token, valueKind, valueText } from './lexer.js';
+import {
+  configObjects,
+  endOf,
+  type Member,
+  members,
+  namesInCode,
+  type Parsed,
+  parseConfig,
+  startOf,
+  textOf,
+  unwrap,
+  valueKind,
+  valueText,
+  walk,
+} from './parse.js';
 import { REPORTER, TARGETS } from './runners.js';
 
 /**
- * The edit of a JS/TS config as text: one insertion or one replaced literal, in the file's own line ends, indent and
- * quotes, so the user's formatting and comments stay; or, when the edit cannot be made for certain, why not.
+ * The edit of a JS/TS config as text: the parser (parse.ts) says where the config object and its reporter option
+ * are, and the edit is one insertion or one replaced literal spliced in at those offsets, in the file's own line ends,
+ * indent and quotes, so every byte it does not add stays; or, when the edit cannot be made for certain, why not.
  */
 
 interface Edit {
@@ -14,6 +30,7 @@ interface Edit {
   text: string;
 }
 
+/** The edits, from the last to the first, so that each one's offsets still hold; none share an offset. */
 function applyEdits(src: string, edits: Edit[]): string {
   let out = src;
   for (const e of [...edits].sort((a, b) => b.at - a.at)) {
@@ -29,17 +46,22 @@ interface Style {
   q: string;
 }
 
-function styleOf(s: Source): Style {
-  const eol = s.src.includes('\r\n') ? '\r\n' : '\n';
+function styleOf(p: Parsed): Style {
+  const eol = p.src.includes('\r\n') ? '\r\n' : '\n';
   let unit = '  ';
-  if (/^\t+\S/m.test(s.src)) unit = '\t';
+  if (/^\t+\S/m.test(p.code)) unit = '\t';
   else {
-    const widths = [...s.src.matchAll(/^( +)\S/gm)].map((m) => (m[1] as string).length).filter((n) => n >= 2);
+    const widths = [...p.code.matchAll(/^( +)\S/gm)].map((m) => (m[1] as string).length).filter((n) => n >= 2);
     if (widths.length > 0) unit = ' '.repeat(Math.min(...widths, 8));
   }
-  const strings = s.tokens.filter((t) => t.kind === 'string');
-  const doubles = strings.filter((t) => t.text.startsWith('"')).length;
-  return { eol, unit, q: doubles > strings.length - doubles ? '"' : "'" };
+  let singles = 0;
+  let doubles = 0;
+  for (const n of walk(p.ast.program)) {
+    const raw = n.type === 'StringLiteral' ? (n.extra?.raw as string | undefined) : undefined;
+    if (raw?.startsWith('"')) doubles++;
+    else if (raw?.startsWith("'")) singles++;
+  }
+  return { eol, unit, q: doubles > singles ? '"' : "'" };
 }
 
 /** The white space the line holding `pos` starts with. */
@@ -48,33 +70,71 @@ function indentAt(src: string, pos: number): string {
   return /^[ \t]*/.exec(src.slice(lineStart))?.[0] ?? '';
 }
 
-/** Inserts `member` as the first member of the object at `open`: its own line in a multi-line object. */
-function insertMember(s: Source, open: number, member: string, style: Style): Edit {
-  const o = s.tokens[open] as Token;
-  const close = s.partner[open] as number;
-  const next = s.tokens[open + 1] as Token;
-  const gap = s.src.slice(o.end, next.start);
-  if (!gap.includes('\n'))
-    return close === open + 1 ? { at: o.end, text: ` ${member} ` } : { at: o.end, text: ` ${member},` };
-  if (close === open + 1)
-    return { at: o.end, text: `${style.eol}${indentAt(s.src, next.start)}${style.unit}${member},` };
-  // After the `{` line (and a comment on it), before any comment that belongs to the first member.
-  return { at: s.src.indexOf('\n', o.end) + 1, text: `${indentAt(s.src, next.start)}${member},${style.eol}` };
+/** The offset of the first character of code (not space, not comment) from `from`. */
+function codeFrom(p: Parsed, from: number): number {
+  const i = p.code.slice(from).search(/\S/);
+  return i < 0 ? p.code.length : from + i;
 }
 
-/** Appends `item` to the array (or object) literal at `open`, in its layout (one item a line or all on one). */
-function appendItem(s: Source, open: number, item: string, style: Style): Edit {
-  const o = s.tokens[open] as Token;
-  const close = s.partner[open] as number;
-  if (close === open + 1) return { at: o.end, remove: (s.tokens[close] as Token).start - o.end, text: item };
-  const first = s.tokens[open + 1] as Token;
-  const last = s.tokens[close - 1] as Token;
-  const trailingComma = last.text === ',';
-  if (s.src.slice(o.end, first.start).includes('\n')) {
-    const indent = indentAt(s.src, first.start);
-    return { at: last.end, text: trailingComma ? `${style.eol}${indent}${item},` : `,${style.eol}${indent}${item}` };
+/** The offset just after the last character of code before `to`. */
+function codeEndBefore(p: Parsed, to: number): number {
+  return p.code.slice(0, to).trimEnd().length;
+}
+
+/** Whether `pos` lies inside a comment (where an insertion would be commented out). */
+const inComment = (p: Parsed, pos: number) =>
+  (p.ast.comments ?? []).some((c) => (c.start ?? 0) < pos && pos < (c.end ?? 0));
+
+/** The end of the line holding `pos` (before its `\r\n` or `\n`), when that comes before `limit`; else `pos`. */
+function lineEnd(p: Parsed, pos: number, limit: number): number {
+  const nl = p.src.indexOf('\n', pos);
+  if (nl < 0 || nl >= limit) return pos;
+  const end = p.src[nl - 1] === '\r' ? nl - 1 : nl;
+  return inComment(p, end) ? pos : end;
+}
+
+/** Inserts `member` as the first member of the object literal `o`: its own line in a multi-line object. */
+function insertMember(p: Parsed, o: ObjectExpression, member: string, style: Style): Edit {
+  const open = startOf(o) + 1;
+  const close = endOf(o) - 1;
+  const first = codeFrom(p, open);
+  const inner = p.src.slice(open, close);
+  if (!p.src.slice(open, first).includes('\n')) {
+    if (first < close) return { at: open, text: ` ${member},` };
+    return /^\s*$/.test(inner)
+      ? { at: open, remove: inner.length, text: ` ${member} ` }
+      : { at: open, text: ` ${member}` };
   }
-  return { at: last.end, text: trailingComma ? ` ${item}` : `, ${item}` };
+  if (first === close) return { at: open, text: `${style.eol}${indentAt(p.src, close)}${style.unit}${member},` };
+  // After the `{` line (and a comment on it), before any comment that belongs to the first member.
+  const at = p.src.indexOf('\n', open) + 1;
+  if (inComment(p, at)) return { at: first, text: `${member},${style.eol}${indentAt(p.src, first)}` };
+  return { at, text: `${indentAt(p.src, first)}${member},${style.eol}` };
+}
+
+/**
+ * Appends `item` to the array (or object) literal `a`, in its layout: one item a line (after a comment that ends
+ * the last item's line, trailing comma kept or not) or all on one line.
+ */
+function appendItem(p: Parsed, a: ArrayExpression | ObjectExpression, item: string, style: Style): Edit[] {
+  const open = startOf(a) + 1;
+  const close = endOf(a) - 1;
+  const first = codeFrom(p, open);
+  if (first >= close) {
+    const inner = p.src.slice(open, close);
+    return [/^\s*$/.test(inner) ? { at: open, remove: inner.length, text: item } : { at: open, text: item }];
+  }
+  const last = codeEndBefore(p, close);
+  const trailingComma = p.code[last - 1] === ',';
+  if (!p.src.slice(open, first).includes('\n')) return [{ at: last, text: trailingComma ? ` ${item}` : `, ${item}` }];
+  const indent = indentAt(p.src, first);
+  const end = lineEnd(p, last, close);
+  if (trailingComma) return [{ at: end, text: `${style.eol}${indent}${item},` }];
+  if (end === last) return [{ at: last, text: `,${style.eol}${indent}${item}` }];
+  return [
+    { at: last, text: ',' },
+    { at: end, text: `${style.eol}${indent}${item}` },
+  ];
 }
 
 /** An expression shortened to one line for a message. */
@@ -83,20 +143,19 @@ export const brief = (text: string) => {
   return line.length > 70 ? `${line.slice(0, 67)}...` : line;
 };
 
+type Located = { holder: ObjectExpression; missing: string[]; prop?: Member; last?: boolean } | { why: string };
+
 /**
  * Where the reporters are in a parsed config: the object that holds the last key of the target's path, and that
  * key's member when present; or why it cannot be told.
  */
-function locate(
-  s: Source,
-  runner: Runner,
-): { holder: number; missing: string[]; prop?: Prop; last?: boolean } | { why: string } {
+function locate(p: Parsed, runner: Runner): Located {
   const target = TARGETS[runner];
-  let candidates = configObjects(s);
+  let candidates = configObjects(p);
   if (candidates.length > 1) {
     // Several objects (a base config beside the exported one, `mergeConfig(base, defineConfig({ test }))`): the one
     // that holds the option is the config; when none or several do, it is not guessed.
-    const holding = candidates.filter((c) => members(s, c).some((m) => m.key === target.path[0]));
+    const holding = candidates.filter((c) => members(c).some((m) => m.key === target.path[0]));
     candidates = holding.length > 0 ? holding : candidates;
   }
   if (candidates.length === 0) {
@@ -105,44 +164,52 @@ function locate(
     };
   }
   if (candidates.length > 1) return { why: 'it holds more than one config object and it is not clear which is used' };
-  let holder = candidates[0] as number;
+  let holder = candidates[0] as ObjectExpression;
   for (let depth = 0; depth < target.path.length; depth++) {
     const key = target.path[depth] as string;
-    const all = members(s, holder);
-    const prop = all.find((m) => m.kind === 'prop' && m.key === key);
+    const all = members(holder);
+    // The last one wins, as in the runner.
+    const prop = all.findLast((m) => m.kind === 'prop' && m.key === key);
     if (!prop) {
       const others = all.filter((m) => m.kind !== 'prop');
       // Vitest's own defaults hold `reporters: []`: after them, the option is ours to set.
-      if (others.length > 0 && others.every((m) => m.kind === 'spread' && valueText(s, m) === 'configDefaults')) {
+      if (
+        others.length > 0 &&
+        others.every((m) => m.kind === 'spread' && m.value?.type === 'Identifier' && m.value.name === 'configDefaults')
+      ) {
         return { holder, missing: target.path.slice(depth), last: true };
       }
       if (others.length > 0) {
         return {
-          why: `it has no \`${key}\` option of its own but a spread (\`...\`) or method that may set it; casebridge does not guess which one wins`,
+          why: `it has no \`${key}\` option of its own but a spread (\`...\`) or computed key that may set it; casebridge does not guess which one wins`,
         };
       }
       return { holder, missing: target.path.slice(depth) };
     }
     if (depth === target.path.length - 1) return { holder, missing: [], prop };
-    if (valueKind(s, prop) !== 'object') {
-      return { why: `its \`${key}\` option is not an object literal (\`${brief(valueText(s, prop))}\`)` };
+    if (valueKind(prop) !== 'object') {
+      return { why: `its \`${key}\` option is not an object literal (\`${brief(valueText(p, prop))}\`)` };
     }
-    holder = prop.from;
+    holder = unwrap(prop.value as ObjectExpression) as ObjectExpression;
   }
   return { why: 'unreachable' };
 }
 
-/** The edit that adds the reporter to a JS/TS config's text, or why it cannot be made safely. */
-export function editScript(
+/**
+ * The edit that adds the reporter to a JS/TS config's text; `present` when a string in its code already names the
+ * reporter (running init twice changes nothing); or why it cannot be made safely.
+ */
+export async function editScript(
   src: string,
   runner: Runner,
   viteFile: boolean,
-): { after: string; what: string } | { why: string } {
-  const s = read(src);
-  if (!s) return { why: 'casebridge could not read it (a string, comment or bracket that does not close)' };
+): Promise<{ after: string; what: string } | { present: true } | { why: string }> {
+  const p = await parseConfig(src);
+  if ('why' in p) return p;
+  if (namesInCode(p, REPORTER[runner])) return { present: true };
   const target = TARGETS[runner];
-  const style = styleOf(s);
-  const found = locate(s, runner);
+  const style = styleOf(p);
+  const found = locate(p, runner);
   if ('why' in found) return found;
   const edits: Edit[] = [];
   let what: string;
@@ -154,39 +221,43 @@ export function editScript(
     for (const key of [...rest].reverse()) value = `{ ${key}: ${value} }`;
     const member = `${first}: ${value}`;
     // First, so that it reads as the config's own; last when a spread before it would otherwise replace it.
-    edits.push(found.last ? appendItem(s, found.holder, member, style) : insertMember(s, found.holder, member, style));
+    edits.push(
+      ...(found.last ? appendItem(p, found.holder, member, style) : [insertMember(p, found.holder, member, style)]),
+    );
     what = `added the ${option} option with ${brief(target.fresh(style.q))}`;
     // A vite.config.ts typed by Vite's own defineConfig does not know `test`; this line teaches it (Vitest's docs).
-    if (viteFile && first === 'test' && !/reference\s+types=["']vitest/.test(src) && /from\s+["']vite["']/.test(src)) {
+    const fromVite = p.ast.program.body.some((s) => s.type === 'ImportDeclaration' && s.source.value === 'vite');
+    if (viteFile && first === 'test' && fromVite && !/reference\s+types=["']vitest/.test(src)) {
       edits.push({ at: 0, text: `/// <reference types="vitest/config" />${style.eol}` });
       what += ' (and the vitest/config types reference Vite configs need for it)';
     }
   } else {
-    const prop = found.prop as Prop;
-    const kind = valueKind(s, prop);
-    if (kind === 'array') {
-      edits.push(appendItem(s, prop.from, target.item(style.q), style));
+    const prop = found.prop as Member;
+    const kind = valueKind(prop);
+    const value = prop.value && unwrap(prop.value);
+    if (kind === 'array' && value?.type === 'ArrayExpression') {
+      edits.push(...appendItem(p, value, target.item(style.q), style));
       what = `appended ${target.item(style.q)} to ${option}`;
-    } else if (kind === 'string' && target.fromString) {
-      const t = s.tokens[prop.from] as Token;
-      edits.push({ at: t.start, remove: t.end - t.start, text: target.fromString(t.text, style.q) });
-      what = `made ${option} ${t.text} a list with ${target.item(style.q)} added`;
+    } else if (kind === 'string' && value && target.fromString) {
+      const text = textOf(p, value);
+      edits.push({ at: startOf(value), remove: text.length, text: target.fromString(text, style.q) });
+      what = `made ${option} ${text} a list with ${target.item(style.q)} added`;
     } else {
-      const text = brief(valueText(s, prop));
+      const text = brief(valueText(p, prop));
       const how =
         kind === 'string'
           ? `a string, not a list (\`${text}\`)`
-          : prop.to - prop.from === 1 && s.tokens[prop.from]?.kind === 'word'
+          : kind === 'variable'
             ? `the variable \`${text}\`, set elsewhere`
             : `computed (\`${text}\`)`;
       return { why: `its \`${option}\` option is ${how}` };
     }
   }
   const after = applyEdits(src, edits);
-  // Re-read what was made: it must pair its brackets and name the reporter where the runner looks for it.
-  const check = read(after);
-  const again = check && locate(check, runner);
-  if (!check || !again || 'why' in again || !again.prop || !valueText(check, again.prop).includes(REPORTER[runner])) {
+  // Parse what was made: it must still be valid and name the reporter where the runner looks for it.
+  const check = await parseConfig(after);
+  const again = 'why' in check ? undefined : locate(check, runner);
+  if (!again || 'why' in again || !again.prop || !valueText(check as Parsed, again.prop).includes(REPORTER[runner])) {
     return {
       why: 'the edited text did not check out (casebridge did not recognise its own edit); nothing was written',
     };

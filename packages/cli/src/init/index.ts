@@ -29,11 +29,12 @@ export { unifiedDiff } from './diff.js';
  * config next to the reporters already there, writes casebridge.config.json (never a credential), keeps the
  * journal out of git, names the packages to install and, with credentials at hand, runs the doctor.
  *
- * Config files are edited as text, not rewritten: a small lexer (strings, comments, template literals, regular
- * expressions) finds the config object and the reporter option, and an edit is one insertion or one replaced
- * literal, so the user's formatting and comments stay. What it cannot edit for certain (a computed reporter, a config
- * built by a function, a spread that may hold reporters) is left alone and the lines to add are printed instead.
- * Every edit is re-read after it is made and must still balance and name the reporter, else it is not written.
+ * Config files are edited as text, not rewritten: a real parser (`@babel/parser`, see parse.ts for why) finds the
+ * config object and the reporter option, and an edit is one insertion or one replaced literal spliced in at the
+ * offsets it gives, so the user's formatting and comments stay. What it cannot edit for certain (a computed
+ * reporter, a config built by a function, a spread that may hold reporters) is left alone and the lines to add are
+ * printed instead.
+ * Every edit is parsed again after it is made and must still be valid and name the reporter, else it is not written.
  */
 
 /** The .gitignore lines that already keep the journal folder out of git. */
@@ -125,7 +126,7 @@ export async function initCommand(opts: InitOptions, positionals: string[], io: 
         continue;
       }
     }
-    const outcome = setUp(dir, found);
+    const outcome = await setUp(dir, found);
     if (outcome.kind === 'present') {
       say(`${shown(outcome.file)}: already set up (it names ${REPORTER[runner]})`);
       ready.push(runner);

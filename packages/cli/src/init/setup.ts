@@ -12,7 +12,7 @@ export type Outcome =
   | { kind: 'manual'; file: string; why: string; snippet: string };
 
 /** The reporter's setup for one runner: the edit, "already set up", or the lines to add by hand and why. */
-export function setUp(dir: string, found: Found): Outcome {
+export async function setUp(dir: string, found: Found): Promise<Outcome> {
   const { runner, file } = found;
   const path = join(dir, file);
   const target = TARGETS[runner];
@@ -43,13 +43,18 @@ export function setUp(dir: string, found: Found): Outcome {
     if (JSON.stringify(pkg.jest ?? {}).includes(REPORTER.jest)) return { kind: 'present', file };
     return edited(file, before, editJestJson(before, true), `"jest": {\n${JSON_SNIPPET}\n}`);
   }
-  if (before.includes(REPORTER[runner])) return { kind: 'present', file };
-  if (file.endsWith('.json')) return edited(file, before, editJestJson(before, false), `{\n${JSON_SNIPPET}\n}`);
+  if (file.endsWith('.json')) {
+    if (before.includes(REPORTER[runner])) return { kind: 'present', file };
+    return edited(file, before, editJestJson(before, false), `{\n${JSON_SNIPPET}\n}`);
+  }
   const isVite = file.startsWith('vite.') && /\.[cm]?ts$/.test(file);
   // An ES module config gets the snippet in its own form.
   const esm = /\.m?[jt]s$/.test(file) && /^\s*export\s+default\b/m.test(before);
   const snippet = esm ? target.snippet.replace('module.exports =', 'export default') : target.snippet;
-  return edited(file, before, editScript(before, runner, isVite), snippet);
+  const result = await editScript(before, runner, isVite);
+  // A string in its code names the reporter (a comment naming it does not count).
+  if ('present' in result) return { kind: 'present', file };
+  return edited(file, before, result, snippet);
 }
 
 /** The edit of an existing file, or, when it could not be made, why and the `snippet` to add by hand. */
