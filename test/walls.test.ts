@@ -16,12 +16,14 @@ import { dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { coreDeps, drift } from '../walls.mjs';
 
 /**
  * The walls between folders, like Playwright's DEPS.list. Biome holds them: the root biome.json fails any import
  * cycle (type imports counted) and walls the adapters and the CLI; packages/core/biome.json and
  * packages/emulator/biome.json (nested, `"extends": "//"`) wall each folder with `noRestrictedImports` in
- * `overrides`. This file proves that a bad import is refused,
+ * `overrides`, generated from the one table in walls.mjs (this file fails when they drift from it, and reads its
+ * layer order from it). This file proves that a bad import is refused,
  * and checks what Biome cannot say: that every engine room has a wall, and the core's layer order over resolved
  * paths (a glob sees the specifier, not the file it lands on).
  */
@@ -29,35 +31,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CORE_SRC = join(ROOT, 'packages/core/src');
 
-/** Engine rooms, lowest first; a room imports the rooms below it, never one above it or beside it. */
-const ROOM_LAYERS = [
-  ['engine/kernel'],
-  ['engine/config'],
-  ['engine/jira'],
-  ['engine/cases', 'engine/journal'],
-  ['engine/defects'],
-  ['engine/delivery'],
-  ['engine/report'],
-  ['engine/query'], // what the reporters wrote, read back for the CLI's queries, its gate and its MCP server
-  ['engine'], // the files at the top of engine/ (engine.ts, session.ts, ...)
-];
-/** Below every room: the contract, the typed clients, and adapter/text.ts, which the engine shares with the adapter entry. */
-const GROUND = ['contract', 'client', 'adapter/text'];
-
-/** What each place in packages/core/src may import besides itself (a tiny DEPS table). */
-const DEPS: Record<string, string[]> = {
-  contract: [],
-  'adapter/text': [],
-  client: ['contract'],
-  // The entries adapters and test files load reach the engine for plain types only (packages/core/biome.json names them).
-  adapter: ['adapter/text', 'engine/kernel'],
-  runtime: ['engine/kernel', 'engine/config'],
-  entries: [], // index.ts and internal.ts: filled below with everything
-};
-ROOM_LAYERS.forEach((layer, i) => {
-  for (const room of layer) DEPS[room] = [...GROUND, ...ROOM_LAYERS.slice(0, i).flat()];
-});
-DEPS.entries = Object.keys(DEPS).filter((p) => p !== 'entries');
+/** What each place in packages/core/src may import besides itself: from walls.mjs, the one table of the walls. */
+const DEPS: Record<string, string[]> = coreDeps();
 
 /** The place of a file under packages/core/src, or undefined for a folder the table does not know. */
 function placeOf(file: string): string | undefined {
@@ -81,6 +56,12 @@ function sourceFiles(dir: string): string[] {
 function specifiers(file: string): string[] {
   return ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles.map((f) => f.fileName);
 }
+
+describe('the walls are written once', () => {
+  it('packages/core/biome.json and packages/emulator/biome.json are what walls.mjs makes (edit walls.mjs, then node walls.mjs --write)', () => {
+    expect(drift()).toEqual([]);
+  });
+});
 
 describe('the core keeps its layer order', () => {
   it('every folder of packages/core/src and every engine room has a place in the table and a wall in biome.json', () => {
