@@ -28,6 +28,6 @@ export default defineConfig({
     // share nothing mutable: each starts its own emulator on port 0 and writes its own fixture folder; tarballs are
     // packed into a private folder first (test/support/matrix.ts).
     maxWorkers: 2,
-    reporters: process.env.CI ? ['default'] : ['default'],
+    reporters: ['default'],
   },
 });

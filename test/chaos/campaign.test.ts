@@ -68,7 +68,16 @@ function runSuite(
   });
   const exited = new Promise<number | null>((done) => child.on('close', done));
   return (async () => {
-    if (during) await during(child);
+    if (during) {
+      try {
+        await during(child);
+      } catch (err) {
+        // The scenario failed (e.g. `until` gave up): the suite must not run on past the test that started it.
+        child.kill('SIGKILL');
+        await exited;
+        throw err;
+      }
+    }
     return { code: await exited, out };
   })();
 }
@@ -88,10 +97,16 @@ async function replay(dir: string, token = TOKEN): Promise<number> {
 /** Results the recovery (replay) delivered in the scenario under way, rather than the run itself. */
 let replayedByScenario = 0;
 
-/** Waits until `done` holds (polling), at most 60 s. */
-async function until(done: () => boolean): Promise<void> {
+/**
+ * Waits until `done` holds (polling), at most 60 s; past that it throws naming `what`: a scenario whose moment never
+ * came did not test what it names (returning quietly let it pass as if it had).
+ */
+async function until(what: string, done: () => boolean): Promise<void> {
   const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline && !done()) await new Promise((r) => setTimeout(r, 40));
+  while (!done()) {
+    if (Date.now() >= deadline) throw new Error(`chaos: gave up after 60 s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 40));
+  }
 }
 
 const delivering = () => serviceRequests(emu).some((r) => /testRun\/update|bulkStatusUpdate/.test(r.path));
@@ -162,7 +177,10 @@ const SCENARIOS: Scenario[] = [
     async play(runner, dir, cycle) {
       await faults([{ route: '/rest/**', latencyMs: 600 }]);
       await runSuite(runner, dir, env(cycle), async (child) => {
-        await until(() => walItems(dir) >= runner.mapped && delivering());
+        await until(
+          'every result in the journal and a delivery under way',
+          () => walItems(dir) >= runner.mapped && delivering(),
+        );
         child.kill('SIGKILL');
       });
       await faults(undefined);
@@ -174,7 +192,7 @@ const SCENARIOS: Scenario[] = [
     async play(runner, dir, cycle) {
       await faults([{ route: '/rest/**', latencyMs: 150 }]);
       await runSuite(runner, dir, env(cycle), async () => {
-        await until(delivering);
+        await until('a delivery under way (a run update or a bulk status update)', delivering);
         const tm = new TestManagementClient({ baseUrl: emu.url, auth: { type: 'bearer', token: TOKEN } });
         await tm.cycles
           .workflow({ testPlanIssueKey: 'DEMO-1', cycleName: cycle, action: 'Complete' })
@@ -193,7 +211,7 @@ const SCENARIOS: Scenario[] = [
       emu.store.users.update({ ...user, tokens: ['chaos-token-1'] });
       await faults([{ route: '/rest/**', latencyMs: 150 }]);
       await runSuite(runner, dir, env(cycle, { CASEBRIDGE_TOKEN: 'chaos-token-1' }), async () => {
-        await until(delivering);
+        await until('a delivery under way (a run update or a bulk status update)', delivering);
         const now = emu.store.users.find((u) => u.name === 'tester');
         if (now) emu.store.users.update({ ...now, tokens: [] });
       });

@@ -2,13 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 // The built package, as Jest loads it: `require` from the reporters list, and again from every test file that uses
-// the runtime API (Jest evaluates node_modules once per test file). Needs a build (`npx tsup` in packages/jest).
+// the runtime API (Jest evaluates node_modules once per test file). Needs `npm run build` (this package and the core's
+// runtime and adapter entries): without it the tests fail saying so, rather than skip and pass on a fresh clone.
 
 const PKG = join(dirname(fileURLToPath(import.meta.url)), '..');
-const built = existsSync(join(PKG, 'dist', 'index.cjs'));
+const BUILT = ['jest/dist/index.cjs', 'core/dist/runtime.cjs', 'core/dist/adapter.cjs'];
 
 function node(script: string) {
   const out = spawnSync(process.execPath, ['-e', script], { cwd: PKG, encoding: 'utf8', env: { ...process.env } });
@@ -16,7 +17,13 @@ function node(script: string) {
   return JSON.parse(out.stdout) as Record<string, unknown>;
 }
 
-describe.runIf(built)('the CommonJS entry', () => {
+describe('the CommonJS entry', () => {
+  beforeAll(() => {
+    const missing = BUILT.filter((f) => !existsSync(join(PKG, '..', f)));
+    if (missing.length > 0)
+      throw new Error(`missing ${missing.map((f) => `packages/${f}`).join(', ')}: run npm run build`);
+  });
+
   it('gives Jest the reporter class through `default` (with __esModule, as Jest 29 and 30 interop reads it)', () => {
     const r = node(`
       const m = require('./dist/index.cjs');

@@ -169,9 +169,28 @@ describe('cases made twice because the search lagged', () => {
     expect(cycleKeys('CI shared'), 'one run per test, on the survivors').toEqual(kept);
     const made = [...first.end.summary.createdCases, ...second.end.summary.createdCases];
     const dups = [...(first.end.summary.duplicateCases ?? []), ...(second.end.summary.duplicateCases ?? [])];
-    expect(made.length + dups.length).toBeGreaterThanOrEqual(10);
-    for (const d of dups) expect(issue(d.key)?.resolution).toBe('Duplicate');
-    expect(cases('DUP').filter((c) => c.resolution === null && c.summary.startsWith('shared'))).toHaveLength(10);
+    // How many cases the second machine made depends on when it saw the first one's cycle and cases (a follower
+    // waits for them; under load it may give up and create): what does not depend on it is exact. Each survivor was
+    // made once, by one of the two machines, and is named once as created; every other case of these tests is a
+    // duplicate one machine named and closed, pointing at its test's survivor.
+    expect([...made].sort(), 'the survivors, each created once').toEqual(kept);
+    const shared = cases('DUP').filter((c) => c.summary.startsWith('shared'));
+    const closed = shared.filter((c) => !kept.includes(c.key));
+    expect(dups.map((d) => d.key).sort(), 'every other case: a duplicate named once').toEqual(
+      closed.map((c) => c.key).sort(),
+    );
+    for (const d of dups) {
+      expect(issue(d.key)?.resolution).toBe('Duplicate');
+      expect(issue(d.kept)?.summary, 'a duplicate points at the survivor of its own test').toBe(issue(d.key)?.summary);
+      expect(kept).toContain(d.kept);
+    }
+    expect(
+      shared
+        .filter((c) => c.resolution === null)
+        .map((c) => c.key)
+        .sort(),
+    ).toEqual(kept);
+    expect(kept).toHaveLength(10);
     console.log(
       `two machines, lag 2.5 s: ${made.length} created and kept, ${dups.length} made twice and closed within the run`,
     );

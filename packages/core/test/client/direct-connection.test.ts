@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpError, TestManagementClient, TimeoutError } from '../../src/index.js';
+import { needsBuild } from '../support/built.js';
 import { ADMIN } from '../support/emulator.js';
 import { NO_PROXY_ENV, withEnv } from '../support/proxy.js';
 
@@ -90,9 +89,9 @@ describe('the direct connection', () => {
   });
 });
 
-const dist = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
-
-describe.runIf(existsSync(dist))('undici is loaded only for a proxy', () => {
+describe('undici is loaded only for a proxy', () => {
+  const built = needsBuild('index.js');
+  const dist = built('index.js');
   const script = `
     const { TestManagementClient } = await import(${JSON.stringify(dist)});
     const c = new TestManagementClient({ baseUrl: 'http://127.0.0.1:9', auth: { type: 'bearer', token: 't' } });

@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CasebridgeError, NotFoundError, registerSecret } from '../../src/client/index.js';
 import * as contract from '../../src/contract/index.js';
+import { needsBuild } from '../support/built.js';
 
 /**
  * The family's base lives in the contract (so that the emulator, which may import the contract alone, raises errors
@@ -37,14 +36,11 @@ describe('the family base in the contract', () => {
 });
 
 // The built entries: `./contract` (what the emulator loads) and `.`, each as ESM and CommonJS, in one process.
-// Needs `npm run build -w packages/core`.
-const dist = (f: string) => fileURLToPath(new URL(`../../dist/${f}`, import.meta.url));
-
-describe.runIf(['index.js', 'index.cjs', 'contract.js', 'contract.cjs'].every((f) => existsSync(dist(f))))(
-  'the built contract entry',
-  () => {
-    it('exports the base, and its errors are the family’s in every other entry and format', () => {
-      const script = `
+// Needs `npm run build`: without it the tests fail saying so.
+describe('the built contract entry', () => {
+  const dist = needsBuild('index.js', 'index.cjs', 'contract.js', 'contract.cjs');
+  it('exports the base, and its errors are the family’s in every other entry and format', () => {
+    const script = `
       const req = (await import('node:module')).createRequire(import.meta.url);
       const esm = await import(${JSON.stringify(dist('index.js'))});
       const cjs = req(${JSON.stringify(dist('index.cjs'))});
@@ -61,16 +57,15 @@ describe.runIf(['index.js', 'index.cjs', 'contract.js', 'contract.cjs'].every((f
         plain: new Error('x') instanceof cCjs.CasebridgeError,
         fields: [fromCjs.name, fromCjs.kind, fromCjs.errorCode, fromCjs.status, fromEsm.errorCode],
       }));`;
-      const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
-      expect(out.stderr).toBe('');
-      expect(JSON.parse(out.stdout)).toEqual({
-        cjsContract: [true, true],
-        esmContract: [true, true],
-        notAClientClass: false,
-        clientInContract: [true],
-        plain: false,
-        fields: ['ServiceError', 'service', 'CASEBRIDGE_SERVICE', 404, 'CASEBRIDGE_ADMIN'],
-      });
+    const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out.stderr).toBe('');
+    expect(JSON.parse(out.stdout)).toEqual({
+      cjsContract: [true, true],
+      esmContract: [true, true],
+      notAClientClass: false,
+      clientInContract: [true],
+      plain: false,
+      fields: ['ServiceError', 'service', 'CASEBRIDGE_SERVICE', 404, 'CASEBRIDGE_ADMIN'],
     });
-  },
-);
+  });
+});

@@ -1,5 +1,5 @@
 import type { RequestLogEntry } from '@casebridge/emulator';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   AbortedError,
   AmbiguousError,
@@ -26,7 +26,8 @@ import {
  * The transport against a real emulator over real HTTP, with faults scripted through its admin endpoints: retries
  * of safe operations, creates that are never sent twice, Retry-After, timeouts, refused connections, aborts, the
  * concurrency limit and the rate cap. Attempts are counted on both sides: `client.transport.stats` and the
- * emulator's request log. Timings are asserted as lower bounds only.
+ * emulator's request log. Timings on the real clock are asserted as lower bounds only; waits of a second or more
+ * (Retry-After, the rate cap) run on a faked clock (`onFakeClock`), where they are exact.
  */
 
 const MEMBERS = '/rest/synapse/latest/public/testPlan/DEMO-1/members';
@@ -37,7 +38,9 @@ const CREATE = `/rest/synapse/latest/public/testRun/adhoc/create/${CASE}`;
 /** Fast retries, so that a test spends its time on what it checks. */
 const FAST = { retries: 5, baseDelayMs: 5, maxDelayMs: 20 };
 
-const emu = useEmulator();
+// The emulator reads the clock through this function, so that a faked Date moves its request log too (its default
+// keeps the real Date.now it found at start).
+const emu = useEmulator({ now: () => Date.now() });
 const clients: TestManagementClient[] = [];
 
 function client(options: Partial<ClientOptions> = {}): TestManagementClient {
@@ -64,6 +67,47 @@ async function failure(p: Promise<unknown>): Promise<Error> {
   }
   throw new Error('expected the call to fail, but it succeeded');
 }
+
+/**
+ * Runs `run` with setTimeout and Date faked (the transport's waits, p-queue's rate window and the emulator's request
+ * log all read them) while HTTP goes over real sockets, and gives its result, when it started and how long it took
+ * on the faked clock. The clock
+ * jumps to the next timer only once the emulator has answered every request `c` sent and the client has had a few
+ * turns of the event loop to read the answers (on loopback an answer is readable on the next turn): it never moves
+ * while a request is on its way, so a jump never fires a request's own timeout, and the emulator logs each start at
+ * the very time the client made it.
+ */
+async function onFakeClock<T>(
+  c: TestManagementClient,
+  run: () => Promise<T>,
+): Promise<{ value: T; started: number; ms: number }> {
+  const turn = () => new Promise((r) => setImmediate(r));
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  try {
+    const started = Date.now();
+    let settled = false;
+    const done = run().finally(() => {
+      settled = true;
+    });
+    done.catch(() => undefined);
+    while (!settled) {
+      for (let i = 0; i < 3; i++) await turn();
+      if (settled || emu().requests().length < c.transport.stats.requests) continue;
+      if (vi.getTimerCount() === 0)
+        throw new Error('onFakeClock: nothing left to wait for, yet the call has not ended');
+      await vi.advanceTimersToNextTimerAsync();
+    }
+    const value = await done;
+    return { value, started, ms: Date.now() - started };
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+/** On the faked clock a timer of 0 ms still moves it by up to 1 ms: the few on a request's way add up to this. */
+const SLACK_MS = 5;
+/** Times in ms as expected on the faked clock, each up to SLACK_MS late. */
+const onTime = (ms: number[]) => ms.map((t) => expect.toSatisfy((got: number) => got >= t && got <= t + SLACK_MS));
 
 /** How many ad hoc runs DEMO-3 has (read without faults on that route). */
 async function adhocRuns(c: TestManagementClient): Promise<number> {
@@ -213,9 +257,10 @@ describe('Retry-After', () => {
   it('429 with Retry-After: 1 is waited for, then the call succeeds', async () => {
     await setFaults(emu(), [{ route: MEMBERS_ROUTE, errors: { '429': 1 }, retryAfterSeconds: 1, times: 1 }]);
     const c = client();
-    const started = performance.now();
-    await c.plans.members({ testPlanIssueKey: 'DEMO-1' });
-    expect(performance.now() - started).toBeGreaterThanOrEqual(990);
+    const { ms } = await onFakeClock(c, () => c.plans.members({ testPlanIssueKey: 'DEMO-1' }));
+    // The second asked for, and not more (the faked clock also runs the few 0 ms timers on the way: SLACK_MS).
+    expect(ms).toBeGreaterThanOrEqual(1_000);
+    expect(ms).toBeLessThanOrEqual(1_000 + SLACK_MS);
     expect(c.transport.stats).toEqual({ requests: 2, retries: 1, failures: 0 });
     expect(at(await requestLog(emu()), 'GET', MEMBERS).map((e) => e.status)).toEqual([429, 200]);
   });
@@ -359,29 +404,47 @@ describe('concurrency limit and rate cap', () => {
     expect(maxOverlap(at(await requestLog(emu()), 'GET', MEMBERS))).toBe(4);
   });
 
-  it('requestsPerSecond caps the starts: 11 calls at 5 per second take at least 2 s', async () => {
+  // On the faked clock: the emulator logs each start at the time the client made it (see onFakeClock).
+  const startsOf = async (from: number) => at(await requestLog(emu()), 'GET', MEMBERS).map((e) => e.at - from);
+
+  it('requestsPerSecond caps the starts: 11 calls at 5 per second take 2 s', async () => {
     const c = client({ requestsPerSecond: 5, concurrency: 8 });
-    const started = performance.now();
-    await Promise.all(Array.from({ length: 11 }, () => c.plans.members({ testPlanIssueKey: 'DEMO-1' })));
-    expect(performance.now() - started).toBeGreaterThanOrEqual(1_950);
+    const { started, ms } = await onFakeClock(c, () =>
+      Promise.all(Array.from({ length: 11 }, () => c.plans.members({ testPlanIssueKey: 'DEMO-1' }))),
+    );
+    expect(ms).toBeGreaterThanOrEqual(2_000);
+    const starts = await startsOf(started);
+    expect(starts).toHaveLength(11);
+    // Five at once, five a second later, the last one a second after those: the cap, and no wait beyond it.
+    expect(starts).toEqual(onTime([0, 0, 0, 0, 0, 1_000, 1_000, 1_000, 1_000, 1_000, 2_000]));
   });
 
   it('the cap holds in any one-second window, not only in fixed ones', async () => {
     const c = client({ requestsPerSecond: 5, concurrency: 8 });
-    await Promise.all(Array.from({ length: 3 }, () => c.plans.members({ testPlanIssueKey: 'DEMO-1' })));
-    await new Promise((r) => setTimeout(r, 700));
-    await Promise.all(Array.from({ length: 7 }, () => c.plans.members({ testPlanIssueKey: 'DEMO-1' })));
-    const starts = at(await requestLog(emu()), 'GET', MEMBERS).map((e) => e.at);
+    const { started } = await onFakeClock(c, async () => {
+      await Promise.all(Array.from({ length: 3 }, () => c.plans.members({ testPlanIssueKey: 'DEMO-1' })));
+      await new Promise((r) => setTimeout(r, 700));
+      await Promise.all(Array.from({ length: 7 }, () => c.plans.members({ testPlanIssueKey: 'DEMO-1' })));
+    });
+    const starts = await startsOf(started);
     expect(starts).toHaveLength(10);
-    // 900 ms rather than 1000: the server sees each start a little after the client made it.
-    for (const t of starts) expect(starts.filter((s) => s >= t && s < t + 900).length).toBeLessThanOrEqual(5);
+    // A whole second, but for SLACK_MS: the server sees each start at the time the client made it.
+    for (const t of starts) {
+      expect(starts.filter((s) => s >= t && s < t + 1_000 - SLACK_MS).length).toBeLessThanOrEqual(5);
+    }
+    // Two of the seven at 700 ms, three as the first three leave the window, the last two as the two of 700 ms do
+    // (fixed windows would have let all seven go at once, the second window starting at 1 s).
+    expect(starts).toEqual(onTime([0, 0, 0, 700, 700, 1_000, 1_000, 1_000, 1_700, 1_700]));
   });
 
   it('a cap below one per second spaces the starts further apart', async () => {
     const c = client({ requestsPerSecond: 0.8 });
-    const started = performance.now();
-    for (let i = 0; i < 3; i += 1) await c.plans.members({ testPlanIssueKey: 'DEMO-1' });
+    const { started, ms } = await onFakeClock(c, async () => {
+      for (let i = 0; i < 3; i += 1) await c.plans.members({ testPlanIssueKey: 'DEMO-1' });
+    });
+    expect(ms).toBeGreaterThanOrEqual(2_500);
     // 1.25 s between starts.
-    expect(performance.now() - started).toBeGreaterThanOrEqual(2_450);
+    const starts = await startsOf(started);
+    expect(starts).toEqual(onTime([0, 1_250, 2_500]));
   });
 });

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningEmulator } from '@casebridge/emulator';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { Engine, type TestResult } from '../../src/index.js';
 import { base, ctx, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
 
@@ -26,6 +26,12 @@ const options = (cycle: string, extra: Record<string, unknown> = {}) =>
 /** The same test in each project (a Playwright run with one project per browser). */
 function inProjects(title: string, statuses: Record<string, 'passed' | 'failed'>): TestResult[] {
   return Object.entries(statuses).map(([p, s]) => result(title, s, { id: `t.spec.ts>${title}>${p}`, project: p }));
+}
+
+/** Lets real I/O run for `ms` of real time while setTimeout is faked (polls on setImmediate, which is not). */
+async function settleFor(ms: number): Promise<void> {
+  const end = performance.now() + ms;
+  while (performance.now() < end) await new Promise((r) => setImmediate(r));
 }
 
 /** Case key, attributes and status of each run of the cycle, sorted. */
@@ -277,10 +283,21 @@ describe('run attributes', () => {
     await until('the runs of the plan', () => runsOfCycle('CI planned').length === 4);
     expect(ops('cycles.createTestRuns')).toHaveLength(1);
     expect(matrix('CI planned').every((r) => r.endsWith('Not Tested'))).toBe(true);
-    // One project, then the other after a preparation batch went (PREPARE_WAIT_MS, 2 s): each wave used to create
-    // its own runs.
-    for (const t of chrome) engine.add(t);
-    await new Promise((r) => setTimeout(r, 2_500));
+    // One project, then the other after a preparation batch went (TIMING.prepareWaitMs, 2 s): each wave used to
+    // create its own runs. The 2.5 s between them pass on a faked setTimeout (HTTP and the emulator stay on real
+    // sockets): every timer the first wave set that is due by then fires, and what it sent is answered, before the
+    // second wave comes.
+    // The second wave is added on the real clock again: a timer it set on the faked one would be dropped with it.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      for (const t of chrome) engine.add(t);
+      await vi.advanceTimersByTimeAsync(2_500);
+      // Whatever those timers sent is answered on real sockets (a faked clock does not move them); a batch still on
+      // its way when the second wave comes would not hide the regression: that wave would make its own runs anyway.
+      await settleFor(200);
+    } finally {
+      vi.useRealTimers();
+    }
     for (const t of firefox) engine.add(t);
     const end = await engine.end();
     expect(end.summary.problems).toEqual([]);

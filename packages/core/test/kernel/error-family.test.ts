@@ -1,6 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import {
   CaptchaError,
@@ -13,6 +11,7 @@ import {
 } from '../../src/client/errors.js';
 import { RunHealth } from '../../src/engine/delivery/health.js';
 import { NotJiraError, PermanentProblem } from '../../src/engine/kernel/errors.js';
+import { needsBuild } from '../support/built.js';
 
 /** A second copy of the client's errors, as another copy of the core in the same process would hold. */
 async function secondCopy(): Promise<typeof import('../../src/client/errors.js')> {
@@ -88,11 +87,11 @@ describe('one error family', () => {
 });
 
 // The built entries, as a project that has both loads them: the ESM build (import) and the CommonJS build
-// (require, e.g. by Jest) are two copies of every class in one process. Needs `npm run build -w packages/core`.
-const esm = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
-const cjs = fileURLToPath(new URL('../../dist/index.cjs', import.meta.url));
-
-describe.runIf(existsSync(esm) && existsSync(cjs))('the built ESM and CommonJS entries', () => {
+// (require, e.g. by Jest) are two copies of every class in one process. Needs `npm run build`: without it the tests fail saying so.
+describe('the built ESM and CommonJS entries', () => {
+  const dist = needsBuild('index.js', 'index.cjs');
+  const esm = dist('index.js');
+  const cjs = dist('index.cjs');
   it('know each other’s errors, and nothing unbranded', () => {
     const script = `
       const esm = await import(${JSON.stringify(esm)});
