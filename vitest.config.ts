@@ -15,7 +15,13 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    // Two projects: `unit` (packages/*/test: pure logic, and the engine and clients against the emulator in
+    // process, over real HTTP) and `e2e` (test/: the real runners, the CLI, npm pack tarballs, the version matrix,
+    // the fault campaign). `npm test` runs both; `npm run test:unit` or `npm run test:e2e` one (README, "Tests").
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['packages/*/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'e2e', include: ['test/**/*.test.ts'] } },
+    ],
     // Fixture projects (written by the tests, and the committed JUnit samples) hold test files of their own.
     exclude: ['**/node_modules/**', 'test/.fixtures/**', 'test/fixtures/**'],
     // End-to-end tests spawn real runners; on a loaded 2-core machine one can take a minute.

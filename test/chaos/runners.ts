@@ -23,7 +23,7 @@ export const PNG = Buffer.from(
 );
 export const PNG_SHA = createHash('sha256').update(PNG).digest('hex');
 
-const playwright: ChaosRunner = {
+export const playwright: ChaosRunner = {
   name: 'playwright',
   keys: ['DEMO-2', 'DEMO-3', 'DEMO-4', 'DEMO-5'],
   mapped: 4,
@@ -68,7 +68,7 @@ test('DEMO-4 search finds the teapot', async () => {});
   command: () => [join(ROOT, 'node_modules', '.bin', 'playwright'), ['test']],
 };
 
-const vitest: ChaosRunner = {
+export const vitest: ChaosRunner = {
   name: 'vitest',
   keys: ['DEMO-2', 'DEMO-3', 'DEMO-4', 'DEMO-5'],
   mapped: 4,
@@ -111,4 +111,3 @@ test('DEMO-4 search finds the teapot', async () => {});
   command: () => [join(ROOT, 'node_modules', '.bin', 'vitest'), ['run']],
 };
 
-export const RUNNERS: ChaosRunner[] = [playwright, vitest];

@@ -224,7 +224,12 @@ describe('the runtime identity', () => {
       const id = identify();
       expect(id).toEqual({
         file: task.file.filepath,
-        name: runtimeName('', ['the runtime identity', 'nested suite', 'matches the reporter side']),
+        // The Vitest project this file runs in (`unit`: vitest.config.ts): the identity names it, as a user's does.
+        name: runtimeName(task.file.projectName ?? '', [
+          'the runtime identity',
+          'nested suite',
+          'matches the reporter side',
+        ]),
         attempt: 0,
       });
     });

@@ -6,25 +6,19 @@ import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, ROOT } from '../support/runner.js';
 import { cycleState, defects, type RunState, serviceRequests } from '../support/state.js';
-import { type ChaosRunner, RUNNERS } from './runners.js';
+import type { ChaosRunner } from './runners.js';
 
 /**
  * The fault campaign: each scenario runs a mixed suite (pass, fail with a screenshot, flaky, steps) through a real
  * runner and reporter while the emulator misbehaves, recovers the way a user would (the next run, or
  * `casebridge replay`), and compares the emulator's final state with a fault-free run of the same suite: the same
  * runs, statuses, steps, attachments (by hash) and defects — nothing missing, nothing doubled. The figures go to
- * bench-results/chaos.md.
+ * bench-results/chaos-<runner>.md. One test file per runner (chaos-playwright.test.ts, chaos-vitest.test.ts), each
+ * with its own emulator, so the two campaigns run side by side.
  */
 
 const TOKEN = 'casebridge-dev-token';
 let emu: RunningEmulator;
-beforeAll(async () => {
-  emu = await startEmulator({ port: 0 });
-});
-afterAll(async () => {
-  await emu?.close();
-  writeTable();
-});
 
 async function faults(rules: unknown[] | undefined, seed = 7): Promise<void> {
   await fetch(`${emu.url}/__emulator/faults`, {
@@ -331,8 +325,9 @@ function writeTable(): void {
     ),
     `| **all** | ${rows.length} scenario runs | ${sum((r) => r.faults)} | ${sum((r) => r.expected)} | ${sum((r) => r.delivered)} | ${sum((r) => r.viaReplay)} | ${sum((r) => r.missing)} | ${sum((r) => r.duplicates)} |`,
   ];
-  writeFileSync(join(out, 'chaos.md'), `${lines.join('\n')}\n`);
-  writeFileSync(join(out, 'chaos.json'), JSON.stringify(rows, null, 2));
+  const name = rows[0]?.runner ?? 'runner';
+  writeFileSync(join(out, `chaos-${name}.md`), `${lines.join('\n')}\n`);
+  writeFileSync(join(out, `chaos-${name}.json`), JSON.stringify(rows, null, 2));
 }
 
 /** Compares a scenario's state with the reference; records the row. */
@@ -364,7 +359,19 @@ function compare(runner: string, scenario: string, reference: RunState[], state:
   });
 }
 
-describe.each(RUNNERS)('fault campaign: $name', (runner) => {
+/** The campaign of one runner, in the test file that calls it (its own emulator). */
+export function faultCampaign(runner: ChaosRunner): void {
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0 });
+  });
+  afterAll(async () => {
+    await emu?.close();
+    writeTable();
+  });
+  describe(`fault campaign: ${runner.name}`, () => campaignOf(runner));
+}
+
+function campaignOf(runner: ChaosRunner): void {
   let reference: RunState[] = [];
   let referenceDefects: string[] = [];
 
@@ -397,4 +404,4 @@ describe.each(RUNNERS)('fault campaign: $name', (runner) => {
     if (existsSync(journal))
       expect(readdirSync(journal).filter((f) => f.endsWith('.json') || f.startsWith('wal-'))).toEqual([]);
   });
-});
+}
