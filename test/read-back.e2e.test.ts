@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import type { RunningEmulator } from '@casebridge/emulator';
@@ -105,6 +105,46 @@ describe('the CLI reads back what the reporters wrote', () => {
       CASEBRIDGE_URL: `http://127.0.0.1:${await closedPort()}`,
     });
     expect(down.code, down.stderr).toBe(2);
+  }, 60_000);
+});
+
+describe('rules from the configuration, and flaky cases', () => {
+  it('gate: the configuration’s rules (option gate), a flag above them', async () => {
+    const config = join(dir, 'casebridge.config.json');
+    writeFileSync(config, `${JSON.stringify({ gate: { maxNew: 2, minPassRate: 40 } })}\n`);
+    try {
+      const byConfig = await cli(['gate', '--cycle', 'Nightly 1']);
+      expect(byConfig.code, byConfig.stdout + byConfig.stderr).toBe(0);
+      expect(byConfig.stdout).toMatch(/pass\s+new failures ≤ 2: 2 new/);
+      expect(byConfig.stdout).toMatch(/pass\s+pass rate ≥ 40%: 50% of 4 runs/);
+      const byFlag = await cli(['gate', '--cycle', 'Nightly 1', '--max-new', '1']);
+      expect(byFlag.code, byFlag.stdout).toBe(1);
+      writeFileSync(config, `${JSON.stringify({ gate: { maxNew: -1 } })}\n`);
+      const bad = await cli(['gate', '--cycle', 'Nightly 1']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/gate\.maxNew/);
+    } finally {
+      rmSync(config);
+    }
+  });
+
+  it('flaky: the cases that flipped over the plan’s last cycles, with their rate', async () => {
+    writeFileSync(
+      join(dir, 'shop.test.js'),
+      TESTS.replace(/\{ throw new Error\('sign-out button is missing'\); \}/, '{}'),
+    );
+    try {
+      const out = await jest(dir, ['--runInBand'], env({ CASEBRIDGE_CYCLE: 'Nightly 3' }));
+      expect(out.code, out.stdout + out.stderr).toBe(1);
+    } finally {
+      writeFileSync(join(dir, 'shop.test.js'), TESTS);
+    }
+    const flaky = await cli(['flaky', '--json']);
+    expect(flaky.code, flaky.stderr).toBe(0);
+    const got = JSON.parse(flaky.stdout) as { cycles: string[]; cases: Array<Record<string, unknown>> };
+    expect(got.cycles).toEqual(['Nightly 1', 'Nightly 2', 'Nightly 3']);
+    // DEMO-3 failed twice, then passed: one flip in three runs; DEMO-4 failed all three times: not flaky.
+    expect(got.cases).toEqual([{ key: 'DEMO-3', title: expect.any(String), runs: 3, failed: 2, flips: 1, rate: 0.5 }]);
   }, 60_000);
 });
 
@@ -295,6 +335,10 @@ test('DEMO-7 loads the list', () => { throw new Error('took 12 s'); });
       expect((await post({})).status).toBe(200);
       expect((await post({ origin: 'http://evil.example' })).status).toBe(403);
       expect((await post({ authorization: 'Bearer wrong' })).status).toBe(401);
+      // Off loopback, a token is required before anything listens.
+      const open = await run('node', [CLI, 'mcp', '--http', '0', '--host', '0.0.0.0'], dir, env());
+      expect(open.code).toBe(2);
+      expect(open.stderr).toContain('CASEBRIDGE_MCP_TOKEN');
       // A page on another site whose name now points here (DNS rebinding): the browser sends that name as Host.
       const rebound = await new Promise<number>((done, fail) => {
         const req = request(url, { method: 'POST', headers: { ...headers, host: 'evil.example' } }, (res) => {

@@ -33,9 +33,10 @@ export const gate = defineCommand({
   about: `One verdict on a cycle, for the end of a pipeline whose jobs (shards, browsers) report into it: every rule with
 its figure and verdict. By default no new failure and no regression pass (--max-new 0 --max-regressions 0); the
 pass rate is not checked unless --min-pass-rate is given. Known and quarantined failures (as the reporters
-classified them) are waived unless --strict. With GITHUB_STEP_SUMMARY set, the same goes to the job summary as
-Markdown, with the pass rate of the plan's last cycles as a chart. Costs 2 requests for the cycle, 1 more with
---require-all-planned, 1 + up to 10 for the chart.`,
+classified them) are waived unless --strict. The same rules can be set in the configuration (option gate:
+{ maxNew, maxRegressions, minPassRate, requireAllPlanned, requireAttributes, strict }); a flag wins over it.
+With GITHUB_STEP_SUMMARY set, the same goes to the job summary as Markdown, with the pass rate of the plan's last
+cycles as a chart. Costs 2 requests for the cycle, 1 more with --require-all-planned, 1 + up to 10 for the chart.`,
   options: {
     plan: PLAN,
     cycle: CYCLE,
@@ -67,17 +68,21 @@ Example (GitHub Actions, after the test jobs):
       if (minPassRate !== undefined && !(minPassRate >= 0 && minPassRate <= 100)) {
         throw new UsageError(`--min-pass-rate expects a percentage from 0 to 100, got "${rate}"`);
       }
-      const rules: GateRules = {
-        maxNew: values['max-new'] ?? DEFAULT_RULES.maxNew,
-        maxRegressions: values['max-regressions'] ?? DEFAULT_RULES.maxRegressions,
-        ...(minPassRate !== undefined ? { minPassRate } : {}),
-        ...(values['require-all-planned'] ? { requireAllPlanned: true } : {}),
-        ...(values['require-attribute'].length
-          ? { requireAttributes: attributeRules(values['require-attribute']) }
-          : {}),
-        ...(values.strict ? { strict: true } : {}),
-      };
       const o = await openReader(io.cwd, io.env);
+      // The configuration's rules (option gate), each flag given on the command line above its rule.
+      const g = o.config.gate;
+      const minRate = minPassRate ?? g.minPassRate;
+      const attributes = values['require-attribute'].length
+        ? attributeRules(values['require-attribute'])
+        : g.requireAttributes;
+      const rules: GateRules = {
+        maxNew: values['max-new'] ?? g.maxNew ?? DEFAULT_RULES.maxNew,
+        maxRegressions: values['max-regressions'] ?? g.maxRegressions ?? DEFAULT_RULES.maxRegressions,
+        ...(minRate !== undefined ? { minPassRate: minRate } : {}),
+        ...(values['require-all-planned'] || g.requireAllPlanned ? { requireAllPlanned: true } : {}),
+        ...(attributes ? { requireAttributes: attributes } : {}),
+        ...(values.strict || g.strict ? { strict: true } : {}),
+      };
       try {
         const plan = planOf(o.config, values.plan);
         const read = await cycleRead(o.reader, plan, cycleOf(o.config, values.cycle, io.env));

@@ -62,6 +62,22 @@ export interface CasebridgeOptions {
       }
     | undefined;
   /**
+   * The rules of `casebridge gate`, below its flags: at most `maxNew` new failures (default 0) and `maxRegressions`
+   * regressions (default 0), a pass rate of at least `minPassRate` percent (not checked unless set), every planned
+   * case run (`requireAllPlanned`), each value of a run attribute run (`requireAttributes`), and known and
+   * quarantined failures counted as new (`strict`).
+   */
+  gate?:
+    | {
+        maxNew?: number | undefined;
+        maxRegressions?: number | undefined;
+        minPassRate?: number | undefined;
+        requireAllPlanned?: boolean | undefined;
+        requireAttributes?: Record<string, string[]> | undefined;
+        strict?: boolean | undefined;
+      }
+    | undefined;
+  /**
    * Run exactly a cycle's cases (Playwright 1.62+, in the reporter's `preprocess`): tests whose case has a run in the
    * cycle with one of `status` (any when empty) assigned to `tester` (`me`: the user of the credentials); the others
    * are excluded. `CASEBRIDGE_SELECT_PLAN`, `_CYCLE`, `_STATUS` (comma-separated), `_TESTER`. Other runners:

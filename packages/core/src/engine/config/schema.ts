@@ -112,6 +112,25 @@ export const configSchema = z
       })
       .prefault({}),
     /**
+     * The rules of `casebridge gate` (query/gate.ts); its flags override them. By default no new failure and no
+     * regression pass, the pass rate is not checked, and known and quarantined failures are waived.
+     */
+    gate: z
+      .strictObject({
+        maxNew: z.number().int().min(0, 'expected a count from 0').default(0),
+        maxRegressions: z.number().int().min(0, 'expected a count from 0').default(0),
+        minPassRate: z
+          .number()
+          .min(0, 'expected a percentage from 0 to 100')
+          .max(100, 'expected a percentage from 0 to 100')
+          .optional(),
+        requireAllPlanned: z.boolean().default(false),
+        /** Run attribute name → the values that must each have a run with a result (`{ Browser: ['Chrome', 'Firefox'] }`). */
+        requireAttributes: z.record(z.string(), z.array(z.string()).min(1)).optional(),
+        strict: z.boolean().default(false),
+      })
+      .prefault({}),
+    /**
      * Run exactly a cycle's cases (Playwright 1.62+ `preprocess`): the tests whose case has a run in the cycle, with
      * one of the statuses (any, when empty) and assigned to the tester (`me`: the user of the credentials). Tests not
      * selected are excluded; the cycle's cases no test maps are listed. Older runners: `casebridge cycle keys --file`.
@@ -309,7 +328,9 @@ const optionsTypeMatchesSchema: [
   Nested<'repository'>,
   Nested<'timeouts'>,
   Nested<'jira'>,
-] = [true, true, true, true, true, true, true];
+  Nested<'gate'>,
+  Nested<'quarantine'>,
+] = [true, true, true, true, true, true, true, true, true];
 void optionsTypeMatchesSchema;
 
 export const CONFIG_FILE = 'casebridge.config.json';
