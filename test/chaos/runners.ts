@@ -110,4 +110,3 @@ test('DEMO-4 search finds the teapot', async () => {});
     }),
   command: () => [join(ROOT, 'node_modules', '.bin', 'vitest'), ['run']],
 };
-
