@@ -32,7 +32,8 @@ export default defineConfig({
     // is waiting (latency, index lag, runners starting), so two overlap well: a clean clone's Vitest took 978 s
     // against 1,496 s one at a time, and a trial with the machine loaded three times over passed every file. Files
     // share nothing mutable: each starts its own emulator on port 0 and writes its own fixture folder; tarballs are
-    // packed into a private folder first (test/support/matrix.ts).
+    // packed into a private folder first (test/support/matrix.ts). Three at a time gained nothing (792 s against 793 s
+    // on 2026-11-29): what is left is CPU, the runners' and the emulator's.
     maxWorkers: 2,
     reporters: ['default'],
   },
