@@ -162,17 +162,12 @@ export function toPlanned(test: PwTestCase, paths: Paths): PlannedTest {
 
 /** One test with all its attempts so far (`test.results`). */
 export function toTestResult(test: PwTestCase, results: readonly PwResult[], paths: Paths): TestResult {
-  const { id, file, titlePath, project } = identity(test, paths);
   const last = results[results.length - 1];
   const annotations = annotationsOf(last?.annotations ?? test.annotations);
   const params = paramsOf(annotations);
   return {
-    id,
-    file,
-    line: test.location.line,
-    titlePath,
-    project,
-    tags: tagsOf(test),
+    ...toPlanned(test, paths),
+    // The last attempt's annotations: those added at runtime (caseKey, param) too.
     annotations,
     ...(params ? { params } : {}),
     attempts: results.map((r) => toAttempt(r, paths)),

@@ -1,4 +1,4 @@
-import { quarantineAdd, quarantineList, quarantineRemove, TEST_CASE_TYPE } from '@casebridge/core/internal';
+import { pageOf, quarantineAdd, quarantineList, quarantineRemove, TEST_CASE_TYPE } from '@casebridge/core/internal';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
 import type { Opened } from '../query/reader.js';
@@ -42,10 +42,10 @@ export function quarantineTools(server: McpServer, o: Opened, opts: ServerOption
     },
     guard(async (a: { limit?: number; cursor?: string }) => {
       const all = (await quarantineList({ ...base, caseType: TEST_CASE_TYPE })).map(shape);
-      const start = Number(a.cursor ?? 0) || 0;
-      const n = a.limit ?? 50;
-      const cases = all.slice(start, start + n);
-      const next = start + n < all.length ? String(start + n) : undefined;
+      const { items: cases, next } = pageOf(all, {
+        ...(a.limit ? { limit: a.limit } : {}),
+        ...(a.cursor ? { cursor: a.cursor } : {}),
+      });
       const lines = cases.map(
         (e) =>
           `- ${e.key}: ${e.reason}${e.owner ? `, owner ${e.owner}` : ''}${e.until ? `, until ${e.until}` : ''}${e.expired ? ' (expired)' : ''}`,

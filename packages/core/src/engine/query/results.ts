@@ -46,7 +46,8 @@ export interface Page {
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
 
-function window<T>(all: readonly T[], page: Page): { items: T[]; next?: string } {
+/** One page of `all` (the CLI's queries and the MCP tools page alike); a cursor this did not give is a QueryError. */
+export function pageOf<T>(all: readonly T[], page: Page): { items: T[]; next?: string } {
   const limit = Math.min(Math.max(1, Math.trunc(page.limit ?? DEFAULT_LIMIT)), MAX_LIMIT);
   const start = page.cursor === undefined ? 0 : Number(page.cursor);
   if (!Number.isInteger(start) || start < 0) throw new QueryError(`cursor "${page.cursor}" is not one this gave`);
@@ -176,7 +177,7 @@ export async function cycleSummary(r: Reader, plan: string, ref: string): Promis
 export async function listFailures(r: Reader, plan: string, ref: string, page: Page = {}): Promise<Failures> {
   const { cycle, runs } = await cycleOf(r, plan, ref);
   const all = failuresOf(r, plan, cycle, runs);
-  const { items, next } = window(all, page);
+  const { items, next } = pageOf(all, page);
   return { plan, cycle, failures: items, total: all.length, ...(next ? { next } : {}) };
 }
 
@@ -210,7 +211,7 @@ export async function listCycles(
   page: Page = {},
 ): Promise<{ plan: string; cycles: Array<CycleDigest & Counts>; next?: string }> {
   const all = [...(await cyclesOf(r, plan))].sort((a, b) => b.id - a.id);
-  const { items, next } = window(all, { limit: 10, ...page });
+  const { items, next } = pageOf(all, { limit: 10, ...page });
   const cycles = await Promise.all(
     items.map(async (c) => {
       const runs = await r.tm.cycles.testRunsByCycleId(
@@ -345,7 +346,7 @@ export async function flakyCases(
     })
     .filter((c) => c.flips > 0)
     .sort((a, b) => b.flips - a.flips || b.rate - a.rate || a.key.localeCompare(b.key, 'en', { numeric: true }));
-  const { items, next } = window(all, o);
+  const { items, next } = pageOf(all, o);
   return { plan, cycles: last.map((c) => c.name), cases: items, ...(next ? { next } : {}) };
 }
 
