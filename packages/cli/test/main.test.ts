@@ -30,8 +30,10 @@ describe('help', () => {
     for (const topic of ['keys', 'emulator', 'nope']) expect((await runCli(['help', topic])).stdout).toBe(help.stdout);
   });
 
-  // The test's name holds the command's name twice and nothing more: its snapshot's name must not change with its help.
-  it.each(withHelp.map((c) => [c.name, c.name, c] as const))('casebridge %s --help, -h and help %s', async (name, _, command) => {
+  // The test's name holds the command's name and nothing more (each argument fills a %s): its snapshot's name must
+  // not change with its help.
+  const cases = withHelp.map((c) => [c.name, c.name, c] as const);
+  it.each(cases)('casebridge %s --help, -h and help %s', async (name, _, command) => {
     const help = await runCli([name, '--help']);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stderr).toBe('');
