@@ -28,13 +28,13 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Two files at a time on the 2-core CI machine (Vitest's default there is one: cores - 1). Most of a file's time
-    // is waiting (latency, index lag, runners starting), so two overlap well: a clean clone's Vitest took 978 s
-    // against 1,496 s one at a time, and a trial with the machine loaded three times over passed every file. Files
-    // share nothing mutable: each starts its own emulator on port 0 and writes its own fixture folder; tarballs are
-    // packed into a private folder first (test/support/matrix.ts). Three at a time gained nothing (792 s against 793 s
-    // on 2026-11-29): what is left is CPU, the runners' and the emulator's.
-    maxWorkers: 2,
+    // Four files at a time on the 2-core CI machine. About half of a file's time is waiting (latency, index lag,
+    // Retry-After, runners starting), so files overlap well: a clean clone's Vitest took 792 s two at a time and 497 s
+    // four at a time (2026-11-29; six: 430 s, but two Jest "machines" adopting one suite then race past each other).
+    // The CLI's --maxWorkers does not reach the projects (they extend this config): set CASEBRIDGE_TEST_WORKERS.
+    // Files share nothing mutable: each starts its own emulator on port 0 and writes its own fixture folder; tarballs
+    // are packed into a private folder first (test/support/matrix.ts).
+    maxWorkers: Number(process.env.CASEBRIDGE_TEST_WORKERS ?? 4),
     reporters: ['default'],
   },
 });
