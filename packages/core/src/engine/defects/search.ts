@@ -36,6 +36,12 @@ export class GroupSearch {
   private readonly earlyByProject = new Map<string, DataLoader<string, GroupDefect[]>>();
   /** Searches started as failures came in (`early`), each taken once by its group's first look (`first`). */
   private readonly started = new Map<string, Promise<GroupDefect[]>>();
+  /** The gathered searches not sent yet, each sending itself at the end of its wait or when asked (`send`). */
+  private readonly waiting = new Set<() => void>();
+  /** Every result is in (`allIn`): no failure is left to join a gathered search. */
+  private done = false;
+  /** Early searches a first look took and waits for. */
+  private taken = 0;
 
   constructor(
     private readonly tm: TestManagementClient,
@@ -57,8 +63,16 @@ export class GroupSearch {
       loader = new DataLoader((hashes) => this.search(project, hashes), {
         cache: false,
         maxBatchSize: GROUPS_PER_SEARCH,
-        // Unref'd: a first look nobody waits for must not keep the runner's process alive once the run has ended.
-        batchScheduleFn: (go) => setTimeout(go, gatherMs).unref(),
+        batchScheduleFn: (go) => {
+          const send = () => {
+            clearTimeout(timer);
+            this.waiting.delete(send);
+            go();
+          };
+          // Unref'd: a first look nobody waits for must not keep the runner's process alive once the run has ended.
+          const timer = setTimeout(send, gatherMs).unref();
+          this.waiting.add(send);
+        },
       });
       by.set(project, loader);
     }
@@ -79,13 +93,28 @@ export class GroupSearch {
     this.started.set(k, p);
   }
 
+  /**
+   * Every result is in: no other failure will join a gathered search, so one a first look waits for is sent now (one
+   * nobody asked for yet waits on: a failure known from its history may never need it).
+   */
+  allIn(): void {
+    this.done = true;
+    if (this.taken > 0) this.send();
+  }
+
+  private send(): void {
+    for (const send of [...this.waiting]) send();
+  }
+
   /** The group's first look: the search started early, if any (taken once), else a new one. */
   first(project: string, hash: string): Promise<GroupDefect[]> {
     const k = `${project}:${hash}`;
     const p = this.started.get(k);
-    if (!p) return this.of(project, hash);
+    if (!p || p === USED) return this.of(project, hash);
     this.started.set(k, USED);
-    return p === USED ? this.of(project, hash) : p;
+    this.taken++;
+    if (this.done) this.send();
+    return p;
   }
 
   private async search(project: string, hashes: readonly string[]): Promise<GroupDefect[][]> {

@@ -107,6 +107,15 @@ export class Failures {
   }
 
   /**
+   * Every result is in: the cap ranks the groups waiting for a defect slot (cap.ts), and the defect searches gathered
+   * for failures still to come wait no longer (search.ts).
+   */
+  allIn(): void {
+    this.cap.allIn();
+    this.searches.allIn();
+  }
+
+  /**
    * The triage of a failing or flaky result (defects/triage.ts), once per item; undefined for any other result.
    * Start it before the result's first write to its run: the history read then is the run's last state.
    */

@@ -158,7 +158,7 @@ export class DeliveryPipeline implements WaitingBatch {
     if (cases) this.inFlight.track(cases.keyed(result, keys)); // its own key: the case made at begin is not its case
     delivery.failures.came(result, keys, keys.length > 0 || cases !== undefined);
     if (last) {
-      delivery.failures.cap.allIn();
+      delivery.failures.allIn();
       this.flush();
     }
   }
@@ -202,7 +202,7 @@ export class DeliveryPipeline implements WaitingBatch {
   drain(out: (text: string) => void): Promise<boolean> {
     const { config: c, health, cases } = this.o;
     this.allIn = true;
-    this.o.delivery.failures.cap.allIn(); // every result is in: the groups waiting for a defect slot are ranked now
+    this.o.delivery.failures.allIn(); // every result is in: the cap ranks, the gathered defect searches go
     this.prep.flush();
     this.flush();
     return this.inFlight.drain({

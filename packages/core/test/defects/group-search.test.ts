@@ -1,0 +1,56 @@
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TestManagementClient } from '../../src/client/tm.js';
+import { GroupSearch } from '../../src/engine/defects/search.js';
+import { useEmulator } from '../support/emulator.js';
+
+/**
+ * The groups' defect searches (defects/search.ts) gather the failures that come in together into one search; once
+ * every result is in, nothing is left to gather, so a search a first look waits for goes at once. On a fake clock
+ * that never moves: a search still waiting for its gather would never be sent, and the look would never answer.
+ */
+
+const emulator = useEmulator({ profile: 'ideal' });
+let tm: TestManagementClient;
+beforeAll(() => {
+  tm = new TestManagementClient({ baseUrl: emulator().url, auth: { type: 'bearer', token: 'casebridge-dev-token' } });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const searches = () => emulator().requests().filter((r) => r.op === 'jira.search').length;
+/** A few turns of the event loop on the real clock's setImmediate (not faked): time for a request to go out. */
+const turns = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
+
+describe('the first looks of failure groups', () => {
+  it('gathered while results come in; once all are in, the one a look waits for goes at once, one search for all', async () => {
+    emulator().clearRequests();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const search = new GroupSearch(tm, new AbortController().signal);
+    search.early('DEMO', 'aaaaaaaaaaaaaaaa');
+    search.early('DEMO', 'bbbbbbbbbbbbbbbb');
+    const look = search.first('DEMO', 'aaaaaaaaaaaaaaaa');
+    await turns();
+    expect(searches(), 'gathering: more failures may come').toBe(0);
+    search.allIn();
+    await expect(look).resolves.toEqual([]);
+    expect(searches(), 'both groups in one search').toBe(1);
+    // The other group's look takes the answer already given.
+    await expect(search.first('DEMO', 'bbbbbbbbbbbbbbbb')).resolves.toEqual([]);
+    expect(searches()).toBe(1);
+  });
+
+  it('all in before any look: nothing is sent until a look needs it (a failure known from its history never does)', async () => {
+    emulator().clearRequests();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const search = new GroupSearch(tm, new AbortController().signal);
+    search.early('DEMO', 'cccccccccccccccc');
+    search.allIn();
+    await turns();
+    expect(searches()).toBe(0);
+    await expect(search.first('DEMO', 'cccccccccccccccc')).resolves.toEqual([]);
+    expect(searches()).toBe(1);
+  });
+});
