@@ -18,7 +18,10 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-const searches = () => emulator().requests().filter((r) => r.op === 'jira.search').length;
+const searches = () =>
+  emulator()
+    .requests()
+    .filter((r) => r.op === 'jira.search').length;
 /** A few turns of the event loop on the real clock's setImmediate (not faked): time for a request to go out. */
 const turns = async () => {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
