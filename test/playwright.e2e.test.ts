@@ -369,20 +369,6 @@ describe('Playwright reporter, faults', () => {
       readdirSync(join(dir, '.casebridge', 'journal')).filter((f) => f.endsWith('.json') || f.startsWith('wal-')),
     ).toEqual([]);
   });
-
-  it('a 429 storm with Retry-After is waited out within the run', async () => {
-    const dir = project('pw-429');
-    await fetch(`${emu.url}/__emulator/faults`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ rules: [{ route: '/rest/**', errors: { '429': 0.5 }, retryAfterSeconds: 1 }], seed: 3 }),
-    });
-    const out = await playwright(dir, ['test'], cycleEnv('CI 429'));
-    await fetch(`${emu.url}/__emulator/faults`, { method: 'DELETE' });
-    expect(out.code).toBe(1);
-    expect(out.stderr + out.stdout).not.toMatch(/not delivered/);
-    expect(cycleState(emu, 'CI 429').filter((r) => reference?.some((x) => x.key === r.key))).toEqual(reference);
-  });
 });
 
 describe.runIf(hasChromium)('Playwright reporter with a real browser', () => {
