@@ -18,6 +18,7 @@ import type { BlobStore } from './store/blobs.js';
  * - `DELETE /__emulator/faults`         → removes all rules
  * - `GET  /__emulator/jira`             → the Jira behaviour in effect (profile knobs, src/behaviour/profile.ts)
  * - `PUT  /__emulator/jira`             → changes some knobs: {"indexLagMs": [500, 2500], ...}
+ * - `POST /__emulator/jira/index`       → every node's search index catches up now (the lag stays for later writes)
  * - `POST /__emulator/reset`            → back to the seed state; clears faults and the request log
  */
 
@@ -151,6 +152,10 @@ export async function handleAdmin(emu: RunningEmulator, a: AdminRequest): Promis
           throw new AdminError((err as Error).message);
         }
       }
+      case 'POST /__emulator/jira/index':
+        req.resume();
+        emu.catchUpIndex();
+        return send(res, 200, { ok: true });
       case 'POST /__emulator/reset':
         req.resume();
         await emu.reset();

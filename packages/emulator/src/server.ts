@@ -84,6 +84,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       setCaptchaDefault(store, jira.captchaAfterFailedLogins);
       return jira;
     },
+    catchUpIndex: () => {
+      commit();
+      index.rebase(store);
+    },
     requests: () => log.slice(),
     clearRequests: () => {
       log = [];

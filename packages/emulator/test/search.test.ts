@@ -154,6 +154,20 @@ describe('index lag per node', () => {
     expect([await find(2), await renamed(2)]).toEqual([0, 1]);
   });
 
+  it('POST /__emulator/jira/index: every node catches up at once; later writes lag as before', async () => {
+    const e = await start({ profile: 'realistic', jira: { nodes: 2, indexLagMs: [1000, 2500] } });
+    const key = (await create(e, 'caught summary', '', node(1))).json.key;
+    await call(e, 'PUT', `${API}/issue/${key}`, { body: { fields: { summary: 'caught renamed' } }, headers: node(2) });
+    const find = (n: number, word: string) => search(e, `summary ~ ${word}`, {}, node(n)).then((r) => r.json.total);
+    expect([await find(1, 'caught'), await find(2, 'caught')]).toEqual([0, 0]);
+    expect((await call(e, 'POST', '/__emulator/jira/index')).status).toBe(200);
+    expect([await find(1, 'renamed'), await find(2, 'renamed')], 'no clock moved').toEqual([1, 1]);
+    await create(e, 'after summary', '', node(1));
+    expect([await find(1, 'after'), await find(2, 'after')]).toEqual([0, 0]);
+    clock += 2500;
+    expect([await find(1, 'after'), await find(2, 'after')]).toEqual([1, 1]);
+  });
+
   it('the ideal profile (and indexLagMs 0) finds a new issue at once; a reset indexes the seed at once', async () => {
     const e = await start({ profile: 'ideal' });
     await create(e, 'instant issue');

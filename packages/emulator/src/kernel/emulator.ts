@@ -80,6 +80,11 @@ export interface RunningEmulator {
   jira: JiraBehaviour;
   /** Changes knobs of the Jira behaviour (validated; a bad one throws naming it); answers the behaviour now. */
   setJira(knobs: JiraBehaviourInput): JiraBehaviour;
+  /**
+   * Every node's search index catches up with the store at once, as if the index lag had passed (the lag stays for
+   * later writes): a test waits for Jira's index without waiting on the clock.
+   */
+  catchUpIndex(): void;
   /** Request log, oldest first. */
   requests(): RequestLogEntry[];
   clearRequests(): void;
