@@ -28,6 +28,10 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // A worker's files share its modules (the core and the emulator are imported once per worker, not once per
+    // file); what they keep per process is reset before each file (test/setup/each-file.ts).
+    isolate: false,
+    setupFiles: ['./test/setup/each-file.ts'],
     // Four files at a time on the 2-core CI machine. About half of a file's time is waiting (latency, index lag,
     // Retry-After, runners starting), so files overlap well: a clean clone's Vitest took 792 s two at a time and 497 s
     // four at a time (2026-11-29; six: 430 s, but two Jest "machines" adopting one suite then race past each other).

@@ -66,6 +66,16 @@ export function registerSecret(value: string | undefined | null): void {
   inJson = undefined;
 }
 
+/**
+ * Forgets every registered secret. A process that reports for one configuration never needs it; one that runs many
+ * in turn (the test suite, whose files share a worker) starts each afresh with it.
+ */
+export function forgetSecrets(): void {
+  secrets.clear();
+  ordered = undefined;
+  inJson = undefined;
+}
+
 /** The secrets longest first (so a secret that contains another is replaced whole); sorted again after a change. */
 let ordered: string[] | undefined;
 /** The secrets as they are and as JSON escapes them, built once per change: the write-ahead log asks per result. */

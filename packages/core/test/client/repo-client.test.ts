@@ -1,16 +1,19 @@
 import type { RequestLogEntry } from '@casebridge/emulator';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { setRepoQuota } from '../../../emulator/src/handlers/repo.js';
 import { type AuthOptions, ContentRepositoryClient, HttpError, UnauthorizedError } from '../../src/index.js';
 import { ADMIN, clearFaults, clearRequestLog, requestLog, setFaults, useEmulator } from '../support/emulator.js';
 
-// The emulator reads its per-owner storage quota from the environment when it loads (per process; this file runs in
-// its own): small enough for a 4 KiB file to exceed it.
-const QUOTA = vi.hoisted(() => {
-  const bytes = 2048;
-  process.env.CASEBRIDGE_REPO_QUOTA_BYTES = String(bytes);
-  return bytes;
+// The emulator's per-owner storage quota (one per process), small enough for a 4 KiB file to exceed it while this
+// file runs; the one before comes back after.
+const QUOTA = 2048;
+let quotaBefore: number | undefined;
+beforeAll(() => {
+  quotaBefore = setRepoQuota(QUOTA);
 });
-delete process.env.CASEBRIDGE_REPO_QUOTA_BYTES;
+afterAll(() => {
+  if (quotaBefore !== undefined) setRepoQuota(quotaBefore);
+});
 
 /**
  * ContentRepositoryClient against the emulator: validateSession renews a session or ticket that the server dropped
