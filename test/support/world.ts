@@ -11,12 +11,6 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 export const TOKEN = 'casebridge-dev-token';
 
 /**
- * How long a search takes to show a change on the realistic profile (its index lag, 1 s), with a margin: what a
- * person did before the run is what the run's first search shows.
- */
-const INDEX_LAG_WAIT_MS = 1_200;
-
-/**
  * Starts the file's emulator before its tests and closes it after; with `reset` (the default) each test starts from
  * the seed. `emu()` gives it.
  */
@@ -56,14 +50,9 @@ export function admin(emu: RunningEmulator): TestManagementClient {
 
 /**
  * What the test changed in the store by hand (a label, a closed bug) or over HTTP, as a person did well before the
- * run: one request commits the store's edits, then the profile's index lag passes, so a search shows them.
+ * run: the store's edits are committed and every node's index catches up at once, as after the profile's index lag,
+ * so a search shows them.
  */
 export async function indexed(emu: RunningEmulator): Promise<void> {
-  const tm = admin(emu);
-  try {
-    await tm.jira.myself({});
-  } finally {
-    await tm.close();
-  }
-  await new Promise((done) => setTimeout(done, INDEX_LAG_WAIT_MS));
+  emu.catchUpIndex();
 }

@@ -264,7 +264,7 @@ describe('a first run at scale', () => {
     // Jira's index shows a create about a second late (the realistic profile): the search right after this run's
     // create may show neither defect. The next read of the group (this run's next failure, another machine's, the
     // next run's) shows both: the older one is kept and linked, the newer closed as its duplicate.
-    await new Promise((r) => setTimeout(r, emu.jira.indexLagMs as number));
+    emu.catchUpIndex(); // the index lag passes, without waiting on the clock
     // The next run (a new cycle: within one cycle the cycle's defect list links without a search).
     const next = Engine.create(
       options(emu.url, { cycle: 'racing defects, next run' }),
