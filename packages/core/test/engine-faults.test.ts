@@ -123,7 +123,8 @@ describe('ambiguous answers lose nothing', () => {
 
   it('bulkStatusUpdate answering 500 for the whole run: all 60 journaled, named once; the replay delivers all', async () => {
     await setFaults(emu, [{ route: BULK, errors: { '500': 1 }, body: 'text' }]);
-    const { end, cwd } = await report('lasting bulk 500', passing());
+    // The end gives up on a service that answers nothing but 500 after flushTimeoutMs (5 s here, not 20).
+    const { end, cwd } = await report('lasting bulk 500', passing(), dir(), [], { flushTimeoutMs: 5_000 });
     expect(passed('lasting bulk 500')).toBe(0);
     expect(end.summary.journaled).toBe(SIZE);
     expect(end.summary.problems).toHaveLength(1);
@@ -141,7 +142,7 @@ describe('ambiguous answers lose nothing', () => {
     if (!status) throw new Error('no Passed status in the seed');
     status.enabled = false;
     try {
-      const { end, cwd } = await report('status disabled', passing(10));
+      const { end, cwd } = await report('status disabled', passing(10), dir(), [], { flushTimeoutMs: 5_000 });
       expect(end.summary.journaled).toBe(10);
       const lines = end.summary.problems.filter((p) => p.includes("run status 'Passed'"));
       expect(lines).toHaveLength(1);
