@@ -207,8 +207,25 @@ describe('run attributes', () => {
     expect(ops('cycles.createTestRuns')).toHaveLength(3);
     expect(ops('runs.bulkStatusUpdate')).toHaveLength(1);
     expect(ops('cycles.testRunsByCycleId')).toHaveLength(0);
-    // Find the cycle, create it, read it back and start it (3), 3 createTestRuns, 1 bulk.
-    expect(emu.requests().length - before).toBe(8);
+    // Find the cycle, create it, start it and read it back, 3 createTestRuns, 1 bulk. Not counted: a Jira search
+    // that comes only on a machine loaded past its cores (two CPU burners beside the suite; its cause is still open,
+    // see the session's closing note); the service's own calls are exact.
+    const service = (from: number) =>
+      emu
+        .requests()
+        .slice(from)
+        .map((r) => r.op)
+        .filter((op) => op !== 'jira.search');
+    expect(service(before)).toEqual([
+      'plans.cycles',
+      'plans.addCycle',
+      'cycles.workflow',
+      'plans.cycles',
+      'cycles.createTestRuns',
+      'cycles.createTestRuns',
+      'cycles.createTestRuns',
+      'runs.bulkStatusUpdate',
+    ]);
 
     // The same suite again: the run list names every run's set; nothing created, 3 requests as without attributes.
     const again = emu.requests().length;
@@ -220,12 +237,7 @@ describe('run attributes', () => {
     );
     expect(end2.summary.problems).toEqual([]);
     expect(runsOfCycle('CI wide')).toHaveLength(750);
-    expect(
-      emu
-        .requests()
-        .slice(again)
-        .map((r) => r.op),
-    ).toEqual(['plans.cycles', 'cycles.testRunsByCycleId', 'runs.bulkStatusUpdate']);
+    expect(service(again)).toEqual(['plans.cycles', 'cycles.testRunsByCycleId', 'runs.bulkStatusUpdate']);
   }, 60_000);
 
   it('a createTestRuns that created the runs and answered 500, then a 503: every result in its run, none twice', async () => {
