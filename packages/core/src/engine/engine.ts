@@ -319,6 +319,7 @@ export class Engine {
       const reason = 'casebridge: an internal error at the end of the run (above), and failOnError fails the run';
       return { failed: c.failOnError, ...(c.failOnError ? { reason } : {}), summary: this.summary() };
     } finally {
+      s.delivery.failures.close();
       await Promise.allSettled([s.tm.close(), s.repo?.close()]);
     }
   }

@@ -56,4 +56,15 @@ describe('the first looks of failure groups', () => {
     await expect(search.first('DEMO', 'cccccccccccccccc')).resolves.toEqual([]);
     expect(searches()).toBe(1);
   });
+
+  it('the run ended: a gathered search no look took is never sent', async () => {
+    emulator().clearRequests();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const search = new GroupSearch(tm, new AbortController().signal);
+    search.early('DEMO', 'dddddddddddddddd');
+    search.close();
+    vi.advanceTimersByTime(10_000);
+    await turns();
+    expect(searches()).toBe(0);
+  });
 });

@@ -207,15 +207,13 @@ describe('run attributes', () => {
     expect(ops('cycles.createTestRuns')).toHaveLength(3);
     expect(ops('runs.bulkStatusUpdate')).toHaveLength(1);
     expect(ops('cycles.testRunsByCycleId')).toHaveLength(0);
-    // Find the cycle, create it, start it and read it back, 3 createTestRuns, 1 bulk. Not counted: a Jira search
-    // that comes only on a machine loaded past its cores (two CPU burners beside the suite; its cause is still open,
-    // see the session's closing note); the service's own calls are exact.
+    // Find the cycle, create it, start it and read it back, 3 createTestRuns, 1 bulk: nothing else (a defect search
+    // the test before gathered and never needed used to go out here, after its run had ended: search.ts close).
     const service = (from: number) =>
       emu
         .requests()
         .slice(from)
-        .map((r) => r.op)
-        .filter((op) => op !== 'jira.search');
+        .map((r) => r.op);
     expect(service(before)).toEqual([
       'plans.cycles',
       'plans.addCycle',

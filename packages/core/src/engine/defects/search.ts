@@ -36,8 +36,8 @@ export class GroupSearch {
   private readonly earlyByProject = new Map<string, DataLoader<string, GroupDefect[]>>();
   /** Searches started as failures came in (`early`), each taken once by its group's first look (`first`). */
   private readonly started = new Map<string, Promise<GroupDefect[]>>();
-  /** The gathered searches not sent yet, each sending itself at the end of its wait or when asked (`send`). */
-  private readonly waiting = new Set<() => void>();
+  /** The gathered searches not sent yet (each with its timer), each sending itself at the end of its wait or when asked. */
+  private readonly waiting = new Map<() => void, ReturnType<typeof setTimeout>>();
   /** Every result is in (`allIn`): no failure is left to join a gathered search. */
   private done = false;
   /** Early searches a first look took and waits for. */
@@ -65,13 +65,12 @@ export class GroupSearch {
         maxBatchSize: GROUPS_PER_SEARCH,
         batchScheduleFn: (go) => {
           const send = () => {
-            clearTimeout(timer);
+            clearTimeout(this.waiting.get(send));
             this.waiting.delete(send);
             go();
           };
           // Unref'd: a first look nobody waits for must not keep the runner's process alive once the run has ended.
-          const timer = setTimeout(send, gatherMs).unref();
-          this.waiting.add(send);
+          this.waiting.set(send, setTimeout(send, gatherMs).unref());
         },
       });
       by.set(project, loader);
@@ -103,7 +102,16 @@ export class GroupSearch {
   }
 
   private send(): void {
-    for (const send of [...this.waiting]) send();
+    for (const send of [...this.waiting.keys()]) send();
+  }
+
+  /**
+   * The run has ended: a gathered search no look took is never sent (it went out after the end, into whatever the
+   * process did next: the next run of a long-lived process, a test's next case).
+   */
+  close(): void {
+    for (const timer of this.waiting.values()) clearTimeout(timer);
+    this.waiting.clear();
   }
 
   /** The group's first look: the search started early, if any (taken once), else a new one. */

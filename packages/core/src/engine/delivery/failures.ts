@@ -115,6 +115,11 @@ export class Failures {
     this.searches.allIn();
   }
 
+  /** The run has ended: nothing of it is sent any more (a gathered defect search no failure took, search.ts). */
+  close(): void {
+    this.searches.close();
+  }
+
   /**
    * The triage of a failing or flaky result (defects/triage.ts), once per item; undefined for any other result.
    * Start it before the result's first write to its run: the history read then is the run's last state.
