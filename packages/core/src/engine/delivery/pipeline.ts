@@ -202,7 +202,7 @@ export class DeliveryPipeline implements WaitingBatch {
   drain(out: (text: string) => void): Promise<boolean> {
     const { config: c, health, cases } = this.o;
     this.allIn = true;
-    this.o.delivery.failures.allIn(); // every result is in: the cap ranks, the gathered defect searches go
+    this.o.delivery.failures.allIn(); // every result is in: the cap ranks; a gathered defect search waits no longer
     this.prep.flush();
     this.flush();
     return this.inFlight.drain({
