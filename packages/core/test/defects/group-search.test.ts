@@ -27,11 +27,16 @@ const turns = async () => {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
 };
 
+/** A search on a clock that moves only when told (setTimeout faked), with the emulator's request log empty. */
+function frozen(): GroupSearch {
+  emulator().clearRequests();
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  return new GroupSearch(tm, new AbortController().signal);
+}
+
 describe('the first looks of failure groups', () => {
   it('gathered while results come in; once all are in, the one a look waits for goes at once, one search for all', async () => {
-    emulator().clearRequests();
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const search = new GroupSearch(tm, new AbortController().signal);
+    const search = frozen();
     search.early('DEMO', 'aaaaaaaaaaaaaaaa');
     search.early('DEMO', 'bbbbbbbbbbbbbbbb');
     const look = search.first('DEMO', 'aaaaaaaaaaaaaaaa');
@@ -46,9 +51,7 @@ describe('the first looks of failure groups', () => {
   });
 
   it('all in before any look: nothing is sent until a look needs it (a failure known from its history never does)', async () => {
-    emulator().clearRequests();
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const search = new GroupSearch(tm, new AbortController().signal);
+    const search = frozen();
     search.early('DEMO', 'cccccccccccccccc');
     search.allIn();
     await turns();
@@ -58,9 +61,7 @@ describe('the first looks of failure groups', () => {
   });
 
   it('the run ended: a gathered search no look took is never sent', async () => {
-    emulator().clearRequests();
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const search = new GroupSearch(tm, new AbortController().signal);
+    const search = frozen();
     search.early('DEMO', 'dddddddddddddddd');
     search.close();
     vi.advanceTimersByTime(10_000);
