@@ -4,6 +4,8 @@ export default defineConfig({
   entry: { index: 'src/index.ts' },
   format: ['esm', 'cjs'],
   dts: true,
+  // Without the workspace's paths: the core is read from its built declarations, not type-checked again from source.
+  tsconfig: '../../tsconfig.build.json',
   clean: true,
   target: 'node20',
   sourcemap: true,
