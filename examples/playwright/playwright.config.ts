@@ -9,6 +9,9 @@ if (!hasChromium && process.env.TEST_WORKER_INDEX === undefined) console.warn(no
 export default defineConfig({
   testDir: 'tests',
   retries: 1,
+  // The tests wait on the page far more than they compute: three at a time on any machine (Playwright's default is
+  // half the cores, one on a 2-core CI runner), so the demo's Playwright run takes about half as long.
+  workers: 3,
   timeout: 15_000,
   expect: { timeout: 2_000 },
   reporter: [

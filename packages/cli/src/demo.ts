@@ -9,7 +9,8 @@ import { loadEmulator } from './optional.js';
 
 /**
  * `casebridge demo`: starts the emulator with its demo data, runs the example projects through their reporters in
- * cycle mode, then prints what arrived (per cycle: runs by status, defects, attachments) and where to look.
+ * cycle mode (side by side, their output one after the other), then prints what arrived (per cycle: runs by status,
+ * defects, attachments) and where to look.
  */
 
 export interface DemoOptions {
@@ -127,12 +128,49 @@ async function freePortOr(port: number): Promise<number> {
   });
 }
 
-function runExample(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<number | null> {
-  return new Promise((done) => {
+/**
+ * A suite under way. The demo starts every suite at once (each waits mostly on its runner, not on the CPU) and shows
+ * them one after the other: the first streams live; each other one keeps its output until its turn, then shows what it
+ * kept and streams the rest.
+ */
+interface Started {
+  exit: Promise<number | null>;
+  /** Shows the suite's output from now on: what it kept first (a suite started live shows it already). */
+  show: () => void;
+}
+
+function startExample(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, live: boolean): Started {
+  if (live) {
     const child = spawn(file, args, { cwd, env, stdio: 'inherit' });
+    const exit = new Promise<number | null>((done) => {
+      child.on('error', () => done(null));
+      child.on('close', (code) => done(code));
+    });
+    return { exit, show: () => undefined };
+  }
+  // Kept output keeps its colours when the demo's own output is a terminal, as a live suite's would.
+  const colour = process.stdout.isTTY && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined;
+  const child = spawn(file, args, { cwd, env: colour ? { ...env, FORCE_COLOR: '1' } : env, stdio: 'pipe' });
+  child.stdin?.end();
+  const kept: Array<[NodeJS.WriteStream, Buffer]> = [];
+  let shown = false;
+  const take = (to: NodeJS.WriteStream) => (chunk: Buffer) => {
+    if (shown) to.write(chunk);
+    else kept.push([to, chunk]);
+  };
+  child.stdout?.on('data', take(process.stdout));
+  child.stderr?.on('data', take(process.stderr));
+  const exit = new Promise<number | null>((done) => {
     child.on('error', () => done(null));
     child.on('close', (code) => done(code));
   });
+  return {
+    exit,
+    show: () => {
+      shown = true;
+      for (const [to, chunk] of kept.splice(0)) to.write(chunk);
+    },
+  };
 }
 
 export async function demo(o: DemoOptions): Promise<number> {
@@ -152,6 +190,7 @@ export async function demo(o: DemoOptions): Promise<number> {
   const stamp = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const cycles: Array<{ runner: string; cycle: string; exit: number | null }> = [];
   try {
+    const started: Array<{ runner: string; cycle: string; header: string; run: Started }> = [];
     for (const ex of suites) {
       const dir = ex.dir;
       const shown = relative(inRepo ? root : (o.cwd ?? process.cwd()), dir);
@@ -161,8 +200,10 @@ export async function demo(o: DemoOptions): Promise<number> {
         continue;
       }
       const cycle = `Demo ${ex.runner} ${stamp}`;
-      o.out(`\ncasebridge demo: running ${shown} (${ex.runner}) into cycle "${cycle}"\n`);
-      const exit = await runExample(cmd.file, cmd.args, dir, {
+      const header = `\ncasebridge demo: running ${shown} (${ex.runner}) into cycle "${cycle}"\n`;
+      const live = started.length === 0;
+      if (live) o.out(header);
+      const env = {
         ...process.env,
         CASEBRIDGE_URL: emu.url,
         CASEBRIDGE_TOKEN: 'casebridge-dev-token',
@@ -170,8 +211,13 @@ export async function demo(o: DemoOptions): Promise<number> {
         CASEBRIDGE_MODE: 'cycle',
         CASEBRIDGE_TEST_PLAN: 'DEMO-1',
         CASEBRIDGE_CYCLE: cycle,
-      });
-      cycles.push({ runner: ex.runner, cycle, exit });
+      };
+      started.push({ runner: ex.runner, cycle, header, run: startExample(cmd.file, cmd.args, dir, env, live) });
+    }
+    for (const [i, s] of started.entries()) {
+      if (i > 0) o.out(s.header);
+      s.run.show();
+      cycles.push({ runner: s.runner, cycle: s.cycle, exit: await s.run.exit });
     }
     o.out('');
     const read = await table(emu.url, cycles);
