@@ -10,7 +10,16 @@
  * measured.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startEmulator } from '@casebridge/emulator';
@@ -38,6 +47,10 @@ export const PEERS = {
    * (its own message and line: a failure group each), as issue 38's "100 distinct failures among 1,000 mapped tests".
    */
   failing: Number(env.BENCH_PEERS_FAILING ?? 0),
+  /** The reporters measured (`BENCH_PEERS_WHO=junit,casebridge` to try a change of casebridge alone). */
+  who: list('BENCH_PEERS_WHO', ['junit', 'casebridge', 'qase', 'testomatio']),
+  /** A file that gets every request casebridge's runs made (when, operation, status), one JSON line per run. */
+  dump: env.BENCH_PEERS_DUMP,
   /** npm specs installed into the fixture at bench time (never into the repository's lockfile). */
   packages: {
     'playwright-qase-reporter': env.BENCH_PEERS_QASE ?? '^2.7.0',
@@ -238,6 +251,10 @@ async function runOne(who, { dir, emu, standIns, latency, cycle, reset }) {
       timeoutMs,
     });
     const rateLimited = emu.requests().filter((r) => r.status === 429).length;
+    if (PEERS.dump) {
+      const requests = emu.requests().map((r) => ({ at: r.at, op: r.op ?? r.path, status: r.status }));
+      appendFileSync(PEERS.dump, `${JSON.stringify({ cycle, requests })}\n`);
+    }
     return { ...keep(run), cycle, rateLimited, delivered: delivered(emu, 'cycle', cycle), cases: casesIn(emu) };
   }
   const standIn = standIns[who];
@@ -341,7 +358,7 @@ export async function runPeers({ log, environment }) {
     readFileSync(join(ROOT, 'node_modules', '@playwright', 'test', 'package.json')),
   ).version;
   results.errors = [];
-  const who = ['junit', 'casebridge', ...['qase', 'testomatio'].filter((p) => !peers[p].unavailable)];
+  const who = PEERS.who.filter((w) => !peers[w]?.unavailable);
   for (const p of ['qase', 'testomatio'])
     if (peers[p].unavailable) log(`bench: peers: ${p} left out: ${peers[p].unavailable}`);
   const standIns = { qase: await startQase(), testomatio: await startTestomatio() };
