@@ -69,3 +69,42 @@ describe('the first looks of failure groups', () => {
     expect(searches()).toBe(0);
   });
 });
+
+describe('each ask says how long it may wait', () => {
+  it('the read after a create joins the failures early search: one search for both, when the early one is due', async () => {
+    const search = frozen();
+    search.early('DEMO', 'eeeeeeeeeeeeeeee');
+    const read = search.of('DEMO', 'ffffffffffffffff', true);
+    vi.advanceTimersByTime(1_900);
+    await turns();
+    expect(searches(), 'neither may wait less than the early ask').toBe(0);
+    vi.advanceTimersByTime(100);
+    await expect(read).resolves.toEqual([]);
+    await expect(search.first('DEMO', 'eeeeeeeeeeeeeeee')).resolves.toEqual([]);
+    expect(searches(), 'both groups in one search').toBe(1);
+  });
+
+  it('a look a delivery waits on brings a gathering search forward to its own short wait', async () => {
+    const search = frozen();
+    search.early('DEMO', '1111111111111111');
+    const look = search.of('DEMO', '2222222222222222');
+    vi.advanceTimersByTime(100);
+    await expect(look).resolves.toEqual([]);
+    expect(searches()).toBe(1);
+    // The early ask went with it: its look takes that answer, no second search.
+    await expect(search.first('DEMO', '1111111111111111')).resolves.toEqual([]);
+    expect(searches()).toBe(1);
+  });
+
+  it('once every result is in, a read after a create waits no longer than a look', async () => {
+    const search = frozen();
+    const read = search.of('DEMO', '3333333333333333', true);
+    search.allIn();
+    await expect(read).resolves.toEqual([]);
+    expect(searches()).toBe(1);
+    const late = search.of('DEMO', '4444444444444444', true);
+    vi.advanceTimersByTime(100);
+    await expect(late).resolves.toEqual([]);
+    expect(searches()).toBe(2);
+  });
+});

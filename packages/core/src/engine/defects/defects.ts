@@ -146,7 +146,8 @@ function linkedAs(earlier: Decided): Decided {
  * that shows this create shows every one made before it), at the latest `jira.indexLagMs` after its create. Then,
  * under the group's search-and-create, an older open one wins, this one is closed as its duplicate, and the rest of
  * the run links the survivor. On a Jira whose index lags a second the run's end waits about that, not the whole
- * setting; the reads of the defects filed together share one search (search.ts).
+ * setting. The read waits up to TIMING.gatherMaxMs more while the run goes on (nothing waits on it), so it shares the
+ * search of the failures coming in and of the other defects filed meanwhile (search.ts).
  */
 function recheckLater(
   input: DefectInput,
@@ -163,7 +164,7 @@ function recheckLater(
     do {
       await indexSettled(signal, Math.min(TIMING.indexPollMs, deadline - Date.now()));
       signal.throwIfAborted();
-      hits = await input.searches.of(project, group.hash);
+      hits = await input.searches.of(project, group.hash, true);
     } while (!hits.some((d) => d.key === key) && Date.now() < deadline);
     return inFlight([k], async () => {
       const found = await closeTwice(input, hits);
@@ -348,7 +349,7 @@ async function createDefect(
   // Another machine may have filed the same failure at the same moment (two jobs of one pipeline, one failing test):
   // the oldest open defect wins on both, and this one is closed as its duplicate. A read right after the create
   // cannot show it (the index lags), so the one read that decides comes once the index shows it (recheckLater): one
-  // search per new defect, shared by the defects filed together.
+  // search per new defect, shared with the other searches of the moment (search.ts).
   input.filed?.(key, recheckLater(input, project, group, key));
   return { key, created: true };
 }

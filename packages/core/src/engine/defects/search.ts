@@ -12,17 +12,34 @@ export interface GroupDefect {
 }
 
 /** A group whose early search was taken: later looks search again. */
-const USED: Promise<GroupDefect[]> = Promise.resolve([]);
+const USED = 'used';
 
 /** Groups per search: `summary ~ "cb-<16 hex>"` is about 30 characters, so 50 make a query of about 1.5 KB. */
 const GROUPS_PER_SEARCH = 50;
 
+/** A search not sent yet: it goes at `due`, sooner when an ask that may wait less joins it. */
+interface Gathering {
+  due: number;
+  timer: ReturnType<typeof setTimeout>;
+  send: () => void;
+  /** A look waits for its answer (not only failures' early asks, which a look may never take). */
+  needed: boolean;
+}
+
+/** An early ask: its answer, and the search it joined. */
+interface Early {
+  answer: Promise<GroupDefect[]>;
+  search: Gathering | undefined;
+}
+
 /**
- * The project's defects of failure groups, oldest (lowest id) first: the groups asked for within TIMING.gatherMs of
- * each other share one JQL search, `project = "P" AND (summary ~ "cb-…" OR summary ~ "cb-…" …)`, keyset paged. A run
- * whose 100 failures each fail their own way searches a few times, not 100 (dataloader's batch, without its cache:
- * every ask is answered by a search sent after it, so a defect filed a moment ago is looked for again, not
- * remembered missing).
+ * The project's defects of failure groups, oldest (lowest id) first. The groups asked for close together share one
+ * JQL search, `project = "P" AND (summary ~ "cb-…" OR summary ~ "cb-…" …)`, keyset paged: each ask says how long it
+ * may wait (TIMING.gatherMs for a look a delivery waits on, TIMING.gatherMaxMs for a failure's early ask and for the
+ * read after a create, which nothing waits on while the run goes on), and a search goes when its most impatient ask
+ * is due. A run whose 100 failures each fail their own way searches a few times, not 100 (dataloader's batch,
+ * without its cache: every ask is answered by a search sent after it, so a defect filed a moment ago is looked for
+ * again, not remembered missing).
  *
  * Jira's `~` is a tokenised, stemmed word search (`cb-1a2b` finds any summary with the words `cb` and `1a2b`, in any
  * order), so each hit is checked on the client: its summary must hold the exact marker `[cb-<hash>]`, and a defect
@@ -31,51 +48,32 @@ const GROUPS_PER_SEARCH = 50;
  * Done may set no resolution).
  */
 export class GroupSearch {
-  private readonly byProject = new Map<string, DataLoader<string, GroupDefect[]>>();
-  /** The first looks, started as failures come in: gathered longer (TIMING.gatherMaxMs), see `early`. */
-  private readonly earlyByProject = new Map<string, DataLoader<string, GroupDefect[]>>();
-  /** Searches started as failures came in (`early`), each taken once by its group's first look (`first`). */
-  private readonly started = new Map<string, Promise<GroupDefect[]>>();
-  /** The gathered searches not sent yet (each with its timer), each sending itself at the end of its wait or when asked. */
-  private readonly waiting = new Map<() => void, ReturnType<typeof setTimeout>>();
-  /** Every result is in (`allIn`): no failure is left to join a gathered search. */
+  private readonly loaders = new Map<string, DataLoader<string, GroupDefect[]>>();
+  /** Per project, the search that asks join now (a full or sent one is replaced by the next). */
+  private readonly gathering = new Map<string, Gathering>();
+  /** Every search not sent yet. */
+  private readonly waiting = new Set<Gathering>();
+  /** Asks started as failures came in (`early`), each taken once by its group's first look (`first`). */
+  private readonly started = new Map<string, Early | typeof USED>();
+  /** Every result is in (`allIn`): no failure is left to join a search, and nothing needs to wait for one. */
   private done = false;
-  /** Early searches a first look took and waits for. */
-  private taken = 0;
+  /** How long the ask being made may wait: read by the loader when the ask starts a new search. */
+  private patience = 0;
 
   constructor(
     private readonly tm: TestManagementClient,
     private readonly signal: AbortSignal,
   ) {}
 
-  /** The defects of the group `hash` in `project`, oldest first. */
-  of(project: string, hash: string): Promise<GroupDefect[]> {
-    return this.loader(this.byProject, project, TIMING.gatherMs).load(hash);
-  }
-
-  private loader(
-    by: Map<string, DataLoader<string, GroupDefect[]>>,
-    project: string,
-    gatherMs: number,
-  ): DataLoader<string, GroupDefect[]> {
-    let loader = by.get(project);
-    if (!loader) {
-      loader = new DataLoader((hashes) => this.search(project, hashes), {
-        cache: false,
-        maxBatchSize: GROUPS_PER_SEARCH,
-        batchScheduleFn: (go) => {
-          const send = () => {
-            clearTimeout(this.waiting.get(send));
-            this.waiting.delete(send);
-            go();
-          };
-          // Unref'd: a first look nobody waits for must not keep the runner's process alive once the run has ended.
-          this.waiting.set(send, setTimeout(send, gatherMs).unref());
-        },
-      });
-      by.set(project, loader);
-    }
-    return loader;
+  /**
+   * The defects of the group `hash` in `project`, oldest first. `patient`: nothing waits on the answer while the run
+   * goes on (the read after a create), so it may join the failures' early asks.
+   */
+  of(project: string, hash: string, patient = false): Promise<GroupDefect[]> {
+    const wait = patient && !this.done ? TIMING.gatherMaxMs : TIMING.gatherMs;
+    const { answer, search } = this.ask(project, hash, wait);
+    if (search) search.needed = true;
+    return answer;
   }
 
   /**
@@ -87,42 +85,86 @@ export class GroupSearch {
   early(project: string, hash: string): void {
     const k = `${project}:${hash}`;
     if (this.started.has(k)) return;
-    const p = this.loader(this.earlyByProject, project, TIMING.gatherMaxMs).load(hash);
-    p.catch(() => this.started.delete(k));
-    this.started.set(k, p);
-  }
-
-  /**
-   * Every result is in: no other failure will join a gathered search, so one a first look waits for is sent now (one
-   * nobody asked for yet waits on: a failure known from its history may never need it).
-   */
-  allIn(): void {
-    this.done = true;
-    if (this.taken > 0) this.send();
-  }
-
-  private send(): void {
-    for (const send of [...this.waiting.keys()]) send();
-  }
-
-  /**
-   * The run has ended: a gathered search no look took is never sent (it went out after the end, into whatever the
-   * process did next: the next run of a long-lived process, a test's next case).
-   */
-  close(): void {
-    for (const timer of this.waiting.values()) clearTimeout(timer);
-    this.waiting.clear();
+    const asked = this.ask(project, hash, TIMING.gatherMaxMs);
+    asked.answer.catch(() => this.started.get(k) === asked && this.started.delete(k));
+    this.started.set(k, asked);
   }
 
   /** The group's first look: the search started early, if any (taken once), else a new one. */
   first(project: string, hash: string): Promise<GroupDefect[]> {
     const k = `${project}:${hash}`;
-    const p = this.started.get(k);
-    if (!p || p === USED) return this.of(project, hash);
+    const early = this.started.get(k);
+    if (!early || early === USED) return this.of(project, hash);
     this.started.set(k, USED);
-    this.taken++;
-    if (this.done) this.send();
-    return p;
+    const search = early.search;
+    if (search && this.waiting.has(search)) {
+      search.needed = true;
+      // Every result is in: no other failure will join it.
+      if (this.done) search.send();
+    }
+    return early.answer;
+  }
+
+  /**
+   * Every result is in: no other failure will join a search, so one a look waits for is sent now (one only
+   * failures' early asks are in waits on: a failure known from its history may never need it).
+   */
+  allIn(): void {
+    this.done = true;
+    for (const search of [...this.waiting]) if (search.needed) search.send();
+  }
+
+  /**
+   * The run has ended: a search no look took is never sent (it went out after the end, into whatever the process
+   * did next: the next run of a long-lived process, a test's next case).
+   */
+  close(): void {
+    for (const search of this.waiting) clearTimeout(search.timer);
+    this.waiting.clear();
+    this.gathering.clear();
+  }
+
+  /** Asks for the group in the project's gathering search (a new one when there is none), due within `wait`. */
+  private ask(project: string, hash: string, wait: number): Early {
+    const before = this.gathering.get(project);
+    this.patience = wait;
+    const answer = this.loader(project).load(hash);
+    const search = this.gathering.get(project);
+    // Joined a search already gathering: it goes no later than this ask may wait.
+    if (search && search === before && Date.now() + wait < search.due) {
+      clearTimeout(search.timer);
+      search.due = Date.now() + wait;
+      search.timer = setTimeout(search.send, wait).unref();
+    }
+    return { answer, search };
+  }
+
+  private loader(project: string): DataLoader<string, GroupDefect[]> {
+    let loader = this.loaders.get(project);
+    if (!loader) {
+      loader = new DataLoader((hashes) => this.search(project, hashes), {
+        cache: false,
+        maxBatchSize: GROUPS_PER_SEARCH,
+        batchScheduleFn: (go) => {
+          const search: Gathering = {
+            due: Date.now() + this.patience,
+            needed: false,
+            send: () => {
+              clearTimeout(search.timer);
+              if (!this.waiting.delete(search)) return;
+              if (this.gathering.get(project) === search) this.gathering.delete(project);
+              go();
+            },
+            // Unref'd: a search nobody waits for must not keep the runner's process alive once the run has ended.
+            timer: setTimeout(() => search.send(), this.patience).unref(),
+          };
+          this.waiting.add(search);
+          this.gathering.set(project, search);
+        },
+      });
+      this.loaders.set(project, loader);
+    }
+    return loader;
   }
 
   private async search(project: string, hashes: readonly string[]): Promise<GroupDefect[][]> {

@@ -23,7 +23,8 @@ export const TIMING = {
   /**
    * ... and at most this long while asks keep coming (the creates of tests that come one by one), or for the first
    * look of failure groups, started as failures come in (about one every half second under Playwright, which starts
-   * a new worker after each failure).
+   * a new worker after each failure), and for the read after a defect's create, which nothing waits on while the run
+   * goes on (defects/search.ts).
    */
   gatherMaxMs: 2_000,
 
