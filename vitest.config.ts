@@ -38,6 +38,7 @@ export default defineConfig({
     // Retry-After, runners starting), so files overlap well: a clean clone's Vitest took 792 s two at a time and 497 s
     // four at a time (2026-11-29; six: 430 s, but two Jest "machines" adopting one suite then race past each other).
     // The CLI's --maxWorkers does not reach the projects (they extend this config): set CASEBRIDGE_TEST_WORKERS.
+    // `npm test` runs the two projects side by side, each in a Vitest of its own, the unit one two at a time (.ci/test).
     // Files share nothing mutable: each starts its own emulator on port 0 and writes its own fixture folder; tarballs
     // are packed into a private folder first (test/support/matrix.ts).
     maxWorkers: Number(process.env.CASEBRIDGE_TEST_WORKERS ?? 4),
