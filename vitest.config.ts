@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { LongFirst } from './test/setup/sequencer.js';
+import { CampaignFirst } from './test/setup/sequencer.js';
 
 const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
@@ -33,7 +33,7 @@ export default defineConfig({
     // file); what they keep per process is reset before each file (test/setup/each-file.ts).
     isolate: false,
     setupFiles: ['./test/setup/each-file.ts'],
-    sequence: { sequencer: LongFirst },
+    sequence: { sequencer: CampaignFirst },
     // Four files at a time on the 2-core CI machine. About half of a file's time is waiting (latency, index lag,
     // Retry-After, runners starting), so files overlap well: a clean clone's Vitest took 792 s two at a time and 497 s
     // four at a time (2026-11-29; six: 430 s, but two Jest "machines" adopting one suite then race past each other).
