@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { looksLikePersonalAccessToken } from '../../src/client/auth.js';
 import { CookieJar } from '../../src/client/cookies.js';
 import { redact } from '../../src/client/secrets.js';
-import { loadConfig } from '../../src/engine/config/schema.js';
+import { loadConfig } from '../../src/engine/config/load.js';
 import { type AuthOptions, ConfigError, TestManagementClient, UnauthorizedError } from '../../src/index.js';
 import { NO_PROXY_ENV, withEnv } from '../support/proxy.js';
 

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expandTemplate, loadConfig } from '../../src/engine/config/schema.js';
+import { loadConfig } from '../../src/engine/config/load.js';
+import { expandTemplate } from '../../src/engine/config/schema.js';
 
 const base = { url: 'https://jira.example.com', token: 'pat-123456', projectKey: 'DEMO' };
 const noFile = () => mkdtempSync(join(tmpdir(), 'cb-config-'));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/client/errors.js';
 import { defectFieldsSchema, type ScreenField, screenProblems } from '../../src/engine/config/defect-fields.js';
-import { loadConfig } from '../../src/engine/config/schema.js';
+import { loadConfig } from '../../src/engine/config/load.js';
 import { groupOf } from '../../src/engine/defects/groups.js';
 import { DefectRefusals, refusedFields } from '../../src/engine/defects/refusals.js';
 import { defectDescription, defectSummary, templateVars } from '../../src/engine/defects/text.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/engine/config/schema.js';
+import { loadConfig } from '../../src/engine/config/load.js';
 import type { AttemptStatus, TestResult } from '../../src/engine/kernel/model.js';
 import { statusRanker, worseOf } from '../../src/engine/kernel/status-rank.js';
 import { DEFAULT_STATUS_MAP, runStatusOf, type StatusMap, statusMapKeyOf } from '../../src/engine/kernel/work.js';
