@@ -140,17 +140,18 @@ interface Started {
 }
 
 function startExample(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, live: boolean): Started {
-  if (live) {
-    const child = spawn(file, args, { cwd, env, stdio: 'inherit' });
-    const exit = new Promise<number | null>((done) => {
-      child.on('error', () => done(null));
-      child.on('close', (code) => done(code));
-    });
-    return { exit, show: () => undefined };
-  }
   // Kept output keeps its colours when the demo's own output is a terminal, as a live suite's would.
-  const colour = process.stdout.isTTY && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined;
-  const child = spawn(file, args, { cwd, env: colour ? { ...env, FORCE_COLOR: '1' } : env, stdio: 'pipe' });
+  const colour = !live && process.stdout.isTTY && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined;
+  const child = spawn(file, args, {
+    cwd,
+    env: colour ? { ...env, FORCE_COLOR: '1' } : env,
+    stdio: live ? 'inherit' : 'pipe',
+  });
+  const exit = new Promise<number | null>((done) => {
+    child.on('error', () => done(null));
+    child.on('close', (code) => done(code));
+  });
+  if (live) return { exit, show: () => undefined };
   child.stdin?.end();
   const kept: Array<[NodeJS.WriteStream, Buffer]> = [];
   let shown = false;
@@ -160,10 +161,6 @@ function startExample(file: string, args: string[], cwd: string, env: NodeJS.Pro
   };
   child.stdout?.on('data', take(process.stdout));
   child.stderr?.on('data', take(process.stderr));
-  const exit = new Promise<number | null>((done) => {
-    child.on('error', () => done(null));
-    child.on('close', (code) => done(code));
-  });
   return {
     exit,
     show: () => {

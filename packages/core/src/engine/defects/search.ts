@@ -20,7 +20,7 @@ const GROUPS_PER_SEARCH = 50;
 /** A search not sent yet: it goes at `due`, sooner when an ask that may wait less joins it. */
 interface Gathering {
   due: number;
-  timer: ReturnType<typeof setTimeout>;
+  timer?: ReturnType<typeof setTimeout>;
   send: () => void;
   /** A look waits for its answer (not only failures' early asks, which a look may never take). */
   needed: boolean;
@@ -97,9 +97,9 @@ export class GroupSearch {
     if (!early || early === USED) return this.of(project, hash);
     this.started.set(k, USED);
     const search = early.search;
-    if (search && this.waiting.has(search)) {
+    if (search) {
       search.needed = true;
-      // Every result is in: no other failure will join it.
+      // Every result is in: no other failure will join it (a search already sent is not sent again).
       if (this.done) search.send();
     }
     return early.answer;
@@ -131,12 +131,15 @@ export class GroupSearch {
     const answer = this.loader(project).load(hash);
     const search = this.gathering.get(project);
     // Joined a search already gathering: it goes no later than this ask may wait.
-    if (search && search === before && Date.now() + wait < search.due) {
-      clearTimeout(search.timer);
-      search.due = Date.now() + wait;
-      search.timer = setTimeout(search.send, wait).unref();
-    }
+    if (search && search === before && Date.now() + wait < search.due) this.arm(search, wait);
     return { answer, search };
+  }
+
+  /** Sends the search `wait` from now. Unref'd: a search nobody waits for must not keep the runner's process alive. */
+  private arm(search: Gathering, wait: number): void {
+    clearTimeout(search.timer);
+    search.due = Date.now() + wait;
+    search.timer = setTimeout(search.send, wait).unref();
   }
 
   private loader(project: string): DataLoader<string, GroupDefect[]> {
@@ -147,7 +150,7 @@ export class GroupSearch {
         maxBatchSize: GROUPS_PER_SEARCH,
         batchScheduleFn: (go) => {
           const search: Gathering = {
-            due: Date.now() + this.patience,
+            due: 0,
             needed: false,
             send: () => {
               clearTimeout(search.timer);
@@ -155,9 +158,8 @@ export class GroupSearch {
               if (this.gathering.get(project) === search) this.gathering.delete(project);
               go();
             },
-            // Unref'd: a search nobody waits for must not keep the runner's process alive once the run has ended.
-            timer: setTimeout(() => search.send(), this.patience).unref(),
           };
+          this.arm(search, this.patience);
           this.waiting.add(search);
           this.gathering.set(project, search);
         },
