@@ -195,9 +195,12 @@ describe('defect flood guard (Jest, cycle mode)', () => {
     expect(without).toHaveLength(3);
     for (const key of without) {
       expect(runs.get(key)?.status, key).toBe('Failed');
-      // Written when the failure came in, before the ranking (no request more for a failure it leaves out).
-      expect(runs.get(key)?.comment, key).toContain('cap of 10 new defects (defects.maxPerRun) goes to the');
-      expect(runs.get(key)?.comment, key).toContain('the cap was reached before');
+      // Written when the failure was delivered, with no request more for a failure the ranking leaves out: before the
+      // ranking, it says the ranking decides; after it (a loaded machine can deliver the last failures once every
+      // result is in), that the cap was reached.
+      expect(runs.get(key)?.comment, key).toMatch(
+        /cap of 10 new defects \(defects\.maxPerRun\) goes to the[\s\S]*the cap was reached before|not filed: the run's cap of 10 new defects was reached/,
+      );
     }
     // The summary names each group left out with the tests it hit (one each here).
     expect(out.stderr).toContain('3 failure(s) not filed as defects');

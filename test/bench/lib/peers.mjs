@@ -253,7 +253,9 @@ async function runOne(who, { dir, emu, standIns, latency, cycle, reset }) {
     const rateLimited = emu.requests().filter((r) => r.status === 429).length;
     if (PEERS.dump) {
       const requests = emu.requests().map((r) => ({ at: r.at, op: r.op ?? r.path, status: r.status }));
-      appendFileSync(PEERS.dump, `${JSON.stringify({ cycle, requests })}\n`);
+      // With BENCH_TIMELINE=1, also each request's start and end and the last test's end, in ms from the spawn.
+      const timeline = run.timeline ? { wallMs: run.wallMs, timeline: run.timeline } : {};
+      appendFileSync(PEERS.dump, `${JSON.stringify({ cycle, requests, ...timeline })}\n`);
     }
     return { ...keep(run), cycle, rateLimited, delivered: delivered(emu, 'cycle', cycle), cases: casesIn(emu) };
   }
