@@ -47,6 +47,11 @@ export const PEERS = {
    * (its own message and line: a failure group each), as issue 38's "100 distinct failures among 1,000 mapped tests".
    */
   failing: Number(env.BENCH_PEERS_FAILING ?? 0),
+  /**
+   * Each test waits this long (`BENCH_PEERS_TEST_MS`, 0 by default), as real tests do: 10 ms makes the 1,000-test
+   * suite about 12 s on 2 workers, where a first run's creates (6.25 s of Jira's time at 4 at once) fit inside it.
+   */
+  testMs: Number(env.BENCH_PEERS_TEST_MS ?? 0),
   /** The reporters measured (`BENCH_PEERS_WHO=junit,casebridge` to try a change of casebridge alone). */
   who: list('BENCH_PEERS_WHO', ['junit', 'casebridge', 'qase', 'testomatio']),
   /** A file that gets every request casebridge's runs made (when, operation, status), one JSON line per run. */
@@ -117,8 +122,9 @@ function specFile(module, from, to) {
   for (let i = from; i < to; i++) {
     const j = i - from;
     const title = `${VERBS[j % VERBS.length]} ${THINGS[Math.floor(j / VERBS.length) % THINGS.length]} (case ${j + 1})`;
+    const wait = PEERS.testMs > 0 ? `await new Promise((r) => setTimeout(r, ${PEERS.testMs}));` : '';
     const body = every && i % every === 0 ? `expect('status ${i}').toBe('status 200');` : '';
-    lines.push(`  test('${title}', () => {${body}});`);
+    lines.push(`  test('${title}', ${wait ? 'async ' : ''}() => {${wait}${body}});`);
   }
   lines.push('});');
   return `${lines.join('\n')}\n`;
