@@ -15,21 +15,23 @@ interface StandIn {
 const nothing = () => undefined;
 const none = () => [];
 
-/** Bytes are never shown: an upload is shown by its name and size. */
-function upload(input: { runId: number; stepno?: number; file: FileInput }) {
-  const file = input.file;
-  const spec = typeof file === 'string' ? { path: file } : file;
-  const bytes =
-    'data' in spec
-      ? typeof spec.data === 'string'
-        ? Buffer.byteLength(spec.data)
-        : spec.data.byteLength
-      : statSync(spec.path).size;
+/** Bytes are never shown: an upload is shown by its name and size (several files in one request: each). */
+function upload(input: { runId: number; stepno?: number; file: FileInput | readonly FileInput[] }) {
+  const files = (Array.isArray(input.file) ? input.file : [input.file]) as readonly FileInput[];
+  const shown = files.map((file) => {
+    const spec = typeof file === 'string' ? { path: file } : file;
+    const bytes =
+      'data' in spec
+        ? typeof spec.data === 'string'
+          ? Buffer.byteLength(spec.data)
+          : spec.data.byteLength
+        : statSync(spec.path).size;
+    return { fileName: spec.fileName, bytes };
+  });
   return {
     runId: input.runId,
     ...(input.stepno === undefined ? {} : { stepno: input.stepno }),
-    fileName: spec.fileName,
-    bytes,
+    ...(shown.length === 1 ? shown[0] : { files: shown }),
   };
 }
 

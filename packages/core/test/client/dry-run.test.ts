@@ -29,6 +29,13 @@ describe('withDryRun', () => {
       stepno: 2,
       file: { data: Buffer.from('abc'), fileName: 'a.txt' },
     });
+    await dry.tm.attachments.addToRun({
+      runId: 7,
+      file: [
+        { data: Buffer.from('png'), fileName: 'shot.png' },
+        { data: '# Page', fileName: 'error-context.md' },
+      ],
+    });
     const node = await dry.repo?.storeFile({ data: Buffer.from('abc'), fileName: 'b.txt' }, { name: 'b.txt' });
     expect(node?.downloadUrl).toBe('(dry run) b.txt');
     expect(dry.calls).toEqual([
@@ -37,12 +44,13 @@ describe('withDryRun', () => {
       'runs.adhocCreate {"testCaseIssueKey":"DEMO-2"}',
       'runs.adhocCreate {"testCaseIssueKey":"DEMO-3"}',
       'attachments.addToRunStep {"runId":7,"stepno":2,"fileName":"a.txt","bytes":3}',
+      'attachments.addToRun {"runId":7,"files":[{"fileName":"shot.png","bytes":3},{"fileName":"error-context.md","bytes":6}]}',
       'repository.storeFile {"path":"(in memory)","name":"b.txt"}',
     ]);
     expect(lines).toEqual(dry.calls.map((c) => `dry run: ${c}`));
     // An operation a reporting run does not make has no stand-in: refused, never sent.
     await expect(dry.tm.jira.myself({})).rejects.toThrow(/not simulated/);
-    expect(dry.calls).toHaveLength(6);
+    expect(dry.calls).toHaveLength(7);
     expect(emu.requests().filter((r) => !r.path.startsWith('/__emulator'))).toEqual([]);
     await dry.tm.close();
   });

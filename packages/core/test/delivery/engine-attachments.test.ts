@@ -6,7 +6,18 @@ import type { RunningEmulator } from '@casebridge/emulator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type TestResult } from '../../src/index.js';
 import { setFaults } from '../support/emulator.js';
-import { base, ctx, last, png, project, report, result, step, useEngineWorld } from '../support/engine-world.js';
+import {
+  base,
+  ctx,
+  last,
+  png,
+  project,
+  report,
+  result,
+  step,
+  TM_PREFIX,
+  useEngineWorld,
+} from '../support/engine-world.js';
 
 /**
  * The engine delivers results with their files, against the real emulator over real HTTP: files of a step, several
@@ -156,6 +167,47 @@ describe('attachments', () => {
     expect(noShot?.status).toBe('Passed');
     expect(emu.store.attachments.filter((a) => a.runId === noShot?.id)).toEqual([]);
     expect(ops('runs.update')).toHaveLength(0);
+  });
+
+  it("a failed test's screenshot and failure context go in one upload; after a lost answer, none is sent twice", async () => {
+    const dir = project();
+    writeFileSync(join(dir, 'error-context.md'), '# Page snapshot\n- button "Pay"');
+    const failure = () => {
+      const t = result('DEMO-4 searches', 'failed');
+      last(t).attachments = [
+        { name: 'screenshot', contentType: 'image/png', path: join(dir, 'shot.png') },
+        { name: 'error-context', contentType: 'text/markdown', path: join(dir, 'error-context.md') },
+      ];
+      return t;
+    };
+    const options = base(emu.url, { defects: { enabled: false } });
+    const end = await report(options, [failure()], ctx(dir, []));
+    expect(end.summary.attachments.uploaded).toBe(2);
+    const [run] = adhocRuns('DEMO-4');
+    // The emulator stores the parts of one upload as each finishes writing: in any order.
+    expect(
+      emu.store.attachments
+        .filter((a) => a.runId === run?.id)
+        .map((a) => a.fileName)
+        .sort(),
+    ).toEqual(['error-context.md', 'screenshot.png']);
+    expect(ops('attachments.addToRun')).toHaveLength(1);
+    expect(run?.comment).toContain('error-context.md (attached)');
+
+    // The upload commits, then its answer is lost: the run's files are read, and nothing is sent again.
+    emu.clearRequests();
+    await setFaults(emu, [{ route: `${TM_PREFIX}/attachment/*/testrun`, resetRate: 1, times: 1, phase: 'after' }]);
+    const again = await report(options, [failure()], ctx(dir, []));
+    expect(again.summary.problems).toEqual([]);
+    const second = adhocRuns('DEMO-4').find((r) => r.id !== run?.id);
+    expect(
+      emu.store.attachments
+        .filter((a) => a.runId === second?.id)
+        .map((a) => a.fileName)
+        .sort(),
+    ).toEqual(['error-context.md', 'screenshot.png']);
+    expect(ops('attachments.getAttachmentDetails')).toHaveLength(1);
+    expect(ops('attachments.addToRun')).toHaveLength(1);
   });
 
   it('a file over attachments.maxBytes is not uploaded and the run comment names it', async () => {

@@ -43,8 +43,8 @@ export interface ChosenFile {
  * The files of a result to send: those the config asks for (`selectedAttachments`), and a failed result's failure
  * context whatever kinds the config asks for (by default only screenshots): it is small text that says what the
  * page showed. Only a config that asks for no files at all (`screenshots: 'off'`, no traces, videos or others) leaves
- * it out. The size cap, the allowed folders and the content repository apply to it as to any file. Cost: one more
- * upload per failed test (500 failures of 10,000 tests: 500 uploads of a few kB), none for passing ones.
+ * it out. The size cap, the allowed folders and the content repository apply to it as to any file. Cost: none beside
+ * a screenshot (a run's files go in one upload); alone, one upload of a few kB per failed test.
  */
 export function filesToSend(t: TestResult, c: AttachmentChoice): ChosenFile[] {
   const out: ChosenFile[] = selectedAttachments(t, c).map((f) =>
@@ -59,6 +59,12 @@ export function filesToSend(t: TestResult, c: AttachmentChoice): ChosenFile[] {
       out.push({ attachment: a, errorContext: true });
   }
   return out;
+}
+
+/** A file that passed the checks, to upload under its name. */
+interface Upload {
+  file: FileInput;
+  fileName: string;
 }
 
 /** What became of the files of a run: for the summary. */
@@ -96,7 +102,11 @@ export class Attachments {
     return [...this.repoProblems];
   }
 
-  /** Sends the selected files of the result to its run; resumes from `item.progress`. Returns comment lines. */
+  /**
+   * Sends the selected files of the result to its run; resumes from `item.progress`. Returns comment lines. The files
+   * of one destination (the run, or one of its steps) go in one request (the upload takes several parts): a failed
+   * Playwright test's screenshot and failure context cost one upload, not two.
+   */
   async send(cycle: CycleInfo | undefined, item: WorkItem, runId: number, replaying: boolean): Promise<string[]> {
     const p = item.progress;
     const to: Destination = { cycle, runId, uploaded: (p.uploaded ??= []), stored: (p.stored ??= {}) };
@@ -104,33 +114,54 @@ export class Attachments {
     if (chosen.length === 0) return [];
     if (replaying) to.existing = await this.existingNames(runId);
     const names = new Set<string>();
-    const notes: string[] = [];
-    for (const { attachment, step, errorContext } of chosen) {
-      const fileName = uniqueName(fileNameOf(attachment), names);
-      const note = await this.sendOne(to, attachment, step, fileName);
-      if (errorContext) notes.push(contextNote(to, fileName, note));
-      else if (note) notes.push(note);
+    const notes = new Map<string, string | undefined>();
+    const uploads = new Map<number | undefined, Upload[]>();
+    const named = chosen.map((c) => ({ ...c, fileName: uniqueName(fileNameOf(c.attachment), names) }));
+    for (const { attachment, step, fileName } of named) {
+      const checked = await this.check(to, attachment, fileName);
+      if ('note' in checked) notes.set(fileName, checked.note);
+      else uploads.set(step, [...(uploads.get(step) ?? []), { file: checked.file, fileName }]);
     }
-    return notes;
+    for (const [step, files] of uploads) {
+      if (this.svc.lacks('attachments') || !(await this.upload(to, files, step))) {
+        for (const f of files)
+          notes.set(f.fileName, `${f.fileName} not uploaded: the service has no attachment upload`);
+        continue;
+      }
+      for (const f of files) to.uploaded.push(f.fileName);
+      this.counts.uploaded += files.length;
+    }
+    const out: string[] = [];
+    for (const { errorContext, fileName } of named) {
+      const note = notes.get(fileName);
+      if (errorContext) out.push(contextNote(to, fileName, note));
+      else if (note) out.push(note);
+    }
+    return out;
   }
 
-  /** One file, from the checks that need no request to the upload; returns its comment line, if any. */
-  private async sendOne(
+  /**
+   * One file, through the checks that need no upload: its comment line when it is not to be uploaded (missing,
+   * outside the allowed folders, stored in the content repository, over the size cap, or there already: no line),
+   * else the file to upload.
+   */
+  private async check(
     to: Destination,
     attachment: ResultAttachment,
-    step: number | undefined,
     fileName: string,
-  ): Promise<string | undefined> {
+  ): Promise<{ note: string | undefined } | { file: FileInput }> {
     const size = attachment.body ? attachment.body.byteLength : await sizeOf(attachment.path);
-    if (size === undefined) return `${fileName}: file not found (${attachment.path})`;
+    if (size === undefined) return { note: `${fileName}: file not found (${attachment.path})` };
     if (attachment.path && !within(this.roots, attachment.path)) {
-      return this.skip(
-        fileName,
-        `${fileName} not uploaded: ${attachment.path} is outside the project folder (allow its folder with attachments.roots)`,
-      );
+      return {
+        note: this.skip(
+          fileName,
+          `${fileName} not uploaded: ${attachment.path} is outside the project folder (allow its folder with attachments.roots)`,
+        ),
+      };
     }
-    if (to.stored[fileName]) return `${fileName}: ${to.stored[fileName]}`;
-    if (to.uploaded.includes(fileName) || to.existing?.has(fileName)) return undefined;
+    if (to.stored[fileName]) return { note: `${fileName}: ${to.stored[fileName]}` };
+    if (to.uploaded.includes(fileName) || to.existing?.has(fileName)) return { note: undefined };
     const file: FileInput = attachment.body
       ? { data: Buffer.from(attachment.body), fileName, contentType: attachment.contentType }
       : { path: attachment.path as string, fileName, contentType: attachment.contentType };
@@ -140,21 +171,18 @@ export class Attachments {
       if (link !== undefined) {
         to.stored[fileName] = link;
         this.counts.stored.push(fileName);
-        return `${fileName}: ${link}`;
+        return { note: `${fileName}: ${link}` };
       }
     }
     if (size > this.config.maxBytes) {
-      return this.skip(
-        fileName,
-        `${fileName} not uploaded: ${mb(size)} is over attachments.maxBytes (${mb(this.config.maxBytes)})`,
-      );
+      return {
+        note: this.skip(
+          fileName,
+          `${fileName} not uploaded: ${mb(size)} is over attachments.maxBytes (${mb(this.config.maxBytes)})`,
+        ),
+      };
     }
-    if (this.svc.lacks('attachments') || !(await this.upload(to, file, fileName, step))) {
-      return `${fileName} not uploaded: the service has no attachment upload`;
-    }
-    to.uploaded.push(fileName);
-    this.counts.uploaded += 1;
-    return undefined;
+    return { file };
   }
 
   private skip(fileName: string, note: string): string {
@@ -191,34 +219,35 @@ export class Attachments {
   }
 
   /**
-   * Uploads the file to the run, or to one of its steps; false when the service has no attachment upload (even
-   * uploading to the run is not found: the older service variant; a missing run fails the update next).
+   * Uploads the files to the run, or to one of its steps, in one request; false when the service has no attachment
+   * upload (even uploading to the run is not found: the older service variant; a missing run fails the update next).
    */
-  private async upload(to: Destination, file: FileInput, fileName: string, step: number | undefined): Promise<boolean> {
-    await this.uploadOnce(to, file, fileName, step);
+  private async upload(to: Destination, files: Upload[], step: number | undefined): Promise<boolean> {
+    await this.uploadOnce(to, files, step);
     return !this.svc.lacks('attachments');
   }
 
-  /** After a lost answer, sends again only when the file is not there; a step the run does not have: to the run. */
-  private async uploadOnce(
-    to: Destination,
-    file: FileInput,
-    fileName: string,
-    step: number | undefined,
-  ): Promise<void> {
+  /**
+   * After a lost answer, sends again only the files that are not there; files for a step the run does not have: to
+   * the run.
+   */
+  private async uploadOnce(to: Destination, files: Upload[], step: number | undefined): Promise<void> {
     const { runId } = to;
     try {
-      await this.sendTo(to.cycle, runId, file, step);
+      await this.sendTo(to.cycle, runId, files, step);
     } catch (err) {
-      // A lost answer, or a 500 after which the client did not send it again: the file may be there already.
+      // A lost answer, or a 500 after which the client did not send it again: the files may be there already.
       const mayBeThere = err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied);
+      let left = files;
       if (mayBeThere) {
         const list = await this.svc.tm.attachments.getAttachmentDetails({ runId }, this.svc.o);
-        if (this.svc.lacks('attachments') || list.some((f) => f.fileName === fileName)) return;
+        if (this.svc.lacks('attachments')) return;
+        left = files.filter((f) => !list.some((there) => there.fileName === f.fileName));
+        if (left.length === 0) return;
       }
       if (step !== undefined && err instanceof CasebridgeError && (err.status === 404 || err.status === 500)) {
-        await this.sendTo(to.cycle, runId, file, undefined);
-      } else if (mayBeThere) await this.sendTo(to.cycle, runId, file, step);
+        await this.sendTo(to.cycle, runId, left, undefined);
+      } else if (mayBeThere) await this.sendTo(to.cycle, runId, left, step);
       else throw err;
     }
   }
@@ -227,10 +256,11 @@ export class Attachments {
   private sendTo(
     cycle: CycleInfo | undefined,
     runId: number,
-    file: FileInput,
+    files: Upload[],
     step: number | undefined,
   ): Promise<unknown> {
     const tm = this.svc.inCycle(cycle);
+    const file = files.map((f) => f.file);
     return step === undefined
       ? tm.attachments.addToRun({ runId, file }, this.svc.o)
       : tm.attachments.addToRunStep({ runId, stepno: step, file }, this.svc.o);
