@@ -183,14 +183,14 @@ describe('attachments', () => {
     const options = base(emu.url, { defects: { enabled: false } });
     const end = await report(options, [failure()], ctx(dir, []));
     expect(end.summary.attachments.uploaded).toBe(2);
-    const [run] = adhocRuns('DEMO-4');
     // The emulator stores the parts of one upload as each finishes writing: in any order.
-    expect(
+    const filesOf = (runId: number | undefined) =>
       emu.store.attachments
-        .filter((a) => a.runId === run?.id)
+        .filter((a) => a.runId === runId)
         .map((a) => a.fileName)
-        .sort(),
-    ).toEqual(['error-context.md', 'screenshot.png']);
+        .sort();
+    const [run] = adhocRuns('DEMO-4');
+    expect(filesOf(run?.id)).toEqual(['error-context.md', 'screenshot.png']);
     expect(ops('attachments.addToRun')).toHaveLength(1);
     expect(run?.comment).toContain('error-context.md (attached)');
 
@@ -200,12 +200,7 @@ describe('attachments', () => {
     const again = await report(options, [failure()], ctx(dir, []));
     expect(again.summary.problems).toEqual([]);
     const second = adhocRuns('DEMO-4').find((r) => r.id !== run?.id);
-    expect(
-      emu.store.attachments
-        .filter((a) => a.runId === second?.id)
-        .map((a) => a.fileName)
-        .sort(),
-    ).toEqual(['error-context.md', 'screenshot.png']);
+    expect(filesOf(second?.id)).toEqual(['error-context.md', 'screenshot.png']);
     expect(ops('attachments.getAttachmentDetails')).toHaveLength(1);
     expect(ops('attachments.addToRun')).toHaveLength(1);
   });
