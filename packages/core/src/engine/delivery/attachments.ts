@@ -120,10 +120,16 @@ export class Attachments {
     for (const { attachment, step, fileName } of named) {
       const checked = await this.check(to, attachment, fileName);
       if ('note' in checked) notes.set(fileName, checked.note);
-      else uploads.set(step, [...(uploads.get(step) ?? []), { file: checked.file, fileName }]);
+      else {
+        const files = uploads.get(step) ?? [];
+        files.push({ file: checked.file, fileName });
+        uploads.set(step, files);
+      }
     }
     for (const [step, files] of uploads) {
-      if (this.svc.lacks('attachments') || !(await this.upload(to, files, step))) {
+      if (!this.svc.lacks('attachments')) await this.uploadOnce(to, files, step);
+      // The older service variant has no upload (not found even to the run): the comment names the files instead.
+      if (this.svc.lacks('attachments')) {
         for (const f of files)
           notes.set(f.fileName, `${f.fileName} not uploaded: the service has no attachment upload`);
         continue;
@@ -219,17 +225,8 @@ export class Attachments {
   }
 
   /**
-   * Uploads the files to the run, or to one of its steps, in one request; false when the service has no attachment
-   * upload (even uploading to the run is not found: the older service variant; a missing run fails the update next).
-   */
-  private async upload(to: Destination, files: Upload[], step: number | undefined): Promise<boolean> {
-    await this.uploadOnce(to, files, step);
-    return !this.svc.lacks('attachments');
-  }
-
-  /**
-   * After a lost answer, sends again only the files that are not there; files for a step the run does not have: to
-   * the run.
+   * Uploads the files to the run, or to one of its steps, in one request. After a lost answer, sends again only the
+   * files that are not there; files for a step the run does not have: to the run.
    */
   private async uploadOnce(to: Destination, files: Upload[], step: number | undefined): Promise<void> {
     const { runId } = to;
