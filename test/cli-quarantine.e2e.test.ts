@@ -161,7 +161,7 @@ const RUN = ['DEMO-20 is another case', '[DEMO-3] logs out', 'cart adds (two) it
 
 describe('--quarantined feeds the runner filter', () => {
   it('Jest -t runs every test but the quarantined ones, mapped tests included', async () => {
-    const dir = fixture('quarantine-jest', {
+    const dir = fixture('cli-quarantine-jest', {
       'package.json': JEST_PACKAGE,
       'jest.config.js': "module.exports = { testEnvironment: 'node', cacheDirectory: '<rootDir>/.jest-cache' };\n",
       'casebridge.keys.json': MAPPING,

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 /**
  * End-to-end tests write small fixture projects and run the real runners on them as child processes. Fixtures live
@@ -14,11 +15,25 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
 
-/** Creates (or empties) a fixture folder and writes its files. */
+/** The file in a fixture folder that names the test file writing it. */
+const OWNER = '.written-by';
+
+/**
+ * Creates (or empties) a fixture folder and writes its files. A name belongs to one test file: the files run side by
+ * side, and two writing one folder see each other's tests (a name another test file wrote throws).
+ */
 export function fixture(name: string, files: Record<string, string>): string {
   const dir = join(ROOT, 'test', '.fixtures', name);
+  const me = expect.getState().testPath ?? '';
+  const other = existsSync(join(dir, OWNER)) ? readFileSync(join(dir, OWNER), 'utf8') : '';
+  if (me && other && other !== me && existsSync(other)) {
+    throw new Error(
+      `fixture "${name}" is also written by ${relative(ROOT, other)}: give each test file fixture names of its own`,
+    );
+  }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  if (me) writeFileSync(join(dir, OWNER), me);
   for (const [path, text] of Object.entries(files)) {
     const file = join(dir, path);
     mkdirSync(dirname(file), { recursive: true });
