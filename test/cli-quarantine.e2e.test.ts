@@ -63,7 +63,11 @@ beforeAll(async () => {
   await indexed(emu);
 });
 
-const env = (extra: Record<string, string> = {}) => reporterEnv(emu, extra);
+/**
+ * The demo project holds six cases: under the default cap (5 %, at least one) only one of the quarantines here would
+ * apply. A half lets them all apply; the cap has its own tests (quarantine-owner, core's quarantine-cap).
+ */
+const env = (extra: Record<string, string> = {}) => reporterEnv(emu, { CASEBRIDGE_QUARANTINE_MAX: '0.5', ...extra });
 const keys = (args: string[], cwd = ROOT, extra: Record<string, string> = {}) =>
   run(process.execPath, [CLI, 'cycle', 'keys', '--quarantined', ...args], cwd, env(extra));
 
@@ -72,8 +76,8 @@ describe('casebridge cycle keys --quarantined', () => {
     const lines = await keys(['--format', 'lines']);
     expect(lines.code, lines.stderr).toBe(0);
     expect(lines.stdout).toBe('DEMO-2\nDEMO-4\n');
-    // The search, and the runs of the open bug; the closed bug's are never read.
-    expect(lines.stderr).toContain(`project DEMO, label ${LABEL}: 2 quarantined case(s) (2 request(s))`);
+    // The search, the runs of the open bug (the closed bug's are never read), and the count of the cases for the cap.
+    expect(lines.stderr).toContain(`project DEMO, label ${LABEL}: 2 quarantined case(s) (3 request(s))`);
     expect(lines.stderr).toContain(`DEMO-2: label ${LABEL}`);
     expect(lines.stderr).toContain(`DEMO-4: bug ${bug} (label ${LABEL})`);
     const grep = await keys([]);

@@ -186,6 +186,23 @@ test('DEMO-4 search', async () => { expect(1, 'the known flake').toBe(2); });
       '1 of the 6 cases of project DEMO are quarantined and quarantine.max 0.05 allows 1',
     );
 
+    // A person labels DEMO-5 by hand, past the cap: listed, but marked as not applied (DEMO-2, made by add, applies).
+    const five = issue('DEMO-5');
+    emu.store.issues.update({ ...five, labels: [...five.labels, LABEL] });
+    await indexed(emu);
+    const listed = await cli(['list', '--json'], capped);
+    expect(listed.code, listed.stderr).toBe(0);
+    const cases = (JSON.parse(listed.stdout) as { cases: Array<{ key: string; overCap?: boolean }> }).cases;
+    expect(cases.map((c) => [c.key, c.overCap ?? false])).toEqual([
+      ['DEMO-2', false],
+      ['DEMO-5', true],
+    ]);
+    const table = await cli(['list'], capped);
+    expect(table.stdout).toMatch(/^DEMO-5\s+over cap\s/m);
+    expect(table.stderr).toContain('1 active, 0 expired, 1 over the cap quarantine.max');
+    emu.store.issues.update({ ...five, labels: five.labels });
+    await indexed(emu);
+
     const unknown = await cli(['add', 'DEMO-999', '--reason', 'x'], capped);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('DEMO-999: no such issue in Jira; give a test case key');

@@ -1,4 +1,4 @@
-import { clientsFor, readQuarantine, TEST_CASE_TYPE } from '@casebridge/core/internal';
+import { clientsFor, quarantineOptions, readQuarantine } from '@casebridge/core/internal';
 import { configFor, type KeysFormat, readMapping } from './cycle-keys.js';
 import { allBut, compareKeys, grepPattern, type MappedTest, mappedTests, type Runner } from './grep-pattern.js';
 
@@ -55,7 +55,7 @@ export async function quarantinedKeys(
   }
   const { tm, repo } = clientsFor(c);
   try {
-    const set = await readQuarantine({ tm, projectKey: c.projectKey, label, caseType: TEST_CASE_TYPE });
+    const set = await readQuarantine(quarantineOptions(c, tm));
     const keys = [...set.cases.keys()].sort(compareKeys);
     const why = Object.fromEntries(keys.map((k) => [k, set.cases.get(k) as string]));
     notes.push(
@@ -67,6 +67,11 @@ export async function quarantinedKeys(
       const ended = [...set.expired].map(([k, e]) => `${k} (until ${e.until})`);
       notes.push(
         `${ended.length} expired quarantine(s) left out, they no longer apply: ${ended.slice(0, NAMED).join(', ')}${ended.length > NAMED ? ', ...' : ''} (casebridge quarantine list)`,
+      );
+    }
+    if (set.cap && set.overCap.length > 0) {
+      notes.push(
+        `${set.overCap.length} quarantine(s) past the cap left out, they do not apply (quarantine.max ${c.quarantine.max} allows ${set.cap.allowed} of the ${set.cap.total} cases of ${set.cap.of}): ${set.overCap.slice(0, NAMED).join(', ')}${set.overCap.length > NAMED ? ', ...' : ''}`,
       );
     }
     if (set.bugsNotRead.length > 0) {

@@ -34,7 +34,13 @@ export {
   type QuarantineSet,
   readQuarantine,
 } from './engine/defects/quarantine.js';
-export { quarantineAdd, quarantineList, quarantineRemove } from './engine/defects/quarantine-manage.js';
+export {
+  quarantineAdd,
+  quarantineList,
+  quarantineOptions,
+  quarantineRemove,
+  quarantineView,
+} from './engine/defects/quarantine-manage.js';
 export {
   CYCLE_STATUS_AFTER,
   type CycleSpec,

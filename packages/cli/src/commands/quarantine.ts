@@ -4,8 +4,9 @@ import {
   QuarantineRefused,
   quarantineAdd,
   quarantineList,
+  quarantineOptions,
   quarantineRemove,
-  TEST_CASE_TYPE,
+  quarantineView,
 } from '@casebridge/core/internal';
 import { defineCommand } from '../command-line.js';
 import { configFor } from '../cycle-keys.js';
@@ -80,23 +81,19 @@ Examples:
       const c = await configFor(undefined, { mode: 'adhoc' }, io.cwd, io.env, notes);
       for (const note of notes) io.err(`casebridge quarantine: ${note}`);
       const { tm, repo } = clientsFor(c);
-      const base = { tm, projectKey: c.projectKey, label: c.quarantine.label, caseType: TEST_CASE_TYPE };
+      const base = quarantineOptions(c, tm, values.plan ?? c.testPlan);
       try {
         if (action === 'list') {
           const cases = await quarantineList(base);
-          if (values.json) io.out(JSON.stringify({ cases: cases.map(shape) }));
+          if (values.json) io.out(JSON.stringify({ cases: cases.map(quarantineView) }));
           else printTable(cases, c.quarantine.label, io);
         } else if (action === 'add') {
-          const plan = values.plan ?? c.testPlan;
           const e = await quarantineAdd({
             ...base,
             key: key as string,
             reason: values.reason as string,
             ...(values.owner ? { owner: values.owner } : {}),
             ...(values.until ? { until: values.until } : {}),
-            max: c.quarantine.max,
-            ...(plan ? { plan } : {}),
-            bugType: c.defects.issueType,
           });
           if (values.json) io.out(JSON.stringify(e));
           else io.out(`${e.key} is quarantined (${describe(e)})`);
@@ -116,17 +113,6 @@ Examples:
     }
   },
 });
-
-/** The shape `--json` and the MCP tool `quarantined_cases` answer. */
-function shape(e: QuarantineEntry) {
-  return {
-    key: e.key,
-    reason: e.reason,
-    ...(e.owner ? { owner: e.owner } : {}),
-    ...(e.until ? { until: e.until } : {}),
-    expired: e.expired,
-  };
-}
 
 function describe(e: QuarantineEntry): string {
   return [
@@ -149,7 +135,7 @@ function printTable(cases: QuarantineEntry[], label: string, io: Io): void {
     ['KEY', 'STATE', 'UNTIL', 'OWNER', 'VIA', 'REASON'],
     ...cases.map((e) => [
       e.key,
-      e.expired ? 'expired' : 'active',
+      e.expired ? 'expired' : e.overCap ? 'over cap' : 'active',
       e.until ?? '-',
       e.owner ?? '-',
       e.via === 'bug' ? `bug ${e.bug}` : 'label',
@@ -160,5 +146,8 @@ function printTable(cases: QuarantineEntry[], label: string, io: Io): void {
   for (const r of rows)
     io.out(r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '));
   const expired = cases.filter((e) => e.expired).length;
-  io.err(`casebridge quarantine: ${cases.length - expired} active, ${expired} expired (label ${label})`);
+  const over = cases.filter((e) => e.overCap).length;
+  io.err(
+    `casebridge quarantine: ${cases.length - expired - over} active, ${expired} expired${over ? `, ${over} over the cap quarantine.max (not applied: end some or raise it)` : ''} (label ${label})`,
+  );
 }

@@ -1,8 +1,15 @@
-import { pageOf, quarantineAdd, quarantineList, quarantineRemove, TEST_CASE_TYPE } from '@casebridge/core/internal';
+import {
+  pageOf,
+  quarantineAdd,
+  quarantineList,
+  quarantineOptions,
+  quarantineRemove,
+  quarantineView,
+} from '@casebridge/core/internal';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
 import type { Opened } from '../query/reader.js';
-import { type Answer, ok, READ_ONLY, readOnlyRefusal, type ServerOptions, WRITES } from './answers.js';
+import { type Answer, CHANGES, ok, READ_ONLY, readOnlyRefusal, type ServerOptions, WRITES } from './answers.js';
 
 type Guard = <A>(fn: (a: A) => Promise<Answer>) => (a: A) => Promise<Answer>;
 
@@ -12,19 +19,13 @@ const entry = z.object({
   owner: z.string().optional(),
   until: z.string().optional(),
   expired: z.boolean(),
+  overCap: z.boolean().optional().describe('active, but past the cap quarantine.max: it does not apply'),
 });
 
 /** The quarantine tools: the reporters' own quarantine set (core's defects/quarantine.ts), read and changed. */
 export function quarantineTools(server: McpServer, o: Opened, opts: ServerOptions, guard: Guard): void {
   const c = o.config;
-  const base = { tm: o.reader.tm, projectKey: c.projectKey, label: c.quarantine.label };
-  const shape = (e: { key: string; reason: string; owner?: string; until?: string; expired: boolean }) => ({
-    key: e.key,
-    reason: e.reason,
-    ...(e.owner ? { owner: e.owner } : {}),
-    ...(e.until ? { until: e.until } : {}),
-    expired: e.expired,
-  });
+  const base = quarantineOptions(c, o.reader.tm);
 
   server.registerTool(
     'quarantined_cases',
@@ -41,14 +42,14 @@ export function quarantineTools(server: McpServer, o: Opened, opts: ServerOption
       annotations: READ_ONLY,
     },
     guard(async (a: { limit?: number; cursor?: string }) => {
-      const all = (await quarantineList({ ...base, caseType: TEST_CASE_TYPE })).map(shape);
+      const all = (await quarantineList(base)).map(quarantineView);
       const { items: cases, next } = pageOf(all, {
         ...(a.limit ? { limit: a.limit } : {}),
         ...(a.cursor ? { cursor: a.cursor } : {}),
       });
       const lines = cases.map(
         (e) =>
-          `- ${e.key}: ${e.reason}${e.owner ? `, owner ${e.owner}` : ''}${e.until ? `, until ${e.until}` : ''}${e.expired ? ' (expired)' : ''}`,
+          `- ${e.key}: ${e.reason}${e.owner ? `, owner ${e.owner}` : ''}${e.until ? `, until ${e.until}` : ''}${e.expired ? ' (expired)' : e.overCap ? ' (over the cap: not applied)' : ''}`,
       );
       return ok([`${all.length} quarantined case(s)`, ...lines].join('\n'), { cases, ...(next ? { next } : {}) });
     }),
@@ -74,15 +75,12 @@ export function quarantineTools(server: McpServer, o: Opened, opts: ServerOption
       if (!opts.allowWrites) return readOnlyRefusal('quarantine_case');
       const e = await quarantineAdd({
         ...base,
-        caseType: TEST_CASE_TYPE,
         key: a.key,
         reason: a.reason,
         ...(a.owner ? { owner: a.owner } : {}),
         ...(a.until ? { until: a.until } : {}),
-        max: c.quarantine.max,
-        ...(c.testPlan ? { plan: c.testPlan } : {}),
       });
-      return ok(`${e.key} is quarantined: ${e.reason}`, shape(e));
+      return ok(`${e.key} is quarantined: ${e.reason}`, quarantineView(e));
     }),
   );
 
@@ -93,7 +91,7 @@ export function quarantineTools(server: McpServer, o: Opened, opts: ServerOption
       description: 'Ends the quarantine of a test case (needs --allow-writes).',
       inputSchema: { key: z.string().describe('a test case key') },
       outputSchema: { key: z.string(), removed: z.boolean() },
-      annotations: WRITES,
+      annotations: CHANGES,
     },
     guard(async (a: { key: string }) => {
       if (!opts.allowWrites) return readOnlyRefusal('release_case');

@@ -96,8 +96,9 @@ export const configSchema = z
           .regex(/^[^\s"'\\]+$/, 'expected a Jira label: no spaces or quotes (e.g. casebridge-quarantine)')
           .default('casebridge-quarantine'),
         /**
-         * The most cases `casebridge quarantine add` quarantines at once: a share of the plan's cases (without a plan,
-         * the project's), rounded down; 0.05 is 5 %.
+         * The most cases quarantined at once: a share of the plan's cases (without a plan, the project's), rounded
+         * down, at least one; 0.05 is 5 %. `casebridge quarantine add` refuses past it, and the reporters apply no
+         * more quarantines than it allows (defects/quarantine.ts).
          */
         max: z
           .number()

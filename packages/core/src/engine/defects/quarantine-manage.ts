@@ -1,9 +1,11 @@
 import { NotFoundError, ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { TEST_CASE_TYPE } from '../cases/bulk-create.js';
+import type { CasebridgeConfig } from '../config/schema.js';
 import { closeIssue } from '../jira/duplicate.js';
 import {
   compareKeys,
+  countCases,
   isExpired,
   isQuarantineDate,
   parseQuarantineLine,
@@ -23,9 +25,42 @@ import {
  * quarantine.ts reads for the reporters: one rule, read in one place.
  */
 
-/** The project's quarantined cases, active and expired, sorted by key (costs what readQuarantine costs). */
+/**
+ * What the quarantine's reads and changes take from a configuration: its project, label, cap (`quarantine.max` of
+ * the plan's cases, `plan` defaulting to `testPlan`) and the issue type of the bug `quarantineAdd` files. The CLI and
+ * the MCP server call it, so their quarantine is the reporters'.
+ */
+export function quarantineOptions(c: CasebridgeConfig, tm: TestManagementClient, plan = c.testPlan) {
+  return {
+    tm,
+    projectKey: c.projectKey,
+    label: c.quarantine.label,
+    caseType: TEST_CASE_TYPE,
+    cap: { max: c.quarantine.max, plan },
+    max: c.quarantine.max,
+    ...(plan ? { plan } : {}),
+    bugType: c.defects.issueType,
+  };
+}
+
+/**
+ * The project's quarantined cases, active and expired, sorted by key (costs what readQuarantine costs); with `cap`,
+ * those past it are marked `overCap`, as the reporters see them.
+ */
 export async function quarantineList(o: QuarantineRead): Promise<QuarantineEntry[]> {
   return (await readQuarantine(o)).entries;
+}
+
+/** A quarantined case as `casebridge quarantine --json` and the MCP tools answer it. */
+export function quarantineView(e: QuarantineEntry) {
+  return {
+    key: e.key,
+    reason: e.reason,
+    ...(e.owner ? { owner: e.owner } : {}),
+    ...(e.until ? { until: e.until } : {}),
+    expired: e.expired,
+    ...(e.overCap ? { overCap: true } : {}),
+  };
 }
 
 interface QuarantineChange {
@@ -96,7 +131,7 @@ export async function quarantineAdd(
       `${key} is already quarantined (${describeEntry(current)}): to change it, remove it first`,
     );
   }
-  const total = await countCases(o, r);
+  const total = await countCases(o, o.signal);
   const allowed = quarantineCap(o.max, total);
   if (set.cases.size + 1 > allowed) {
     const of = o.plan ? `test plan ${o.plan}` : `project ${o.projectKey}`;
@@ -200,16 +235,6 @@ function describeEntry(e: QuarantineEntry): string {
 }
 
 type Req = { signal: AbortSignal } | undefined;
-
-/** The cases the cap counts: the plan's (one request), else the project's test cases (one search for its total). */
-async function countCases(
-  o: { tm: TestManagementClient; projectKey: string; caseType: string; plan?: string },
-  r: Req,
-): Promise<number> {
-  if (o.plan) return (await o.tm.plans.members({ testPlanIssueKey: o.plan }, r)).length;
-  const jql = `project = "${o.projectKey}" AND issuetype = "${o.caseType}"`;
-  return (await o.tm.jira.search({ jql, maxResults: '0', fields: 'key' }, r)).total;
-}
 
 /** The fields of the create screen of `type` in the project (two requests); empty when it cannot be read. */
 async function screenFields(tm: TestManagementClient, project: string, type: string, r: Req): Promise<Set<string>> {

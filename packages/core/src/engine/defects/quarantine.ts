@@ -20,6 +20,13 @@ import type { RunSummary } from '../kernel/types.js';
  * set, are its owner and end (what a person sets in Jira wins over the line). A quarantine whose end has passed (UTC)
  * no longer applies: it is left out of `cases` and reported in `expired`.
  *
+ * The cap (option `quarantine.max`, a share of the plan's cases, else the project's): `casebridge quarantine add`
+ * refuses past it, and quarantines made by hand past it do not apply either. Those `quarantine add` made (a labelled
+ * bug with the quarantine line) passed the cap when they were made: they apply first, in the order they were made
+ * (Jira numbers issues as it creates them); then those made by hand (a label on a case or on a bug without the line),
+ * by key. The rest are left out of `cases`, marked `overCap` and named in the summary. Counting the cases costs one
+ * request, and only when two or more quarantines apply (a cap always allows one).
+ *
  * Cost: one Jira search (`project = P AND labels = L`, keyset pages of 1,000: one request for any usual set), plus
  * one read of the runs of each labelled bug (`getTestRunsForDefect`), at most READS at a time and at most MAX_BUGS
  * bugs (a label on hundreds of bugs is a mistake; the summary says what was left out). None per test.
@@ -46,6 +53,8 @@ export interface QuarantineEntry {
   /** The label is on the case itself, or on a bug linked to one of its runs (`bug`). */
   via: 'label' | 'bug';
   bug?: string;
+  /** Active, but past the cap `quarantine.max`: it does not apply (the oldest quarantines do). */
+  overCap?: boolean;
 }
 
 /** Why a case is quarantined, as the run comment and the summary say it. */
@@ -66,6 +75,10 @@ export interface QuarantineSet {
   requests: number;
   /** Labelled bugs past MAX_BUGS whose runs were not read. */
   bugsNotRead: string[];
+  /** Active quarantines past the cap, left out of `cases` (sorted by key); empty without a cap. */
+  overCap: string[];
+  /** The cap when it was counted: `allowed` quarantines of the `total` cases of `of` (a plan or a project). */
+  cap?: { allowed: number; total: number; of: string };
 }
 
 /** The line that says why, who and until when, in the description of a labelled case or bug. */
@@ -146,6 +159,8 @@ interface Found {
   entry: QuarantineEntry;
   /** For the run comment (see QuarantineSet.cases). */
   why: string;
+  /** Made by `quarantine add` (a bug with the line), which checked the cap: first under the cap. */
+  added: boolean;
 }
 
 /** The better of two quarantines of a case: the first that applies, else the one that ended last. */
@@ -162,7 +177,7 @@ function found(
   note: QuarantineNote,
   fallback: string,
   now: Date,
-  bug?: string,
+  bug?: { key: string; added: boolean },
 ): Found {
   const entry: QuarantineEntry = {
     key,
@@ -171,10 +186,11 @@ function found(
     ...(note.until ? { until: note.until } : {}),
     expired: isExpired(note.until, now),
     via,
-    ...(bug ? { bug } : {}),
+    ...(bug ? { bug: bug.key } : {}),
   };
   const more = [note.owner && `owner ${note.owner}`, note.until && `until ${note.until}`].filter(Boolean).join(', ');
-  return { entry, why: `${base}${note.reason ? `: ${note.reason}` : ''}${more ? ` (${more})` : ''}` };
+  const why = `${base}${note.reason ? `: ${note.reason}` : ''}${more ? ` (${more})` : ''}`;
+  return { entry, why, added: bug?.added ?? false };
 }
 
 export interface QuarantineRead {
@@ -185,6 +201,8 @@ export interface QuarantineRead {
   caseType: string;
   /** Today, for expiry; default the clock's. */
   now?: Date;
+  /** The cap: `max` (a share, 0..1) of the cases of `plan`, else of the project's. None: every quarantine applies. */
+  cap?: { max: number; plan?: string | undefined };
   signal?: AbortSignal;
 }
 
@@ -199,7 +217,7 @@ export async function readQuarantine(o: QuarantineRead): Promise<QuarantineSet> 
   });
   const byKey = new Map<string, Found>();
   const identities = new Map<string, string>();
-  const bugs: Array<{ key: string; note: QuarantineNote; summary: string }> = [];
+  const bugs: Array<{ key: string; note: QuarantineNote; summary: string; added: boolean }> = [];
   for (const issue of search.issues) {
     const f = issue.fields as {
       issuetype?: { name?: unknown };
@@ -227,6 +245,7 @@ export async function readQuarantine(o: QuarantineRead): Promise<QuarantineSet> 
         key: issue.key,
         note: { ...note, ...(owner ? { owner } : {}), ...(until ? { until } : {}) },
         summary,
+        added: QUARANTINE_LINE.test(description),
       });
     }
   }
@@ -248,25 +267,64 @@ export async function readQuarantine(o: QuarantineRead): Promise<QuarantineSet> 
       for (const r of runs) {
         const key = (r as { testCaseKey?: unknown }).testCaseKey;
         if (typeof key !== 'string') continue;
-        const f = found(key, 'bug', `bug ${bug.key} (label ${label})`, bug.note, bug.summary, now, bug.key);
+        const f = found(key, 'bug', `bug ${bug.key} (label ${label})`, bug.note, bug.summary, now, bug);
         byKey.set(key, better(byKey.get(key), f));
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(READS, toRead.length) }, worker));
+  const active = [...byKey.values()].filter((x) => !x.entry.expired);
+  let cap: QuarantineSet['cap'];
+  if (o.cap && active.length > (o.cap.max > 0 ? 1 : 0)) {
+    const total = await countCases({ ...o, plan: o.cap.plan }, signal);
+    requests += 1;
+    cap = {
+      allowed: quarantineCap(o.cap.max, total),
+      total,
+      of: o.cap.plan ? `test plan ${o.cap.plan}` : `project ${o.projectKey}`,
+    };
+    const first = active.sort(
+      (a, b) =>
+        Number(b.added) - Number(a.added) ||
+        compareKeys(a.entry.bug ?? a.entry.key, b.entry.bug ?? b.entry.key) ||
+        compareKeys(a.entry.key, b.entry.key),
+    );
+    for (const x of first.slice(cap.allowed)) x.entry.overCap = true;
+  }
   const cases = new Map<string, string>();
   const expired: QuarantineSet['expired'] = new Map();
   for (const [key, { entry, why }] of byKey) {
-    if (!entry.expired) cases.set(key, why);
-    else
+    if (entry.expired)
       expired.set(key, {
         reason: entry.reason,
         ...(entry.owner ? { owner: entry.owner } : {}),
         until: entry.until as string,
       });
+    else if (!entry.overCap) cases.set(key, why);
   }
   const entries = [...byKey.values()].map((x) => x.entry).sort((a, b) => compareKeys(a.key, b.key));
-  return { label, cases, expired, entries, identities, requests, bugsNotRead: bugs.slice(MAX_BUGS).map((b) => b.key) };
+  return {
+    label,
+    cases,
+    expired,
+    entries,
+    identities,
+    requests,
+    bugsNotRead: bugs.slice(MAX_BUGS).map((b) => b.key),
+    overCap: entries.filter((e) => e.overCap).map((e) => e.key),
+    ...(cap ? { cap } : {}),
+  };
+}
+
+/** The cases the cap counts: the plan's (one request), else the project's test cases (one search for its total). */
+export async function countCases(
+  o: { tm: TestManagementClient; projectKey: string; caseType: string; plan?: string | undefined },
+  signal?: AbortSignal,
+): Promise<number> {
+  const r = signal ? { signal } : undefined;
+  if (o.plan) return (await o.tm.plans.members({ testPlanIssueKey: o.plan }, r)).length;
+  const jql = `project = "${o.projectKey}" AND issuetype = "${o.caseType}"`;
+  return (await o.tm.jira.search({ jql, maxResults: '0', fields: 'key' }, r)).total;
 }
 
 /** Issue keys by project, then number (DEMO-9 before DEMO-10). */
@@ -276,8 +334,14 @@ export function compareKeys(a: string, b: string): number {
   return pa === pb ? Number(na) - Number(nb) : pa < pb ? -1 : 1;
 }
 
-/** What a run's quarantine came to, for the summary (see RunSummary.quarantine); `expired`: quarantines that ended. */
-export type QuarantineStats = NonNullable<RunSummary['quarantine']> & { expired?: string[] };
+/**
+ * What a run's quarantine came to, for the summary (see RunSummary.quarantine); `expired`: quarantines that ended;
+ * `overCap`: quarantines past the cap, not applied.
+ */
+export type QuarantineStats = NonNullable<RunSummary['quarantine']> & {
+  expired?: string[];
+  overCap?: { keys: string[]; max: number; allowed: number; total: number; of: string };
+};
 
 /**
  * A run's quarantine: the set, read at most once (before the run where the runner can act on it, else on the first
@@ -299,6 +363,7 @@ export class Quarantine {
       projectKey: string;
       label: string;
       caseType: string;
+      cap: { max: number; plan?: string | undefined };
       signal: AbortSignal;
     },
   ) {}
@@ -359,6 +424,7 @@ export class Quarantine {
       passed,
       marked: this.marked,
       ...(set?.expired.size ? { expired: [...set.expired.keys()].sort(compareKeys) } : {}),
+      ...(set?.cap && set.overCap.length ? { overCap: { keys: set.overCap, max: this.o.cap.max, ...set.cap } } : {}),
       ...(this.problem === undefined ? {} : { problem: this.problem }),
     };
   }

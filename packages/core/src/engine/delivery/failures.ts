@@ -1,4 +1,3 @@
-import { TEST_CASE_TYPE } from '../cases/bulk-create.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import { DefectCap } from '../defects/cap.js';
 import type { Verdict } from '../defects/classify.js';
@@ -6,6 +5,7 @@ import { type Decided, type DefectOutcome, findOrFileDefect } from '../defects/d
 import { groupOf } from '../defects/groups.js';
 import { KnownFailures } from '../defects/history.js';
 import { Quarantine } from '../defects/quarantine.js';
+import { quarantineOptions } from '../defects/quarantine-manage.js';
 import { DefectRefusals, type Refusal } from '../defects/refusals.js';
 import { GroupSearch } from '../defects/search.js';
 import { afterSearch, countsForCap, needsHistory, type Triage, triage } from '../defects/triage.js';
@@ -78,13 +78,7 @@ export class Failures {
     this.searches = new GroupSearch(svc.tm, signal);
     if (config.history && !svc.dryRun) this.history = new KnownFailures(svc.tm, config.statusMap, signal);
     if (config.quarantine.enabled && !svc.dryRun) {
-      this.quarantine = new Quarantine({
-        tm: svc.tm,
-        projectKey: config.projectKey,
-        label: config.quarantine.label,
-        caseType: TEST_CASE_TYPE,
-        signal,
-      });
+      this.quarantine = new Quarantine({ ...quarantineOptions(config, svc.tm), signal });
     }
   }
 

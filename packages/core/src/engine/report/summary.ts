@@ -130,6 +130,12 @@ function quarantineLines(s: RunSummary): string[] {
       `  ${expired.length} quarantine(s) expired, no longer applied (${label}): ${shortList(expired)}; \`casebridge quarantine list\` shows them (remove, or add again with a later --until)`,
     );
   }
+  const over = (q as QuarantineStats).overCap;
+  if (over) {
+    lines.push(
+      `  ${over.keys.length} quarantine(s) past the cap, not applied (${label}): ${shortList(over.keys)}; quarantine.max ${over.max} allows ${over.allowed} of the ${over.total} cases of ${over.of} (those made with casebridge quarantine add first): end some (casebridge quarantine remove KEY) or raise quarantine.max`,
+    );
+  }
   return lines;
 }
 
@@ -290,6 +296,13 @@ export function markdownSummary(s: RunSummary): string {
   if (q?.passed.length) out.push(`Quarantined (label \`${q.label}\`), passed: ${keyLinks(q.passed, s.url)}`, '');
   const expired = (q as QuarantineStats | undefined)?.expired ?? [];
   if (q && expired.length) out.push(`Quarantine expired (label \`${q.label}\`): ${keyLinks(expired, s.url)}`, '');
+  const over = (q as QuarantineStats | undefined)?.overCap;
+  if (q && over) {
+    out.push(
+      `Quarantine past the cap, not applied (label \`${q.label}\`, quarantine.max ${over.max}: ${over.allowed} of ${over.total}): ${keyLinks(over.keys, s.url)}`,
+      '',
+    );
+  }
   if (s.unmapped.length) out.push(`${s.unmapped.length} test(s) without a case key`, '');
   if (s.problems.length) out.push('Problems:', '', ...s.problems.map((p) => `- ${p}`), '');
   if (s.journaled) {
