@@ -9,11 +9,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { beforeAll, describe, expect, it } from 'vitest';
 import { JEST_PACKAGE, jest, jestConfig } from './support/jest.js';
 import { closedPort, fixture, playwright, ROOT, run } from './support/runner.js';
+import { VITEST_FILES, vitest } from './support/vitest.js';
 import { indexed, reporterEnv, TOKEN, useEmulator } from './support/world.js';
 
 /**
  * Reading back what the reporters wrote (issue 39): a real Jest suite reports failures into two cycles (realistic
- * profile, defects and history on), then the built CLI answers as a script and a pipeline use it (`failures --json`,
+ * profile, defects and history on), the same tests under Vitest into a third, Playwright into a fourth; the built CLI answers as a script and a pipeline use it (`failures --json`,
  * `history`, `gate`), and its MCP server answers the SDK's own Client over stdio and over Streamable HTTP. The
  * classification comes from the reporter's run comment, so it is the reporter's own.
  */
@@ -34,6 +35,9 @@ const env = (extra: Record<string, string> = {}) =>
   reporterEnv(emu, { CASEBRIDGE_MODE: 'cycle', CASEBRIDGE_TEST_PLAN: 'DEMO-1', ...extra });
 
 const cli = (args: string[], extra: Record<string, string> = {}) => run('node', [CLI, ...args], dir, env(extra));
+/** The service's requests since `since` (the emulator's own admin calls left out). */
+const served = (since: number) => emu.requests().filter((q) => q.seq > since && !q.path.startsWith('/__emulator'));
+const lastSeq = () => emu.requests().at(-1)?.seq ?? 0;
 
 beforeAll(async () => {
   emu = world();
@@ -85,9 +89,12 @@ describe('the CLI reads back what the reporters wrote', () => {
   });
 
   it('gate: a new failure fails it, named; known ones pass; the job summary gets the table and the trend', async () => {
+    const since = lastSeq();
     const first = await cli(['gate', '--cycle', 'Nightly 1']);
     expect(first.code, first.stdout + first.stderr).toBe(1);
     expect(first.stdout).toMatch(/FAIL\s+new failures ≤ 0: 2 new: DEMO-3, DEMO-4/);
+    // One cycle read (the plan's cycles, the cycle's runs): the classification is in the runs, no request per failure.
+    expect(served(since).map((q) => q.op)).toEqual(['plans.cycles', 'cycles.testRunsByCycleId']);
     const summary = join(dir, 'summary.md');
     const second = await cli(['gate', '--cycle', 'Nightly 2', '--min-pass-rate', '40'], {
       GITHUB_STEP_SUMMARY: summary,
@@ -98,8 +105,10 @@ describe('the CLI reads back what the reporters wrote', () => {
     expect(md).toContain('xychart-beta');
     const strict = await cli(['gate', '--cycle', 'Nightly 2', '--strict']);
     expect(strict.code).toBe(1);
+    // No verdict is not a failed verdict: a cycle that is not there exits 2, with the reason.
     const missing = await cli(['gate', '--cycle', 'No such cycle']);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('No such cycle');
     const down = await run('node', [CLI, 'gate', '--cycle', 'Nightly 2'], dir, {
       ...env(),
       CASEBRIDGE_URL: `http://127.0.0.1:${await closedPort()}`,
@@ -129,16 +138,20 @@ describe('rules from the configuration, and flaky cases', () => {
   });
 
   it('flaky: the cases that flipped over the plan’s last cycles, with their rate', async () => {
-    writeFileSync(
-      join(dir, 'shop.test.js'),
-      TESTS.replace(/\{ throw new Error\('sign-out button is missing'\); \}/, '{}'),
-    );
-    try {
-      const out = await jest(dir, ['--runInBand'], env({ CASEBRIDGE_CYCLE: 'Nightly 3' }));
-      expect(out.code, out.stdout + out.stderr).toBe(1);
-    } finally {
-      writeFileSync(join(dir, 'shop.test.js'), TESTS);
-    }
+    // The third cycle by Vitest: the same tests, DEMO-3 fixed.
+    const vt = fixture('read-back-vitest', {
+      'vitest.config.mjs': VITEST_FILES['vitest.config.mjs'] as string,
+      'tests/shop.spec.ts': `import { expect, test } from 'vitest';\n${TESTS.replace(/\{ throw new Error\('sign-out button is missing'\); \}/, '{}')}`,
+    });
+    const out = await vitest(vt, ['run'], env({ CASEBRIDGE_CYCLE: 'Nightly 3' }));
+    expect(out.code, out.stdout + out.stderr).toBe(1);
+    // Read back as the Vitest reporter classified it: its run comment says the same.
+    const third = JSON.parse((await cli(['failures', '--cycle', 'Nightly 3', '--json'])).stdout) as {
+      failures: Array<{ key: string; classification: string; run: number }>;
+    };
+    expect(third.failures.map((f) => f.key)).toEqual(['DEMO-4']);
+    const comment = emu.store.runs.find((r) => r.id === third.failures[0]?.run)?.comment ?? '';
+    expect(comment).toContain(`Classification: ${third.failures[0]?.classification}`);
     const flaky = await cli(['flaky', '--json']);
     expect(flaky.code, flaky.stderr).toBe(0);
     const got = JSON.parse(flaky.stdout) as { cycles: string[]; cases: Array<Record<string, unknown>> };
@@ -180,19 +193,23 @@ describe('the gate on a sharded cycle', () => {
 });
 
 describe('casebridge mcp', () => {
-  it('over stdio: lists its tools, answers list_failures, refuses writes without --allow-writes', async () => {
+  it('over stdio: lists its tools and answers each read, a page at a time; refuses every write without --allow-writes', async () => {
     const client = new Client({ name: 'test', version: '1' });
-    await client.connect(
-      new StdioClientTransport({
-        command: 'node',
-        args: [CLI, 'mcp'],
-        cwd: dir,
-        env: { ...process.env, ...env() } as Record<string, string>,
-      }),
-    );
+    const transport = new StdioClientTransport({
+      command: 'node',
+      args: [CLI, 'mcp'],
+      cwd: dir,
+      env: { ...process.env, ...env() } as Record<string, string>,
+      stderr: 'pipe',
+    });
+    let log = '';
+    transport.stderr?.on('data', (d: Buffer) => {
+      log += d.toString();
+    });
+    await client.connect(transport);
     try {
-      const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-      expect(tools).toEqual(
+      const tools = (await client.listTools()).tools;
+      expect(tools.map((t) => t.name).sort()).toEqual(
         [
           'case_history',
           'cycle_action',
@@ -206,24 +223,76 @@ describe('casebridge mcp', () => {
           'release_case',
         ].sort(),
       );
+      for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
       const failures = await client.callTool({ name: 'list_failures', arguments: { cycle: 'Nightly 2' } });
       const s = failures.structuredContent as { failures: Array<{ key: string; classification: string }> };
       expect(s.failures.map((f) => [f.key, f.classification])).toEqual([
         ['DEMO-3', 'known'],
         ['DEMO-4', 'known'],
       ]);
+      // A page at a time: the cursor of one answer gives the next, and the pages add up to the whole.
+      const page1 = await client.callTool({ name: 'list_failures', arguments: { cycle: 'Nightly 2', limit: 1 } });
+      const p1 = page1.structuredContent as { failures: Array<{ key: string }>; next?: string };
+      expect(p1.failures.map((f) => f.key)).toEqual(['DEMO-3']);
+      const page2 = await client.callTool({
+        name: 'list_failures',
+        arguments: { cycle: 'Nightly 2', limit: 1, cursor: p1.next },
+      });
+      const p2 = page2.structuredContent as { failures: Array<{ key: string }>; next?: string };
+      expect([p2.failures.map((f) => f.key), p2.next]).toEqual([['DEMO-4'], undefined]);
+
       const summary = await client.callTool({ name: 'cycle_summary', arguments: { cycle: 'Nightly 1' } });
-      expect((summary.structuredContent as { counts: Record<string, number> }).counts.Failed).toBe(2);
-      const write = await client.callTool({ name: 'link_defect', arguments: { run: 1, issue: 'DEMO-9' } });
-      expect(write.isError).toBe(true);
-      expect(JSON.stringify(write.content)).toContain('--allow-writes');
+      expect(summary.structuredContent).toMatchObject({ counts: { Failed: 2, Passed: 2 }, total: 4 });
+      const history = await client.callTool({ name: 'case_history', arguments: { key: 'DEMO-3', limit: 2 } });
+      const h = history.structuredContent as {
+        key: string;
+        runs: Array<{ status: string; cycle: string }>;
+        next?: string;
+      };
+      expect(h.runs.map((r) => [r.cycle, r.status])).toEqual([
+        ['Nightly 3', 'Passed'],
+        ['Nightly 2', 'Failed'],
+      ]);
+      const older = await client.callTool({
+        name: 'case_history',
+        arguments: { key: 'DEMO-3', limit: 2, cursor: h.next },
+      });
+      expect((older.structuredContent as typeof h).runs.map((r) => r.cycle)).toEqual(['Nightly 1']);
+      const flaky = await client.callTool({ name: 'flaky_cases', arguments: {} });
+      expect((flaky.structuredContent as { cases: Array<{ key: string; flips: number }> }).cases).toEqual([
+        expect.objectContaining({ key: 'DEMO-3', flips: 1 }),
+      ]);
+      const cycles = await client.callTool({ name: 'list_cycles', arguments: { limit: 2 } });
+      const c = cycles.structuredContent as { cycles: Array<{ name: string }>; next?: string };
+      expect(c.cycles).toHaveLength(2);
+      expect(c.next).toBeDefined();
+
+      const writes = {
+        link_defect: { run: 1, issue: 'DEMO-9' },
+        quarantine_case: { key: 'DEMO-3', reason: 'flaky' },
+        release_case: { key: 'DEMO-3' },
+        cycle_action: { cycle: 'Nightly 1', action: 'complete' },
+      };
+      for (const [name, args] of Object.entries(writes)) {
+        const write = await client.callTool({ name, arguments: args });
+        expect(write.isError, name).toBe(true);
+        expect(JSON.stringify(write.content), name).toContain('--allow-writes');
+      }
       const bad = await client.callTool({ name: 'list_failures', arguments: { cycle: 'No such cycle' } });
       expect(bad.isError).toBe(true);
       expect(JSON.stringify(bad.content)).toContain('No such cycle');
-      expect(JSON.stringify([failures, summary, write, bad])).not.toContain(TOKEN);
+      const badPlan = await client.callTool({ name: 'list_cycles', arguments: { plan: 'DEMO-999' } });
+      expect(badPlan.isError).toBe(true);
+      expect(JSON.stringify(badPlan.content)).toContain('DEMO-999');
+      const badKey = await client.callTool({ name: 'case_history', arguments: { key: 'DEMO-999' } });
+      expect(badKey.isError).toBe(true);
+      const badCursor = await client.callTool({ name: 'flaky_cases', arguments: { cursor: 'x' } });
+      expect(badCursor.isError).toBe(true);
+      expect(JSON.stringify([failures, summary, history, flaky, bad, badPlan, badKey])).not.toContain(TOKEN);
     } finally {
       await client.close();
     }
+    expect(log).not.toContain(TOKEN);
   }, 60_000);
 
   it('with --allow-writes: quarantine_case makes the next Playwright run expect the failure; links, cycle moves', async () => {
@@ -314,6 +383,7 @@ test('DEMO-7 loads the list', () => { throw new Error('took 12 s'); });
           requestInit: { headers: { authorization: `Bearer ${secret}` } },
         }),
       );
+      expect((await client.listTools()).tools).toHaveLength(10);
       const cycles = await client.callTool({ name: 'list_cycles', arguments: {} });
       const names = (cycles.structuredContent as { cycles: Array<{ name: string }> }).cycles.map((c) => c.name);
       expect(names).toEqual(expect.arrayContaining(['Nightly 1', 'Nightly 2']));

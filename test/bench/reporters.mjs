@@ -13,9 +13,10 @@
  * BENCH_LATENCIES=0,20,100, BENCH_MODES=adhoc,cycle, BENCH_VARIANTS=passing,failing, BENCH_RUNNERS=playwright,vitest,
  * BENCH_REPS=7 (runs of the overhead cell), BENCH_FILES=0 (skip the attachment scenario), BENCH_FILE_MB=1,20,
  * BENCH_FULL_MATRIX=1 (every cell at 10,000 tests too), BENCH_OUT_NAME=reporters (output file stem),
- * BENCH_ONLY=matrix,adoption,replay (the parts to run; `peers`, not by default, is the cell of issue 25 in
- * lib/peers.mjs: casebridge beside Qase's and testomat.io's reporters; `history`, not by default, the cell of issue 26
- * in lib/history.mjs: history classification on vs off), BENCH_ADOPTION_VARIANTS=passing,failing,
+ * BENCH_ONLY=matrix,adoption,replay,queries (the parts to run; `queries` is the cell of issue 39 in lib/queries.mjs:
+ * reading back a 1,000-run cycle; `peers`, not by default, is the cell of issue 25 in lib/peers.mjs: casebridge
+ * beside Qase's and testomat.io's reporters; `history`, not by default, the cell of issue 26 in lib/history.mjs:
+ * history classification on vs off), BENCH_ADOPTION_VARIANTS=passing,failing,
  * BENCH_REPLAY_TIMEOUT_S=150. Builds nothing: `npm run build` first. See README.md here.
  */
 import { execFileSync } from 'node:child_process';
@@ -69,7 +70,7 @@ const settings = {
   fileCount: 50,
   fullMatrix: env.BENCH_FULL_MATRIX === '1',
   /** Parts to run: the runner matrix (with the attachment scenario), the adoption cell, the replay cell. */
-  only: list('BENCH_ONLY', ['matrix', 'adoption', 'replay']),
+  only: list('BENCH_ONLY', ['matrix', 'adoption', 'replay', 'queries']),
   adoptionVariants: list('BENCH_ADOPTION_VARIANTS', ['passing', 'failing']),
   /** `casebridge replay` is killed after this long, so that the replay cell stays within minutes. */
   replayTimeoutMs: Number(env.BENCH_REPLAY_TIMEOUT_S ?? 150) * 1000,

@@ -36,7 +36,9 @@ pass rate is not checked unless --min-pass-rate is given. Known and quarantined 
 classified them) are waived unless --strict. The same rules can be set in the configuration (option gate:
 { maxNew, maxRegressions, minPassRate, requireAllPlanned, requireAttributes, strict }); a flag wins over it.
 With GITHUB_STEP_SUMMARY set, the same goes to the job summary as Markdown, with the pass rate of the plan's last
-cycles as a chart. Costs 2 requests for the cycle, 1 more with --require-all-planned, 1 + up to 10 for the chart.`,
+cycles as a chart (a chart that cannot be read is left out, with a line on stderr). Costs 2 requests for the
+cycle, 1 more with --require-all-planned, 1 + up to 10 for the chart. Exit codes: 0 passed, 1 failed, 2 no
+verdict (the service, the plan or the cycle could not be read; wrong usage or configuration).`,
   options: {
     plan: PLAN,
     cycle: CYCLE,
@@ -62,58 +64,70 @@ Example (GitHub Actions, after the test jobs):
   npx casebridge gate --plan SHOP-1 --cycle "CI \${{ github.run_id }}" --require-attribute Browser=Chrome,Firefox`,
   positionals: false,
   run: ({ values }, io) =>
-    answer(io, 'gate', async () => {
-      const rate = values['min-pass-rate'];
-      const minPassRate = rate === undefined ? undefined : Number(rate.replace(/%$/, ''));
-      if (minPassRate !== undefined && !(minPassRate >= 0 && minPassRate <= 100)) {
-        throw new UsageError(`--min-pass-rate expects a percentage from 0 to 100, got "${rate}"`);
-      }
-      const o = await openReader(io.cwd, io.env);
-      // The configuration's rules (option gate), each flag given on the command line above its rule.
-      const g = o.config.gate;
-      const minRate = minPassRate ?? g.minPassRate;
-      const attributes = values['require-attribute'].length
-        ? attributeRules(values['require-attribute'])
-        : g.requireAttributes;
-      const rules: GateRules = {
-        maxNew: values['max-new'] ?? g.maxNew ?? DEFAULT_RULES.maxNew,
-        maxRegressions: values['max-regressions'] ?? g.maxRegressions ?? DEFAULT_RULES.maxRegressions,
-        ...(minRate !== undefined ? { minPassRate: minRate } : {}),
-        ...(values['require-all-planned'] || g.requireAllPlanned ? { requireAllPlanned: true } : {}),
-        ...(attributes ? { requireAttributes: attributes } : {}),
-        ...(values.strict || g.strict ? { strict: true } : {}),
-      };
-      try {
-        const plan = planOf(o.config, values.plan);
-        const read = await cycleRead(o.reader, plan, cycleOf(o.config, values.cycle, io.env));
-        const planned = rules.requireAllPlanned
-          ? (await o.reader.tm.plans.members({ testPlanIssueKey: plan })).map((m) => m.testCaseKey)
-          : undefined;
-        const runs = read.runs.map((r) => {
-          const result = read.resultOf(r.status);
-          return {
-            key: r.testCaseKey,
-            decided: result !== undefined,
-            passed: result === 'passed',
-            ...(r.attributeValues ? { attributes: r.attributeValues } : {}),
-          };
-        });
-        const verdict = judge({ failures: read.failures, runs, ...(planned ? { planned } : {}) }, rules);
-        if (values.json) io.out(JSON.stringify({ plan, cycle: read.cycle, ...verdict }, null, 2));
-        else {
-          io.out(`casebridge gate: cycle "${read.cycle.name}" of ${plan}: ${verdict.pass ? 'passed' : 'FAILED'}`);
-          for (const r of verdict.rules) io.out(`  ${r.pass ? 'pass' : 'FAIL'}  ${r.rule}: ${r.figure}`);
-          if (verdict.waived > 0) io.out(`  (${verdict.waived} known or quarantined failure(s) waived)`);
+    answer(
+      io,
+      'gate',
+      async () => {
+        const rate = values['min-pass-rate'];
+        const minPassRate = rate === undefined ? undefined : Number(rate.replace(/%$/, ''));
+        if (minPassRate !== undefined && !(minPassRate >= 0 && minPassRate <= 100)) {
+          throw new UsageError(`--min-pass-rate expects a percentage from 0 to 100, got "${rate}"`);
         }
-        const summary = io.env.GITHUB_STEP_SUMMARY;
-        if (summary) {
-          const trend = (await listCycles(o.reader, plan, { limit: 10 })).cycles.reverse();
-          const where = { plan, cycle: read.cycle.name, url: read.cycle.url };
-          appendFileSync(summary, gateMarkdown(verdict, where, trend));
+        const o = await openReader(io.cwd, io.env);
+        // The configuration's rules (option gate), each flag given on the command line above its rule.
+        const g = o.config.gate;
+        const minRate = minPassRate ?? g.minPassRate;
+        const attributes = values['require-attribute'].length
+          ? attributeRules(values['require-attribute'])
+          : g.requireAttributes;
+        const rules: GateRules = {
+          maxNew: values['max-new'] ?? g.maxNew ?? DEFAULT_RULES.maxNew,
+          maxRegressions: values['max-regressions'] ?? g.maxRegressions ?? DEFAULT_RULES.maxRegressions,
+          ...(minRate !== undefined ? { minPassRate: minRate } : {}),
+          ...(values['require-all-planned'] || g.requireAllPlanned ? { requireAllPlanned: true } : {}),
+          ...(attributes ? { requireAttributes: attributes } : {}),
+          ...(values.strict || g.strict ? { strict: true } : {}),
+        };
+        try {
+          const plan = planOf(o.config, values.plan);
+          const read = await cycleRead(o.reader, plan, cycleOf(o.config, values.cycle, io.env));
+          const planned = rules.requireAllPlanned
+            ? (await o.reader.tm.plans.members({ testPlanIssueKey: plan })).map((m) => m.testCaseKey)
+            : undefined;
+          const runs = read.runs.map((r) => {
+            const result = read.resultOf(r.status);
+            return {
+              key: r.testCaseKey,
+              decided: result !== undefined,
+              passed: result === 'passed',
+              ...(r.attributeValues ? { attributes: r.attributeValues } : {}),
+            };
+          });
+          const verdict = judge({ failures: read.failures, runs, ...(planned ? { planned } : {}) }, rules);
+          if (values.json) io.out(JSON.stringify({ plan, cycle: read.cycle, ...verdict }, null, 2));
+          else {
+            io.out(`casebridge gate: cycle "${read.cycle.name}" of ${plan}: ${verdict.pass ? 'passed' : 'FAILED'}`);
+            for (const r of verdict.rules) io.out(`  ${r.pass ? 'pass' : 'FAIL'}  ${r.rule}: ${r.figure}`);
+            if (verdict.waived > 0) io.out(`  (${verdict.waived} known or quarantined failure(s) waived)`);
+          }
+          const summary = io.env.GITHUB_STEP_SUMMARY;
+          if (summary) {
+            // The verdict stands without its chart: a trend that cannot be read leaves the chart out.
+            const trend = await listCycles(o.reader, plan, { limit: 10 }).then(
+              (l) => l.cycles.reverse(),
+              (err: unknown) => {
+                io.err(`casebridge gate: the chart of the last cycles is left out: ${(err as Error).message}`);
+                return [];
+              },
+            );
+            const where = { plan, cycle: read.cycle.name, url: read.cycle.url };
+            appendFileSync(summary, gateMarkdown(verdict, where, trend));
+          }
+          return verdict.pass ? 0 : 1;
+        } finally {
+          await o.close();
         }
-        return verdict.pass ? 0 : 1;
-      } finally {
-        await o.close();
-      }
-    }),
+      },
+      2,
+    ),
 });

@@ -26,12 +26,15 @@ export function ok(text: string, data: object): Answer {
 }
 
 export const READ_ONLY = { readOnlyHint: true, openWorldHint: true } as const;
+/** A write that only adds (a bug, a link); the same call again changes nothing more. */
 export const WRITES = {
   readOnlyHint: false,
   destructiveHint: false,
   idempotentHint: true,
   openWorldHint: true,
 } as const;
+/** A write that changes what is there (closes a bug, moves a cycle through its workflow). */
+export const CHANGES = { ...WRITES, destructiveHint: true } as const;
 
 export function readOnlyRefusal(tool: string): Answer {
   return failed(

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { registerSecret } from '@casebridge/core';
+import { redact, registerSecret } from '@casebridge/core';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { UsageError } from '../command-line.js';
@@ -87,7 +87,7 @@ export async function serve(values: ServeOptions, io: Io): Promise<number> {
       .connect(transport)
       .then(() => transport.handleRequest(req, res))
       .catch((err: unknown) => {
-        if (!res.headersSent) res.writeHead(500).end(String(err));
+        if (!res.headersSent) res.writeHead(500).end(redact(String(err)));
       });
   });
   await new Promise<void>((done, fail) => {

@@ -2,7 +2,7 @@ import { caseHistory, cycleSummary, flakyCases, listCycles, listFailures, moveCy
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
 import { cycleOf, type Opened, planOf } from '../query/reader.js';
-import { type Answer, failed, ok, READ_ONLY, readOnlyRefusal, type ServerOptions, WRITES } from './answers.js';
+import { type Answer, CHANGES, failed, ok, READ_ONLY, readOnlyRefusal, type ServerOptions, WRITES } from './answers.js';
 import { quarantineTools } from './quarantine.js';
 
 /**
@@ -147,7 +147,7 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
       description:
         "A test case's last runs across cycles and ad hoc (newest first: status, cycle, date, defects) and how often " +
         'its result flipped between pass and fail over its last 10 executed runs (2 or more: flaky).',
-      inputSchema: { key: z.string().describe('a test case key, e.g. DEMO-12'), limit },
+      inputSchema: { key: z.string().describe('a test case key, e.g. DEMO-12'), limit, cursor },
       outputSchema: {
         key: z.string(),
         url: z.string(),
@@ -164,11 +164,15 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
           }),
         ),
         flips: z.number(),
+        next: z.string().optional(),
       },
       annotations: READ_ONLY,
     },
     guard(async (a) => {
-      const out = await caseHistory(r, a.key, a.limit ?? 20);
+      const out = await caseHistory(r, a.key, {
+        ...(a.limit ? { limit: a.limit } : {}),
+        ...(a.cursor ? { cursor: a.cursor } : {}),
+      });
       const lines = out.runs.map(
         (x) => `- ${x.date ?? '?'} ${x.status} in ${x.cycle}${x.defects.length ? ` (${x.defects.join(', ')})` : ''}`,
       );
@@ -241,7 +245,7 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
       description: "Moves a cycle through synapseRT's workflow (needs --allow-writes).",
       inputSchema: { plan, cycle, action: z.enum(['start', 'complete', 'abort', 'resume']) },
       outputSchema: { plan: z.string(), cycle: z.string(), status: z.string() },
-      annotations: { ...WRITES, idempotentHint: false },
+      annotations: { ...CHANGES, idempotentHint: false },
     },
     guard(async (a) => {
       if (!opts.allowWrites) return readOnlyRefusal('cycle_action');

@@ -4,7 +4,8 @@ import { exitCodeOf } from './reader.js';
 
 /**
  * What `casebridge failures`, `history`, `flaky` and `gate` share: their options, and how an answer that could not be
- * made ends (the reason on stderr; exit 1 when the query names nothing there, 2 when the service could not be read).
+ * made ends (the reason on stderr; exit 1 when the query names nothing there, 2 when the service could not be read;
+ * the gate exits 2 for both, its 1 being a failed verdict).
  * Core answers (query/results.ts, gate.ts); the commands only parse, print and pick the exit code.
  */
 
@@ -29,12 +30,12 @@ export const CURSOR = {
   description: ['the next page: the "next" of the answer before'],
 };
 
-export async function answer(io: Io, name: string, work: () => Promise<number>): Promise<number> {
+export async function answer(io: Io, name: string, work: () => Promise<number>, queryExit = 1): Promise<number> {
   try {
     return await work();
   } catch (err) {
     if (err instanceof UsageError) throw err;
     io.err(`casebridge ${name}: ${err instanceof Error ? err.message : String(err)}`);
-    return exitCodeOf(err);
+    return exitCodeOf(err, queryExit);
   }
 }

@@ -45,8 +45,11 @@ export function cycleOf(config: CasebridgeConfig, asked: string | undefined, env
   return asked ?? cycleNameFor(config, env);
 }
 
-/** Exit code 2 (the service could not be read, or the configuration is wrong) unless the query itself was wrong (1). */
-export function exitCodeOf(err: unknown): number {
-  if (err instanceof QueryError) return 1;
+/**
+ * Exit code 2 (the service could not be read, or the configuration is wrong) unless the query itself was wrong
+ * (`query`: 1 for the queries; the gate gives 2, since its 1 is a failed verdict).
+ */
+export function exitCodeOf(err: unknown, query = 1): number {
+  if (err instanceof QueryError) return query;
   return err instanceof CasebridgeError && err.exitCode !== undefined ? err.exitCode : 2;
 }

@@ -250,44 +250,45 @@ export interface CaseHistory {
   runs: HistoryRun[];
   /** Flips between pass and fail over the last FLIP_WINDOW executed runs (classify.ts: 2 or more is flaky). */
   flips: number;
+  /** The cursor of the next (older) page, when there is one. */
+  next?: string;
 }
 
-/** A case's last runs across cycles and ad hoc, newest first. 1 request. */
-export async function caseHistory(r: Reader, key: string, limit = 20): Promise<CaseHistory> {
-  let items: Awaited<ReturnType<TestManagementClient['runs']['caseTestRuns']>>;
+/** A case's last runs across cycles and ad hoc, newest first, a page at a time (default 20). 1 request. */
+export async function caseHistory(r: Reader, key: string, page: Page = {}): Promise<CaseHistory> {
+  let all: Awaited<ReturnType<TestManagementClient['runs']['caseTestRuns']>>;
   try {
-    items = await r.tm.runs.caseTestRuns({ testCaseIssueKey: key }, r.signal ? { signal: r.signal } : undefined);
+    all = await r.tm.runs.caseTestRuns({ testCaseIssueKey: key }, r.signal ? { signal: r.signal } : undefined);
   } catch (err) {
     throw notFound(err, `test case ${key} is not there (or not a test case these credentials can read)`);
   }
   const resultOf = resultOfStatus(r.statusMap);
-  const executed = executions(items, r.statusMap);
+  const executed = executions(all, r.statusMap);
   const order = new Map(executed.map((e, i) => [e.runId, i]));
   // Executed runs in execution order (newest last), then the others as the service lists them.
-  const sorted = [...items].sort((a, b) => (order.get(a.id) ?? -1) - (order.get(b.id) ?? -1));
-  const runs = sorted
-    .reverse()
-    .slice(0, Math.max(1, limit))
-    .map((run): HistoryRun => {
-      const at = executedAt(run.executionOn);
-      const result = resultOf(run.status);
-      const said = readComment(run.comment);
-      return {
-        status: run.status,
-        ...(result ? { result } : {}),
-        cycle: run.testCycleSummary ?? 'ad hoc',
-        ...(run.testPlanKey ? { plan: run.testPlanKey } : {}),
-        ...(at !== undefined ? { date: new Date(at).toISOString() } : {}),
-        defects: run.bugs.map((b) => b.key),
-        ...(said.classification ? { classification: said.classification } : {}),
-        run: run.id,
-      };
-    });
+  const sorted = [...all].sort((a, b) => (order.get(a.id) ?? -1) - (order.get(b.id) ?? -1));
+  const { items, next } = pageOf(sorted.reverse(), { limit: 20, ...page });
+  const runs = items.map((run): HistoryRun => {
+    const at = executedAt(run.executionOn);
+    const result = resultOf(run.status);
+    const said = readComment(run.comment);
+    return {
+      status: run.status,
+      ...(result ? { result } : {}),
+      cycle: run.testCycleSummary ?? 'ad hoc',
+      ...(run.testPlanKey ? { plan: run.testPlanKey } : {}),
+      ...(at !== undefined ? { date: new Date(at).toISOString() } : {}),
+      defects: run.bugs.map((b) => b.key),
+      ...(said.classification ? { classification: said.classification } : {}),
+      run: run.id,
+    };
+  });
   return {
     key,
     url: issueUrl(r.baseUrl, key),
     runs,
     flips: flips(executed.slice(-FLIP_WINDOW).map((e) => e.result)),
+    ...(next ? { next } : {}),
   };
 }
 
