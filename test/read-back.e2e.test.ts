@@ -337,6 +337,11 @@ test('DEMO-7 loads the list', () => { throw new Error('took 12 s'); });
         failures.structuredContent as { failures: Array<{ key: string; classification: string; run: number }> }
       ).failures;
       expect(f.map((x) => [x.key, x.classification])).toEqual([['DEMO-7', 'quarantined']]);
+      // A quarantined failure is waived by the gate, unless --strict.
+      const gate = await cli(['gate', '--cycle', 'Quarantined']);
+      expect(gate.code, gate.stdout + gate.stderr).toBe(0);
+      expect(gate.stdout).toContain('(1 known or quarantined failure(s) waived)');
+      expect((await cli(['gate', '--cycle', 'Quarantined', '--strict'])).code).toBe(1);
 
       const bug = emu.store.issues.find((i) => i.type === 'Bug' && i.summary.includes('sign-out button'))?.key ?? '';
       const link = await client.callTool({ name: 'link_defect', arguments: { run: f[0]?.run, issue: bug } });

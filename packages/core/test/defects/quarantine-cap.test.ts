@@ -86,4 +86,28 @@ describe('the quarantine cap in a run', () => {
       .map((q) => q.op);
     expect(ops).not.toContain('plans.members');
   });
+
+  it('an expired quarantine no longer applies where the set is read at the first failure (Jest, Vitest)', async () => {
+    const emu = world.emulator();
+    label('DEMO-2', 'DEMO-3');
+    const three = emu.store.issues.find((i) => i.key === 'DEMO-3');
+    if (!three) throw new Error('DEMO-3 is not in the seed');
+    emu.store.issues.update({
+      ...three,
+      description: 'casebridge-quarantine: reason=slow login; owner=dana; until=2020-01-31',
+    });
+    const lines: string[] = [];
+    const end = await report(
+      base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', quarantine: { max: 1 } }),
+      [result('DEMO-2 logs in', 'failed'), result('DEMO-3 logs out', 'failed')],
+      { ...ctx(project(), lines), runner: { name: 'vitest' } },
+    );
+    expect(end.summary.failures?.map((f) => [f.key, f.classification]).sort()).toEqual([
+      ['DEMO-2', 'quarantined'],
+      ['DEMO-3', 'new'],
+    ]);
+    expect(lines.join('\n')).toContain(
+      '1 quarantine(s) expired, no longer applied (label casebridge-quarantine): DEMO-3',
+    );
+  });
 });
