@@ -81,7 +81,7 @@ Examples:
       const c = await configFor(undefined, { mode: 'adhoc' }, io.cwd, io.env, notes);
       for (const note of notes) io.err(`casebridge quarantine: ${note}`);
       const { tm, repo } = clientsFor(c);
-      const base = quarantineOptions(c, tm, values.plan ?? c.testPlan);
+      const base = quarantineOptions(c, tm, values.plan);
       try {
         if (action === 'list') {
           const cases = await quarantineList(base);
