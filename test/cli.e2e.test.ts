@@ -79,6 +79,15 @@ describe('casebridge demo', () => {
     }
     // Only the advanced cycle (the Playwright example reports run attributes) has a matrix.
     expect(text.match(/Runs by attribute set in cycle/g) ?? []).toHaveLength(1);
+    // Read back through the gate's and the queries' code: each cycle's verdict, its failures as classified, and how
+    // to ask for them.
+    const back = text.slice(text.indexOf('Read back as a pipeline'));
+    for (const runner of ['vitest', 'jest']) {
+      expect(back).toContain(`  ${runner}: gate FAILED (new failures ≤ 0: 1 new: DEMO-5)`);
+    }
+    expect(back).toMatch(/^ {4}DEMO-5\s+new\s+DEMO-\d+\s+Error: expect\(received\)\.toMatchObject/m);
+    if (hasChromium) expect(back).toMatch(/^ {4}DEMO-3\s+Device "Mobile"\s+new\s+DEMO-\d+/m);
+    expect(back).toMatch(/With --keep, ask yourself: CASEBRIDGE_URL=\S+ .* npx casebridge failures --cycle "Demo jest/);
   }, 300_000);
 
   it('--help lists the commands with examples; an unknown command is a usage error', async () => {

@@ -4,8 +4,10 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestManagementClient } from '@casebridge/core';
+import { DEFAULT_RULES, gateCycle } from '@casebridge/core/internal';
 import type { RunningEmulator } from '@casebridge/emulator';
 import { loadEmulator } from './optional.js';
+import { openReader } from './query/reader.js';
 
 /**
  * `casebridge demo`: starts the emulator with its demo data, runs the example projects through their reporters in
@@ -186,6 +188,13 @@ export async function demo(o: DemoOptions): Promise<number> {
   o.out(`casebridge demo: emulator with demo data at ${emu.url} (project DEMO, test plan DEMO-1)`);
   const stamp = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const cycles: Array<{ runner: string; cycle: string; exit: number | null }> = [];
+  const service = {
+    CASEBRIDGE_URL: emu.url,
+    CASEBRIDGE_TOKEN: 'casebridge-dev-token',
+    CASEBRIDGE_PROJECT: 'DEMO',
+    CASEBRIDGE_MODE: 'cycle',
+    CASEBRIDGE_TEST_PLAN: 'DEMO-1',
+  };
   try {
     const started: Array<{ runner: string; cycle: string; header: string; run: Started }> = [];
     for (const ex of suites) {
@@ -200,15 +209,7 @@ export async function demo(o: DemoOptions): Promise<number> {
       const header = `\ncasebridge demo: running ${shown} (${ex.runner}) into cycle "${cycle}"\n`;
       const live = started.length === 0;
       if (live) o.out(header);
-      const env = {
-        ...process.env,
-        CASEBRIDGE_URL: emu.url,
-        CASEBRIDGE_TOKEN: 'casebridge-dev-token',
-        CASEBRIDGE_PROJECT: 'DEMO',
-        CASEBRIDGE_MODE: 'cycle',
-        CASEBRIDGE_TEST_PLAN: 'DEMO-1',
-        CASEBRIDGE_CYCLE: cycle,
-      };
+      const env = { ...process.env, ...service, CASEBRIDGE_CYCLE: cycle };
       started.push({ runner: ex.runner, cycle, header, run: startExample(cmd.file, cmd.args, dir, env, live) });
     }
     for (const [i, s] of started.entries()) {
@@ -220,6 +221,10 @@ export async function demo(o: DemoOptions): Promise<number> {
     const read = await table(emu.url, cycles);
     o.out(read.text);
     for (const [cycle, text] of read.matrices) o.out(`\nRuns by attribute set in cycle "${cycle}":\n${text}`);
+    o.out('');
+    const reading = (suites[0] as { dir: string }).dir;
+    const how = { keep: o.keep === true, cli: inRepo ? 'npx casebridge' : 'npx @casebridge/cli' };
+    o.out(await readBack(reading, { ...process.env, ...service }, cycles, how));
     o.out('');
     o.out(
       o.keep
@@ -259,6 +264,52 @@ export async function demo(o: DemoOptions): Promise<number> {
   } finally {
     await emu.close();
   }
+}
+
+/**
+ * What a pipeline, a script and an assistant read back from each cycle, through the code `casebridge gate`,
+ * `failures` and `mcp` answer from (core's query/gate.ts and results.ts): the gate's verdict under its default rules
+ * and the failures as the reporters classified them.
+ */
+async function readBack(
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  cycles: ReadonlyArray<{ runner: string; cycle: string }>,
+  how: { keep: boolean; cli: string },
+): Promise<string> {
+  const lines = ['Read back as a pipeline, a script and an assistant do (casebridge gate, failures --json, mcp):'];
+  const o = await openReader(cwd, env);
+  try {
+    for (const c of cycles) {
+      try {
+        const { verdict, failures } = await gateCycle(o.reader, 'DEMO-1', c.cycle, DEFAULT_RULES);
+        const failed = verdict.rules.filter((r) => !r.pass).map((r) => `${r.rule}: ${r.figure}`);
+        lines.push(`  ${c.runner}: gate ${verdict.pass ? 'passed' : `FAILED (${failed.join('; ')})`}`);
+        const rows = failures.map((f) => [
+          f.key,
+          f.set ?? '',
+          f.classification,
+          f.defects.join(' ') || '-',
+          f.error ?? '',
+        ]);
+        if (rows.length > 0) lines.push(columns(rows, '    '));
+      } catch (err) {
+        lines.push(`  ${c.runner}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  } finally {
+    await o.close();
+  }
+  const vars = Object.entries(env)
+    .filter(([k]) => ['CASEBRIDGE_URL', 'CASEBRIDGE_TOKEN', 'CASEBRIDGE_PROJECT', 'CASEBRIDGE_TEST_PLAN'].includes(k))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  const last = cycles.at(-1)?.cycle ?? '';
+  lines.push(
+    `${how.keep ? 'Ask' : 'With --keep, ask'} yourself: ${vars} ${how.cli} failures --cycle "${last}" --json`,
+    '  (or gate, history DEMO-5, flaky; `casebridge mcp` with the same variables answers an assistant)',
+  );
+  return lines.join('\n');
 }
 
 /** Lines of cells, each column as wide as its widest cell. */

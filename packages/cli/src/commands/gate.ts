@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { cycleRead, DEFAULT_RULES, type GateRules, gateMarkdown, judge, listCycles } from '@casebridge/core/internal';
+import { DEFAULT_RULES, type GateRules, gateCycle, gateMarkdown, listCycles } from '@casebridge/core/internal';
 import { defineCommand, UsageError } from '../command-line.js';
 import { answer, CYCLE, JSON_OPTION, PLAN } from '../query/options.js';
 import { cycleOf, openReader, planOf } from '../query/reader.js';
@@ -90,23 +90,10 @@ Example (GitHub Actions, after the test jobs):
         };
         try {
           const plan = planOf(o.config, values.plan);
-          const read = await cycleRead(o.reader, plan, cycleOf(o.config, values.cycle, io.env));
-          const planned = rules.requireAllPlanned
-            ? (await o.reader.tm.plans.members({ testPlanIssueKey: plan })).map((m) => m.testCaseKey)
-            : undefined;
-          const runs = read.runs.map((r) => {
-            const result = read.resultOf(r.status);
-            return {
-              key: r.testCaseKey,
-              decided: result !== undefined,
-              passed: result === 'passed',
-              ...(r.attributeValues ? { attributes: r.attributeValues } : {}),
-            };
-          });
-          const verdict = judge({ failures: read.failures, runs, ...(planned ? { planned } : {}) }, rules);
-          if (values.json) io.out(JSON.stringify({ plan, cycle: read.cycle, ...verdict }, null, 2));
+          const { cycle, verdict } = await gateCycle(o.reader, plan, cycleOf(o.config, values.cycle, io.env), rules);
+          if (values.json) io.out(JSON.stringify({ plan, cycle, ...verdict }, null, 2));
           else {
-            io.out(`casebridge gate: cycle "${read.cycle.name}" of ${plan}: ${verdict.pass ? 'passed' : 'FAILED'}`);
+            io.out(`casebridge gate: cycle "${cycle.name}" of ${plan}: ${verdict.pass ? 'passed' : 'FAILED'}`);
             for (const r of verdict.rules) io.out(`  ${r.pass ? 'pass' : 'FAIL'}  ${r.rule}: ${r.figure}`);
             if (verdict.waived > 0) io.out(`  (${verdict.waived} known or quarantined failure(s) waived)`);
           }
@@ -120,7 +107,7 @@ Example (GitHub Actions, after the test jobs):
                 return [];
               },
             );
-            const where = { plan, cycle: read.cycle.name, url: read.cycle.url };
+            const where = { plan, cycle: cycle.name, url: cycle.url };
             appendFileSync(summary, gateMarkdown(verdict, where, trend));
           }
           return verdict.pass ? 0 : 1;

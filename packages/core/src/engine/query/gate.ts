@@ -1,8 +1,9 @@
-import type { Failure } from './results.js';
+import { type CycleDigest, cycleRead, type Failure, type Reader } from './results.js';
 
 /**
  * The quality gate of a cycle (`casebridge gate`): rules over what the reporters wrote, each with its figure and
- * verdict. Pure: the CLI reads the cycle (query/results.ts `cycleRead`) and the plan's cases, then asks this.
+ * verdict. `gateCycle` reads the cycle (query/results.ts `cycleRead`) and, for `requireAllPlanned`, the plan's cases,
+ * then `judge` (pure) decides; `casebridge gate` and the demo call `gateCycle`.
  *
  * - `maxNew`: failures classified new, flaky or unclassified (the reporter wrote none: history off), at most this many;
  *   known and quarantined failures are waived unless `strict`, when they count as new too.
@@ -145,3 +146,32 @@ export function gateMarkdown(
 }
 
 const escapeMd = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/**
+ * The gate of a cycle: one cycle read (2 requests: shards of one cycle are all in it), 1 more for the plan's cases
+ * with `requireAllPlanned`; the failures as the reporters classified them, and the verdict.
+ */
+export async function gateCycle(
+  r: Reader,
+  plan: string,
+  ref: string,
+  rules: GateRules,
+): Promise<{ cycle: CycleDigest; failures: Failure[]; verdict: GateVerdict }> {
+  const read = await cycleRead(r, plan, ref);
+  const planned = rules.requireAllPlanned
+    ? (await r.tm.plans.members({ testPlanIssueKey: plan }, r.signal ? { signal: r.signal } : undefined)).map(
+        (m) => m.testCaseKey,
+      )
+    : undefined;
+  const runs = read.runs.map((run) => {
+    const result = read.resultOf(run.status);
+    return {
+      key: run.testCaseKey,
+      decided: result !== undefined,
+      passed: result === 'passed',
+      ...(run.attributeValues ? { attributes: run.attributeValues } : {}),
+    };
+  });
+  const verdict = judge({ failures: read.failures, runs, ...(planned ? { planned } : {}) }, rules);
+  return { cycle: read.cycle, failures: read.failures, verdict };
+}
