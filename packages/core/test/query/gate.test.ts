@@ -29,6 +29,24 @@ describe('the gate', () => {
     expect(v.rules.map((r) => r.rule)).toEqual(['new failures ≤ 0', 'regressions ≤ 0']);
   });
 
+  it('a case failing in several attribute sets counts once per run, and the figure says how many cases', () => {
+    const mobile = { ...failure('A-1', 'new'), set: 'Device "Mobile"' };
+    const desktop = { ...failure('A-1', 'new'), set: 'Device "Desktop"' };
+    const v = judge({ failures: [mobile, desktop, failure('A-2', 'new')], runs: runs(3, 3) }, DEFAULT_RULES);
+    expect(v.rules[0]).toEqual({ rule: 'new failures ≤ 0', figure: '3 new in 2 cases: A-1, A-2', pass: false });
+    const one = judge(
+      {
+        failures: [
+          { ...mobile, classification: 'regression' },
+          { ...desktop, classification: 'regression' },
+        ],
+        runs: runs(1, 2),
+      },
+      DEFAULT_RULES,
+    );
+    expect(one.rules[1]).toEqual({ rule: 'regressions ≤ 0', figure: '2 in 1 case: A-1', pass: false });
+  });
+
   it('a new, flaky or unclassified failure counts as new and is named; a regression counts apart', () => {
     const v = judge(
       {

@@ -60,14 +60,19 @@ export function judge(input: GateInput, rules: GateRules): GateVerdict {
   const isNew = counted.filter((f) => f.classification !== 'regression');
   const regressions = counted.filter((f) => f.classification === 'regression');
   const keys = (fs: readonly Failure[]) => [...new Set(fs.map((f) => f.key))];
+  // A case fails once per attribute set (a browser, a device): `3 new in 2 cases` then names the 2.
+  const cases = (fs: readonly Failure[]) => {
+    const k = keys(fs);
+    return k.length === fs.length ? named(k) : ` in ${k.length} case${k.length === 1 ? '' : 's'}${named(k)}`;
+  };
   out.push({
     rule: `new failures ≤ ${rules.maxNew}${rules.strict ? ' (strict: known and quarantined count)' : ''}`,
-    figure: `${isNew.length} new${named(keys(isNew))}`,
+    figure: `${isNew.length} new${cases(isNew)}`,
     pass: isNew.length <= rules.maxNew,
   });
   out.push({
     rule: `regressions ≤ ${rules.maxRegressions}`,
-    figure: `${regressions.length}${named(keys(regressions))}`,
+    figure: `${regressions.length}${cases(regressions)}`,
     pass: regressions.length <= rules.maxRegressions,
   });
   const decided = input.runs.filter((r) => r.decided);
