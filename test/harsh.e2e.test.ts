@@ -42,7 +42,7 @@ import { cycleState } from './support/state.js';
 
 /**
  * Issue 23's first table, end to end: the real Jest (the repository's), the built @casebridge/jest reporter and the
- * real emulator over HTTP, 20 ms away, behaving as the real Jira Data Center and synapseRT do (service-facts.md).
+ * real emulator over HTTP, 20 ms away, behaving as the real Jira Data Center and synapseRT do (the emulator's realistic profile).
  * One `it` per row of the table, each on its own emulator; each asserts the fixed behaviour (nothing lost, nothing
  * doubled, nothing left in the journal) and records a row in bench-results/harsh.md and harsh.json.
  *

@@ -9,7 +9,8 @@ export const TIMING = {
   // Jira's search index.
   /**
    * How long a create may be missing from Jira's search. Each Data Center node polls the index for changes about
-   * once a second and falls behind under load (service-facts): every read-after-write waits this long or reads back
+   * once a second and falls behind under load (Atlassian's Data Center docs; the emulator's README, "Behaviour the
+   * spec leaves open"): every read-after-write waits this long or reads back
    * this far (the re-read window of new cases, the read that decides a new case or defect is the oldest, the read
    * before a lost create is sent again). The default of `jira.indexLagMs`.
    */
