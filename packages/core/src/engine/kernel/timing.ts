@@ -10,9 +10,9 @@ export const TIMING = {
   /**
    * How long a create may be missing from Jira's search. Each Data Center node polls the index for changes about
    * once a second and falls behind under load (Atlassian's Data Center docs; the emulator's README, "Behaviour the
-   * spec leaves open"): every read-after-write waits this long or reads back
-   * this far (the re-read window of new cases, the read that decides a new case or defect is the oldest, the read
-   * before a lost create is sent again). The default of `jira.indexLagMs`.
+   * spec leaves open"): every read-after-write waits this long or reads back this far (the re-read window of new
+   * cases, the read that decides a new case or defect is the oldest, the read before a lost create is sent again).
+   * The default of `jira.indexLagMs`.
    */
   indexLagMs: 3_000,
   /** A read again to see what the index took in: once per index poll of a node (re-reads of new cases, a follower). */
