@@ -213,6 +213,7 @@ describe('casebridge mcp', () => {
         [
           'case_history',
           'cycle_action',
+          'cycle_gate',
           'cycle_summary',
           'flaky_cases',
           'link_defect',
@@ -243,6 +244,17 @@ describe('casebridge mcp', () => {
 
       const summary = await client.callTool({ name: 'cycle_summary', arguments: { cycle: 'Nightly 1' } });
       expect(summary.structuredContent).toMatchObject({ counts: { Failed: 2, Passed: 2 }, total: 4 });
+      // The gate's verdict, as `casebridge gate` gives it: the known failures of the second cycle waived, or not.
+      const gate = await client.callTool({ name: 'cycle_gate', arguments: { cycle: 'Nightly 2' } });
+      expect(gate.structuredContent).toMatchObject({ pass: true, waived: 2, cycle: { name: 'Nightly 2' } });
+      const strict = await client.callTool({ name: 'cycle_gate', arguments: { cycle: 'Nightly 2', strict: true } });
+      const verdict = strict.structuredContent as { pass: boolean; rules: Array<Record<string, unknown>> };
+      expect(verdict.pass).toBe(false);
+      expect(verdict.rules[0]).toEqual({
+        rule: 'new failures ≤ 0 (strict: known and quarantined count)',
+        figure: '2 new: DEMO-3, DEMO-4',
+        pass: false,
+      });
       const history = await client.callTool({ name: 'case_history', arguments: { key: 'DEMO-3', limit: 2 } });
       const h = history.structuredContent as {
         key: string;
@@ -288,7 +300,7 @@ describe('casebridge mcp', () => {
       expect(badKey.isError).toBe(true);
       const badCursor = await client.callTool({ name: 'flaky_cases', arguments: { cursor: 'x' } });
       expect(badCursor.isError).toBe(true);
-      expect(JSON.stringify([failures, summary, history, flaky, bad, badPlan, badKey])).not.toContain(TOKEN);
+      expect(JSON.stringify([failures, summary, gate, history, flaky, bad, badPlan, badKey])).not.toContain(TOKEN);
     } finally {
       await client.close();
     }
@@ -388,7 +400,7 @@ test('DEMO-7 loads the list', () => { throw new Error('took 12 s'); });
           requestInit: { headers: { authorization: `Bearer ${secret}` } },
         }),
       );
-      expect((await client.listTools()).tools).toHaveLength(10);
+      expect((await client.listTools()).tools).toHaveLength(11);
       const cycles = await client.callTool({ name: 'list_cycles', arguments: {} });
       const names = (cycles.structuredContent as { cycles: Array<{ name: string }> }).cycles.map((c) => c.name);
       expect(names).toEqual(expect.arrayContaining(['Nightly 1', 'Nightly 2']));

@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { DEFAULT_RULES, type GateRules, gateCycle, gateMarkdown, listCycles } from '@casebridge/core/internal';
+import { gateCycle, gateMarkdown, listCycles, rulesOf } from '@casebridge/core/internal';
 import { defineCommand, UsageError } from '../command-line.js';
 import { answer, CYCLE, JSON_OPTION, PLAN } from '../query/options.js';
 import { cycleOf, openReader, planOf } from '../query/reader.js';
@@ -75,19 +75,16 @@ Example (GitHub Actions, after the test jobs):
         }
         const o = await openReader(io.cwd, io.env);
         // The configuration's rules (option gate), each flag given on the command line above its rule.
-        const g = o.config.gate;
-        const minRate = minPassRate ?? g.minPassRate;
-        const attributes = values['require-attribute'].length
-          ? attributeRules(values['require-attribute'])
-          : g.requireAttributes;
-        const rules: GateRules = {
-          maxNew: values['max-new'] ?? g.maxNew ?? DEFAULT_RULES.maxNew,
-          maxRegressions: values['max-regressions'] ?? g.maxRegressions ?? DEFAULT_RULES.maxRegressions,
-          ...(minRate !== undefined ? { minPassRate: minRate } : {}),
-          ...(values['require-all-planned'] || g.requireAllPlanned ? { requireAllPlanned: true } : {}),
-          ...(attributes ? { requireAttributes: attributes } : {}),
-          ...(values.strict || g.strict ? { strict: true } : {}),
-        };
+        const rules = rulesOf(o.config.gate, {
+          ...(values['max-new'] !== undefined ? { maxNew: values['max-new'] } : {}),
+          ...(values['max-regressions'] !== undefined ? { maxRegressions: values['max-regressions'] } : {}),
+          ...(minPassRate !== undefined ? { minPassRate } : {}),
+          ...(values['require-all-planned'] ? { requireAllPlanned: true } : {}),
+          ...(values['require-attribute'].length
+            ? { requireAttributes: attributeRules(values['require-attribute']) }
+            : {}),
+          ...(values.strict ? { strict: true } : {}),
+        });
         try {
           const plan = planOf(o.config, values.plan);
           const { cycle, verdict } = await gateCycle(o.reader, plan, cycleOf(o.config, values.cycle, io.env), rules);

@@ -1,4 +1,13 @@
-import { caseHistory, cycleSummary, flakyCases, listCycles, listFailures, moveCycle } from '@casebridge/core/internal';
+import {
+  caseHistory,
+  cycleSummary,
+  flakyCases,
+  gateCycle,
+  listCycles,
+  listFailures,
+  moveCycle,
+  rulesOf,
+} from '@casebridge/core/internal';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
 import { cycleOf, type Opened, planOf } from '../query/reader.js';
@@ -90,6 +99,48 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
       return ok(
         `Cycle "${out.cycle.name}" of ${out.plan}: ${out.total} runs (${byStatus.join(', ')}); ${out.cycle.url}`,
         out,
+      );
+    }),
+  );
+
+  server.registerTool(
+    'cycle_gate',
+    {
+      title: 'Quality gate of a cycle',
+      description:
+        "The verdict `casebridge gate` gives a cycle: each rule with its figure. The configuration's rules (option " +
+        'gate; by default no new failure and no regression, known and quarantined failures waived), each argument ' +
+        'given above its rule.',
+      inputSchema: {
+        plan,
+        cycle,
+        maxNew: z.number().int().min(0).optional().describe('new failures allowed'),
+        maxRegressions: z.number().int().min(0).optional().describe('regressions allowed'),
+        minPassRate: z.number().min(0).max(100).optional().describe('least pass rate in percent'),
+        requireAllPlanned: z.boolean().optional().describe('every case of the plan has a run with a result'),
+        requireAttributes: z
+          .record(z.string(), z.array(z.string()).min(1))
+          .optional()
+          .describe('run attribute → values that must each have a run with a result, e.g. {"Browser": ["Chrome"]}'),
+        strict: z.boolean().optional().describe('known and quarantined failures count as new'),
+      },
+      outputSchema: {
+        plan: z.string(),
+        cycle: cycleDigest,
+        pass: z.boolean(),
+        rules: z.array(z.object({ rule: z.string(), figure: z.string(), pass: z.boolean() })),
+        passRate: z.number().optional(),
+        waived: z.number(),
+      },
+      annotations: READ_ONLY,
+    },
+    guard(async ({ plan: p, cycle: c, ...asked }) => {
+      const where = planOr(p);
+      const { cycle: digest, verdict } = await gateCycle(r, where, cycleOr(c), rulesOf(o.config.gate, asked));
+      const lines = verdict.rules.map((x) => `- ${x.pass ? 'pass' : 'FAIL'} ${x.rule}: ${x.figure}`);
+      return ok(
+        [`Gate of cycle "${digest.name}" of ${where}: ${verdict.pass ? 'passed' : 'FAILED'}`, ...lines].join('\n'),
+        { plan: where, cycle: digest, ...verdict },
       );
     }),
   );

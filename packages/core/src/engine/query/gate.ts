@@ -1,3 +1,4 @@
+import type { CasebridgeConfig } from '../config/schema.js';
 import { type CycleDigest, cycleRead, type Failure, type Reader } from './results.js';
 
 /**
@@ -24,6 +25,23 @@ export interface GateRules {
 }
 
 export const DEFAULT_RULES: GateRules = { maxNew: 0, maxRegressions: 0 };
+
+/**
+ * The rules of a gate: the configuration's (option `gate`), each one asked for (a flag of `casebridge gate`, an
+ * argument of the MCP tool `cycle_gate`) above its own.
+ */
+export function rulesOf(configured: CasebridgeConfig['gate'], asked: Partial<GateRules> = {}): GateRules {
+  const minPassRate = asked.minPassRate ?? configured.minPassRate;
+  const requireAttributes = asked.requireAttributes ?? configured.requireAttributes;
+  return {
+    maxNew: asked.maxNew ?? configured.maxNew,
+    maxRegressions: asked.maxRegressions ?? configured.maxRegressions,
+    ...(minPassRate !== undefined ? { minPassRate } : {}),
+    ...((asked.requireAllPlanned ?? configured.requireAllPlanned) ? { requireAllPlanned: true } : {}),
+    ...(requireAttributes ? { requireAttributes } : {}),
+    ...((asked.strict ?? configured.strict) ? { strict: true } : {}),
+  };
+}
 
 export interface GateInput {
   failures: readonly Failure[];
