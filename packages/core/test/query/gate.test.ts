@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { commentFor, readComment } from '../../src/engine/delivery/comment.js';
 import type { WorkItem } from '../../src/engine/kernel/work.js';
-import { DEFAULT_RULES, gateMarkdown, judge } from '../../src/engine/query/gate.js';
+import { DEFAULT_RULES, gateMarkdown, judge, rulesOf } from '../../src/engine/query/gate.js';
 import type { Failure } from '../../src/engine/query/results.js';
 
 const failure = (key: string, classification: Failure['classification']): Failure => ({
@@ -27,6 +27,22 @@ describe('the gate', () => {
     expect(v.pass).toBe(true);
     expect(v.waived).toBe(2);
     expect(v.rules.map((r) => r.rule)).toEqual(['new failures ≤ 0', 'regressions ≤ 0']);
+  });
+
+  it("rulesOf: the configuration's rules, each one asked for above its own", () => {
+    const configured = { maxNew: 2, maxRegressions: 0, minPassRate: 90, requireAllPlanned: true, strict: false };
+    expect(rulesOf(configured)).toEqual({ maxNew: 2, maxRegressions: 0, minPassRate: 90, requireAllPlanned: true });
+    expect(rulesOf(configured, { maxNew: 0, strict: true, requireAttributes: { Browser: ['Chrome'] } })).toEqual({
+      maxNew: 0,
+      maxRegressions: 0,
+      minPassRate: 90,
+      requireAllPlanned: true,
+      requireAttributes: { Browser: ['Chrome'] },
+      strict: true,
+    });
+    // Asked false is false, over a configuration's true.
+    expect(rulesOf(configured, { requireAllPlanned: false }).requireAllPlanned).toBeUndefined();
+    expect(rulesOf({ maxNew: 0, maxRegressions: 0, requireAllPlanned: false, strict: false })).toEqual(DEFAULT_RULES);
   });
 
   it('a case failing in several attribute sets counts once per run, and the figure says how many cases', () => {
