@@ -74,6 +74,11 @@ export async function quarantinedKeys(
         `${set.overCap.length} quarantine(s) past the cap left out, they do not apply (quarantine.max ${c.quarantine.max} allows ${set.cap.allowed} of the ${set.cap.total} cases of ${set.cap.of}): ${set.overCap.slice(0, NAMED).join(', ')}${set.overCap.length > NAMED ? ', ...' : ''}`,
       );
     }
+    if (set.capUnread !== undefined) {
+      notes.push(
+        `the quarantine cap was not checked (the cases could not be counted: ${set.capUnread}): every quarantine listed`,
+      );
+    }
     if (set.bugsNotRead.length > 0) {
       notes.push(
         `${set.bugsNotRead.length} more open issue(s) carry the label and were not read (${set.bugsNotRead.slice(0, 5).join(', ')}${set.bugsNotRead.length > 5 ? ', ...' : ''}): the cases of their runs are not in the list; a label on that many bugs is likely a mistake`,

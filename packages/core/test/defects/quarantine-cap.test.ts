@@ -70,6 +70,22 @@ describe('the quarantine cap in a run', () => {
     }
   });
 
+  it('cases that cannot be counted leave every quarantine applied, and the summary says the cap was not checked', async () => {
+    const emu = world.emulator();
+    label('DEMO-2', 'DEMO-3');
+    const lines: string[] = [];
+    // Ad hoc, with a test plan key that is not there (a typo in the configuration): its members cannot be read.
+    const end = await report(
+      base(emu.url, { mode: 'adhoc', testPlan: 'DEMO-99', quarantine: { max: 0.01 } }),
+      [result('DEMO-2 logs in', 'failed'), result('DEMO-3 logs out', 'failed')],
+      { ...ctx(project(), lines), runner: { name: 'jest' } },
+    );
+    expect(end.summary.quarantine?.failed.sort()).toEqual(['DEMO-2', 'DEMO-3']);
+    expect(lines.join('\n')).toMatch(
+      /quarantine cap not checked \(the cases could not be counted: .*DEMO-99.*\): every quarantine applied/,
+    );
+  });
+
   it('one quarantine costs no count of the cases: a cap always allows one', async () => {
     const emu = world.emulator();
     label('DEMO-2');

@@ -79,6 +79,8 @@ export interface QuarantineSet {
   overCap: string[];
   /** The cap when it was counted: `allowed` quarantines of the `total` cases of `of` (a plan or a project). */
   cap?: { allowed: number; total: number; of: string };
+  /** Why the cases could not be counted: every active quarantine applies. */
+  capUnread?: string;
 }
 
 /** The line that says why, who and until when, in the description of a labelled case or bug. */
@@ -275,21 +277,29 @@ export async function readQuarantine(o: QuarantineRead): Promise<QuarantineSet> 
   await Promise.all(Array.from({ length: Math.min(READS, toRead.length) }, worker));
   const active = [...byKey.values()].filter((x) => !x.entry.expired);
   let cap: QuarantineSet['cap'];
+  let capUnread: string | undefined;
   if (o.cap && active.length > (o.cap.max > 0 ? 1 : 0)) {
-    const total = await countCases({ ...o, plan: o.cap.plan }, signal);
     requests += 1;
-    cap = {
-      allowed: quarantineCap(o.cap.max, total),
-      total,
-      of: o.cap.plan ? `test plan ${o.cap.plan}` : `project ${o.projectKey}`,
-    };
-    const first = active.sort(
-      (a, b) =>
-        Number(b.added) - Number(a.added) ||
-        compareKeys(a.entry.bug ?? a.entry.key, b.entry.bug ?? b.entry.key) ||
-        compareKeys(a.entry.key, b.entry.key),
-    );
-    for (const x of first.slice(cap.allowed)) x.entry.overCap = true;
+    // A count that cannot be read leaves every quarantine applied (said in the summary): the set itself was read.
+    const total = await countCases({ ...o, plan: o.cap.plan }, signal).catch((err: unknown) => {
+      if (signal?.aborted) throw err;
+      capUnread = redact(err instanceof Error ? err.message : String(err));
+      return undefined;
+    });
+    if (total !== undefined) {
+      cap = {
+        allowed: quarantineCap(o.cap.max, total),
+        total,
+        of: o.cap.plan ? `test plan ${o.cap.plan}` : `project ${o.projectKey}`,
+      };
+      const first = active.sort(
+        (a, b) =>
+          Number(b.added) - Number(a.added) ||
+          compareKeys(a.entry.bug ?? a.entry.key, b.entry.bug ?? b.entry.key) ||
+          compareKeys(a.entry.key, b.entry.key),
+      );
+      for (const x of first.slice(cap.allowed)) x.entry.overCap = true;
+    }
   }
   const cases = new Map<string, string>();
   const expired: QuarantineSet['expired'] = new Map();
@@ -313,6 +323,7 @@ export async function readQuarantine(o: QuarantineRead): Promise<QuarantineSet> 
     bugsNotRead: bugs.slice(MAX_BUGS).map((b) => b.key),
     overCap: entries.filter((e) => e.overCap).map((e) => e.key),
     ...(cap ? { cap } : {}),
+    ...(capUnread !== undefined ? { capUnread } : {}),
   };
 }
 
@@ -341,6 +352,7 @@ export function compareKeys(a: string, b: string): number {
 export type QuarantineStats = NonNullable<RunSummary['quarantine']> & {
   expired?: string[];
   overCap?: { keys: string[]; max: number; allowed: number; total: number; of: string };
+  capUnread?: string;
 };
 
 /**
@@ -425,6 +437,7 @@ export class Quarantine {
       marked: this.marked,
       ...(set?.expired.size ? { expired: [...set.expired.keys()].sort(compareKeys) } : {}),
       ...(set?.cap && set.overCap.length ? { overCap: { keys: set.overCap, max: this.o.cap.max, ...set.cap } } : {}),
+      ...(set?.capUnread !== undefined ? { capUnread: set.capUnread } : {}),
       ...(this.problem === undefined ? {} : { problem: this.problem }),
     };
   }

@@ -130,6 +130,10 @@ function quarantineLines(s: RunSummary): string[] {
       `  ${expired.length} quarantine(s) expired, no longer applied (${label}): ${shortList(expired)}; \`casebridge quarantine list\` shows them (remove, or add again with a later --until)`,
     );
   }
+  const unread = (q as QuarantineStats).capUnread;
+  if (unread !== undefined) {
+    lines.push(`  quarantine cap not checked (the cases could not be counted: ${unread}): every quarantine applied`);
+  }
   const over = (q as QuarantineStats).overCap;
   if (over) {
     lines.push(
