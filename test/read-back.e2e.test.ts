@@ -422,6 +422,11 @@ test('DEMO-7 loads the list', () => { throw new Error('took 12 s'); });
       expect((await post({})).status).toBe(200);
       expect((await post({ origin: 'http://evil.example' })).status).toBe(403);
       expect((await post({ authorization: 'Bearer wrong' })).status).toBe(401);
+      // A configuration with problems: exit 2 naming them, before anything listens (an assistant shows stderr).
+      const unset = await run('node', [CLI, 'mcp'], dir, { CASEBRIDGE_TOKEN: TOKEN });
+      expect(unset.code).toBe(2);
+      expect(unset.stderr).toContain('url (CASEBRIDGE_URL): required');
+      expect(unset.stderr).not.toContain(TOKEN);
       // Off loopback, a token is required before anything listens.
       const open = await run('node', [CLI, 'mcp', '--http', '0', '--host', '0.0.0.0'], dir, env());
       expect(open.code).toBe(2);

@@ -1,3 +1,4 @@
+import { CasebridgeError } from '@casebridge/core';
 import { type CommandDefinition, commandList, helpOf, isParseError, parse, UsageError } from './command-line.js';
 import { COMMANDS } from './commands/index.js';
 import { MissingPackageError } from './optional.js';
@@ -96,6 +97,11 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
     if (err instanceof UsageError) {
       io.err(`casebridge ${name}: ${err.message}`);
       return 2;
+    }
+    // An error that carries its exit code (a configuration with problems: 2).
+    if (err instanceof CasebridgeError && err.exitCode !== undefined) {
+      io.err(`casebridge ${name}: ${err.message}`);
+      return err.exitCode;
     }
     throw err;
   }
