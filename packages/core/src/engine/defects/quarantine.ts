@@ -25,7 +25,8 @@ import type { RunSummary } from '../kernel/types.js';
  * bug with the quarantine line) passed the cap when they were made: they apply first, in the order they were made
  * (Jira numbers issues as it creates them); then those made by hand (a label on a case or on a bug without the line),
  * by key. The rest are left out of `cases`, marked `overCap` and named in the summary. Counting the cases costs one
- * request, and only when two or more quarantines apply (a cap always allows one).
+ * request, and only when two or more quarantines apply (a cap always allows one); cases that cannot be counted leave
+ * every quarantine applied (`capUnread`, said in the summary).
  *
  * Cost: one Jira search (`project = P AND labels = L`, keyset pages of 1,000: one request for any usual set), plus
  * one read of the runs of each labelled bug (`getTestRunsForDefect`), at most READS at a time and at most MAX_BUGS
@@ -53,7 +54,7 @@ export interface QuarantineEntry {
   /** The label is on the case itself, or on a bug linked to one of its runs (`bug`). */
   via: 'label' | 'bug';
   bug?: string;
-  /** Active, but past the cap `quarantine.max`: it does not apply (the oldest quarantines do). */
+  /** Active, but past the cap `quarantine.max`: it does not apply (see the module comment for which do). */
   overCap?: boolean;
 }
 
