@@ -1,4 +1,4 @@
-import type { MappingFile } from '@casebridge/core/internal';
+import { compareKeys, type MappingFile } from '@casebridge/core/internal';
 
 /**
  * The runner filter `casebridge cycle keys` prints: one JavaScript regular expression that Playwright's `--grep`,
@@ -87,16 +87,4 @@ export function grepPattern(
  */
 export function allBut(pattern: string): string {
   return pattern ? `^(?![\\s\\S]*(?:${pattern}))` : '';
-}
-
-/** `DEMO-2` before `DEMO-10`: by project, then by number. */
-export function compareKeys(a: string, b: string): number {
-  const [pa = '', na = ''] = splitKey(a);
-  const [pb = '', nb = ''] = splitKey(b);
-  return pa === pb ? Number(na) - Number(nb) || a.localeCompare(b) : pa.localeCompare(pb);
-}
-
-function splitKey(key: string): [string, string] {
-  const at = key.lastIndexOf('-');
-  return at < 0 ? [key, ''] : [key.slice(0, at), key.slice(at + 1)];
 }

@@ -1,6 +1,6 @@
-import { clientsFor, quarantineOptions, readQuarantine } from '@casebridge/core/internal';
+import { clientsFor, compareKeys, quarantineOptions, readQuarantine } from '@casebridge/core/internal';
 import { configFor, type KeysFormat, readMapping } from './cycle-keys.js';
-import { allBut, compareKeys, grepPattern, type MappedTest, mappedTests, type Runner } from './grep-pattern.js';
+import { allBut, grepPattern, type MappedTest, mappedTests, type Runner } from './grep-pattern.js';
 
 /**
  * `casebridge cycle keys --quarantined`: the project's quarantined cases (the reporters' option `quarantine`), as a

@@ -1,8 +1,9 @@
+import { compareKeys } from '@casebridge/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CycleError } from '../src/cycle.js';
 import { formatKeys, resolveCycle, resolveStatuses, splitStatuses } from '../src/cycle-keys.js';
-import { compareKeys, escapeRegExp, grepPattern, mappedTests, titlePattern } from '../src/grep-pattern.js';
+import { escapeRegExp, grepPattern, mappedTests, titlePattern } from '../src/grep-pattern.js';
 
 /** The pattern compiled as each runner compiles it: Playwright `gi`, Jest `i`, Vitest none. */
 const compiled = (pattern: string) => [new RegExp(pattern, 'i'), new RegExp(pattern), new RegExp(pattern, 'u')];

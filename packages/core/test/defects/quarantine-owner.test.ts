@@ -3,11 +3,11 @@ import {
   isExpired,
   isQuarantineDate,
   parseQuarantineLine,
-  quarantineCap,
   quarantineLine,
   utcDay,
   withQuarantineLine,
 } from '../../src/engine/defects/quarantine.js';
+import { quarantineCap } from '../../src/engine/defects/quarantine-cap.js';
 import { loadConfig } from '../../src/index.js';
 
 /**

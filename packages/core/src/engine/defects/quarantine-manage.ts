@@ -3,21 +3,20 @@ import type { TestManagementClient } from '../../client/tm.js';
 import { TEST_CASE_TYPE } from '../cases/bulk-create.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import { closeIssue } from '../jira/duplicate.js';
+import { compareKeys } from '../kernel/issue-keys.js';
 import {
-  compareKeys,
-  countCases,
   isExpired,
   isQuarantineDate,
   parseQuarantineLine,
   type QuarantineEntry,
   type QuarantineRead,
   QuarantineRefused,
-  quarantineCap,
   quarantineLine,
   readQuarantine,
   utcDay,
   withQuarantineLine,
 } from './quarantine.js';
+import { countCases, quarantineCap } from './quarantine-cap.js';
 
 /**
  * The quarantine managed by people and agents (`casebridge quarantine`, the MCP server's quarantine tools): listed,

@@ -4,7 +4,9 @@ import type { TestManagementClient } from '../../client/tm.js';
 import { identityInDescription } from '../cases/identity.js';
 import { isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
+import { compareKeys } from '../kernel/issue-keys.js';
 import type { RunSummary } from '../kernel/types.js';
+import { countCases, pastTheCap, quarantineCap } from './quarantine-cap.js';
 
 /**
  * The quarantined cases of a project, read from Jira once per run (option `quarantine`); the CLI and the MCP server
@@ -140,15 +142,6 @@ export function withQuarantineLine(description: string, line: string): string {
   return QUARANTINE_LINE.test(description)
     ? description.replace(QUARANTINE_LINE, line)
     : `${line}\n\n${description}`.trimEnd();
-}
-
-/**
- * How many cases may be quarantined at once: `max` (a share, 0..1) of `total`, rounded down (5 % of 30 cases: 1).
- * The epsilon keeps 0.29 × 100 at 29 (floating point makes it 28.999…).
- */
-export function quarantineCap(max: number, total: number): number {
-  // A share of a small plan still allows one: 5 % of 12 cases is 0.6, and no quarantine at all is not what it means.
-  return max <= 0 ? 0 : Math.max(1, Math.floor(max * total + 1e-9));
 }
 
 /** A quarantine change casebridge refuses (unknown key, not a test case, a bad date, the cap): the CLI exits 1. */
@@ -293,13 +286,7 @@ export async function readQuarantine(o: QuarantineRead): Promise<QuarantineSet> 
         total,
         of: o.cap.plan ? `test plan ${o.cap.plan}` : `project ${o.projectKey}`,
       };
-      const first = active.sort(
-        (a, b) =>
-          Number(b.added) - Number(a.added) ||
-          compareKeys(a.entry.bug ?? a.entry.key, b.entry.bug ?? b.entry.key) ||
-          compareKeys(a.entry.key, b.entry.key),
-      );
-      for (const x of first.slice(cap.allowed)) x.entry.overCap = true;
+      for (const x of pastTheCap(active, cap.allowed)) x.entry.overCap = true;
     }
   }
   const cases = new Map<string, string>();
@@ -326,24 +313,6 @@ export async function readQuarantine(o: QuarantineRead): Promise<QuarantineSet> 
     ...(cap ? { cap } : {}),
     ...(capUnread !== undefined ? { capUnread } : {}),
   };
-}
-
-/** The cases the cap counts: the plan's (one request), else the project's test cases (one search for its total). */
-export async function countCases(
-  o: { tm: TestManagementClient; projectKey: string; caseType: string; plan?: string | undefined },
-  signal?: AbortSignal,
-): Promise<number> {
-  const r = signal ? { signal } : undefined;
-  if (o.plan) return (await o.tm.plans.members({ testPlanIssueKey: o.plan }, r)).length;
-  const jql = `project = "${o.projectKey}" AND issuetype = "${o.caseType}"`;
-  return (await o.tm.jira.search({ jql, maxResults: '0', fields: 'key' }, r)).total;
-}
-
-/** Issue keys by project, then number (DEMO-9 before DEMO-10). */
-export function compareKeys(a: string, b: string): number {
-  const [pa = '', na = ''] = a.split('-');
-  const [pb = '', nb = ''] = b.split('-');
-  return pa === pb ? Number(na) - Number(nb) : pa < pb ? -1 : 1;
 }
 
 /**
