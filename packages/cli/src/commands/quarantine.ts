@@ -84,9 +84,12 @@ Examples:
       const base = quarantineOptions(c, tm, values.plan);
       try {
         if (action === 'list') {
-          const cases = await quarantineList(base);
+          const { cases, capUnread } = await quarantineList(base);
           if (values.json) io.out(JSON.stringify({ cases: cases.map(quarantineView) }));
           else printTable(cases, c.quarantine.label, io);
+          if (capUnread !== undefined) {
+            io.err(`casebridge quarantine: the cap was not checked (the cases could not be counted: ${capUnread})`);
+          }
         } else if (action === 'add') {
           const e = await quarantineAdd({
             ...base,

@@ -42,7 +42,8 @@ export function quarantineTools(server: McpServer, o: Opened, opts: ServerOption
       annotations: READ_ONLY,
     },
     guard(async (a: { limit?: number; cursor?: string }) => {
-      const all = (await quarantineList(base)).map(quarantineView);
+      const listed = await quarantineList(base);
+      const all = listed.cases.map(quarantineView);
       const { items: cases, next } = pageOf(all, {
         ...(a.limit ? { limit: a.limit } : {}),
         ...(a.cursor ? { cursor: a.cursor } : {}),
@@ -51,7 +52,11 @@ export function quarantineTools(server: McpServer, o: Opened, opts: ServerOption
         (e) =>
           `- ${e.key}: ${e.reason}${e.owner ? `, owner ${e.owner}` : ''}${e.until ? `, until ${e.until}` : ''}${e.expired ? ' (expired)' : e.overCap ? ' (over the cap: not applied)' : ''}`,
       );
-      return ok([`${all.length} quarantined case(s)`, ...lines].join('\n'), { cases, ...(next ? { next } : {}) });
+      const unread = listed.capUnread === undefined ? [] : [`the cap was not checked: ${listed.capUnread}`];
+      return ok([`${all.length} quarantined case(s)`, ...lines, ...unread].join('\n'), {
+        cases,
+        ...(next ? { next } : {}),
+      });
     }),
   );
 

@@ -57,14 +57,14 @@ describe('the quarantine cap in a run', () => {
         caseType: 'Test Case',
         cap: { max: 0.34, plan: 'DEMO-1' },
       });
-      expect(listed.map((e) => [e.key, e.overCap ?? false])).toEqual([
+      expect(listed.cases.map((e) => [e.key, e.overCap ?? false])).toEqual([
         ['DEMO-2', false],
         ['DEMO-3', false],
         ['DEMO-4', true],
       ]);
       // Without a cap (quarantine add's own read) every quarantine is listed as active.
       const uncapped = await quarantineList({ tm, projectKey: 'DEMO', label: LABEL, caseType: 'Test Case' });
-      expect(uncapped.some((e) => e.overCap)).toBe(false);
+      expect(uncapped.cases.some((e) => e.overCap)).toBe(false);
     } finally {
       await tm.close();
     }
@@ -84,6 +84,20 @@ describe('the quarantine cap in a run', () => {
     expect(lines.join('\n')).toMatch(
       /quarantine cap not checked \(the cases could not be counted: .*DEMO-99.*\): every quarantine applied/,
     );
+    const tm = world.admin();
+    try {
+      const listed = await quarantineList({
+        tm,
+        projectKey: 'DEMO',
+        label: LABEL,
+        caseType: 'Test Case',
+        cap: { max: 0.01, plan: 'DEMO-99' },
+      });
+      expect(listed.cases.map((e) => e.overCap ?? false)).toEqual([false, false]);
+      expect(listed.capUnread).toContain('DEMO-99');
+    } finally {
+      await tm.close();
+    }
   });
 
   it('one quarantine costs no count of the cases: a cap always allows one', async () => {

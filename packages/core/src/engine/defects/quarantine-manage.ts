@@ -44,10 +44,11 @@ export function quarantineOptions(c: CasebridgeConfig, tm: TestManagementClient,
 
 /**
  * The project's quarantined cases, active and expired, sorted by key (costs what readQuarantine costs); with `cap`,
- * those past it are marked `overCap`, as the reporters see them.
+ * those past it are marked `overCap`, as the reporters see them, and `capUnread` says why the cap could not be checked.
  */
-export async function quarantineList(o: QuarantineRead): Promise<QuarantineEntry[]> {
-  return (await readQuarantine(o)).entries;
+export async function quarantineList(o: QuarantineRead): Promise<{ cases: QuarantineEntry[]; capUnread?: string }> {
+  const set = await readQuarantine(o);
+  return { cases: set.entries, ...(set.capUnread !== undefined ? { capUnread: set.capUnread } : {}) };
 }
 
 /** A quarantined case as `casebridge quarantine --json` and the MCP tools answer it. */
