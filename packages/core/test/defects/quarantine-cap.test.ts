@@ -22,6 +22,22 @@ function label(...keys: string[]): void {
   }
 }
 
+/** `casebridge quarantine list`'s read, as a person's client makes it; `cap` as the configuration gives it. */
+async function list(cap?: { max: number; plan: string }) {
+  const tm = world.admin();
+  try {
+    return await quarantineList({
+      tm,
+      projectKey: 'DEMO',
+      label: LABEL,
+      caseType: 'Test Case',
+      ...(cap ? { cap } : {}),
+    });
+  } finally {
+    await tm.close();
+  }
+}
+
 describe('the quarantine cap in a run', () => {
   it('past quarantine.max the newest quarantines do not apply: reported as failures, named in the summary', async () => {
     const emu = world.emulator();
@@ -48,26 +64,14 @@ describe('the quarantine cap in a run', () => {
       '1 quarantine(s) past the cap, not applied (label casebridge-quarantine): DEMO-4; quarantine.max 0.34 allows 2 of the 6 cases of test plan DEMO-1 (those made with casebridge quarantine add first)',
     );
 
-    const tm = world.admin();
-    try {
-      const listed = await quarantineList({
-        tm,
-        projectKey: 'DEMO',
-        label: LABEL,
-        caseType: 'Test Case',
-        cap: { max: 0.34, plan: 'DEMO-1' },
-      });
-      expect(listed.cases.map((e) => [e.key, e.overCap ?? false])).toEqual([
-        ['DEMO-2', false],
-        ['DEMO-3', false],
-        ['DEMO-4', true],
-      ]);
-      // Without a cap (quarantine add's own read) every quarantine is listed as active.
-      const uncapped = await quarantineList({ tm, projectKey: 'DEMO', label: LABEL, caseType: 'Test Case' });
-      expect(uncapped.cases.some((e) => e.overCap)).toBe(false);
-    } finally {
-      await tm.close();
-    }
+    const listed = await list({ max: 0.34, plan: 'DEMO-1' });
+    expect(listed.cases.map((e) => [e.key, e.overCap ?? false])).toEqual([
+      ['DEMO-2', false],
+      ['DEMO-3', false],
+      ['DEMO-4', true],
+    ]);
+    // Without a cap (quarantine add's own read) every quarantine is listed as active.
+    expect((await list()).cases.some((e) => e.overCap)).toBe(false);
   });
 
   it('cases that cannot be counted leave every quarantine applied, and the summary says the cap was not checked', async () => {
@@ -84,20 +88,9 @@ describe('the quarantine cap in a run', () => {
     expect(lines.join('\n')).toMatch(
       /quarantine cap not checked \(the cases could not be counted: .*DEMO-99.*\): every quarantine applied/,
     );
-    const tm = world.admin();
-    try {
-      const listed = await quarantineList({
-        tm,
-        projectKey: 'DEMO',
-        label: LABEL,
-        caseType: 'Test Case',
-        cap: { max: 0.01, plan: 'DEMO-99' },
-      });
-      expect(listed.cases.map((e) => e.overCap ?? false)).toEqual([false, false]);
-      expect(listed.capUnread).toContain('DEMO-99');
-    } finally {
-      await tm.close();
-    }
+    const listed = await list({ max: 0.01, plan: 'DEMO-99' });
+    expect(listed.cases.map((e) => e.overCap ?? false)).toEqual([false, false]);
+    expect(listed.capUnread).toContain('DEMO-99');
   });
 
   it('one quarantine costs no count of the cases: a cap always allows one', async () => {
