@@ -125,7 +125,7 @@ describe('casebridge quarantine', () => {
     const tm = admin(emu);
     try {
       // Quarantined in 2020 until the end of June 2020: expired today.
-      const base = { tm, projectKey: 'DEMO', label: LABEL, caseType: TEST_CASE_TYPE, max: 1 };
+      const base = { tm, projectKey: 'DEMO', label: LABEL, caseType: TEST_CASE_TYPE, cap: { max: 1 } };
       await quarantineAdd({
         ...base,
         key: 'DEMO-3',

@@ -36,8 +36,6 @@ export function quarantineOptions(c: CasebridgeConfig, tm: TestManagementClient,
     label: c.quarantine.label,
     caseType: TEST_CASE_TYPE,
     cap: { max: c.quarantine.max, plan },
-    max: c.quarantine.max,
-    ...(plan ? { plan } : {}),
     bugType: c.defects.issueType,
   };
 }
@@ -85,10 +83,8 @@ export async function quarantineAdd(
     reason: string;
     owner?: string;
     until?: string;
-    /** A share of the cases, 0..1 (option `quarantine.max`). */
-    max: number;
-    /** A test plan key: the cap counts its cases. */
-    plan?: string;
+    /** The cap: `max`, a share (0..1, option `quarantine.max`) of the cases of `plan`, else of the project's. */
+    cap: { max: number; plan?: string | undefined };
     /** The issue type of the bug filed; default Bug. */
     bugType?: string;
     /** Today; default the clock's. */
@@ -111,8 +107,8 @@ export async function quarantineAdd(
   if (until !== undefined && isExpired(until, now)) {
     throw new QuarantineRefused(`until: ${until} has passed (today is ${utcDay(now)}, UTC): give a later date`);
   }
-  if (!(o.max >= 0 && o.max <= 1))
-    throw new QuarantineRefused(`quarantine.max: expected a share from 0 to 1, got ${o.max}`);
+  const { max, plan } = o.cap;
+  if (!(max >= 0 && max <= 1)) throw new QuarantineRefused(`quarantine.max: expected a share from 0 to 1, got ${max}`);
   let issue: { fields?: { issuetype?: { name?: unknown }; summary?: unknown } };
   try {
     issue = await tm.jira.issue({ issueIdOrKey: key, fields: 'issuetype,summary' }, r);
@@ -131,12 +127,14 @@ export async function quarantineAdd(
       `${key} is already quarantined (${describeEntry(current)}): to change it, remove it first`,
     );
   }
-  const total = await countCases(o, o.signal);
-  const allowed = quarantineCap(o.max, total);
-  if (set.cases.size + 1 > allowed) {
-    const of = o.plan ? `test plan ${o.plan}` : `project ${o.projectKey}`;
+  // The read counted the cases when two or more quarantines are active; else they are counted here.
+  const total = set.cap?.total ?? (await countCases({ ...o, plan }, o.signal));
+  const allowed = quarantineCap(max, total);
+  const active = set.cases.size + set.overCap.length;
+  if (active + 1 > allowed) {
+    const of = plan ? `test plan ${plan}` : `project ${o.projectKey}`;
     throw new QuarantineRefused(
-      `the quarantine cap is reached: ${set.cases.size} of the ${total} cases of ${of} are quarantined and quarantine.max ${o.max} allows ${allowed}; remove one (casebridge quarantine remove KEY), or raise quarantine.max (CASEBRIDGE_QUARANTINE_MAX)`,
+      `the quarantine cap is reached: ${active} of the ${total} cases of ${of} are quarantined and quarantine.max ${max} allows ${allowed}; remove one (casebridge quarantine remove KEY), or raise quarantine.max (CASEBRIDGE_QUARANTINE_MAX)`,
     );
   }
   const line = quarantineLine({ reason, owner, until });
