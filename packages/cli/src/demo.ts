@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestManagementClient } from '@casebridge/core';
-import { DEFAULT_RULES, gateCycle } from '@casebridge/core/internal';
+import { gateCycle, rulesOf } from '@casebridge/core/internal';
 import type { RunningEmulator } from '@casebridge/emulator';
 import { loadEmulator } from './optional.js';
 import { openReader } from './query/reader.js';
@@ -224,7 +224,7 @@ export async function demo(o: DemoOptions): Promise<number> {
     o.out('');
     const reading = (suites[0] as { dir: string }).dir;
     const how = { keep: o.keep === true, cli: inRepo ? 'npx casebridge' : 'npx @casebridge/cli' };
-    o.out(await readBack(reading, { ...process.env, ...service }, cycles, how));
+    o.out(await readBack(reading, service, cycles, how));
     o.out('');
     o.out(
       o.keep
@@ -268,21 +268,21 @@ export async function demo(o: DemoOptions): Promise<number> {
 
 /**
  * What a pipeline, a script and an assistant read back from each cycle, through the code `casebridge gate`,
- * `failures` and `mcp` answer from (core's query/gate.ts and results.ts): the gate's verdict under its default rules
- * and the failures as the reporters classified them.
+ * `failures` and `mcp` answer from (core's query/gate.ts and results.ts): the gate's verdict under the configuration's
+ * rules (the defaults in the examples) and the failures as the reporters classified them.
  */
 async function readBack(
   cwd: string,
-  env: NodeJS.ProcessEnv,
+  service: Record<string, string>,
   cycles: ReadonlyArray<{ runner: string; cycle: string }>,
   how: { keep: boolean; cli: string },
 ): Promise<string> {
   const lines = ['Read back as a pipeline, a script and an assistant do (casebridge gate, failures --json, mcp):'];
-  const o = await openReader(cwd, env);
+  const o = await openReader(cwd, { ...process.env, ...service });
   try {
     for (const c of cycles) {
       try {
-        const { verdict, failures } = await gateCycle(o.reader, 'DEMO-1', c.cycle, DEFAULT_RULES);
+        const { verdict, failures } = await gateCycle(o.reader, 'DEMO-1', c.cycle, rulesOf(o.config.gate));
         const failed = verdict.rules.filter((r) => !r.pass).map((r) => `${r.rule}: ${r.figure}`);
         lines.push(`  ${c.runner}: gate ${verdict.pass ? 'passed' : `FAILED (${failed.join('; ')})`}`);
         const rows = failures.map((f) => [
@@ -300,8 +300,8 @@ async function readBack(
   } finally {
     await o.close();
   }
-  const vars = Object.entries(env)
-    .filter(([k]) => ['CASEBRIDGE_URL', 'CASEBRIDGE_TOKEN', 'CASEBRIDGE_PROJECT', 'CASEBRIDGE_TEST_PLAN'].includes(k))
+  const vars = Object.entries(service)
+    .filter(([k]) => k !== 'CASEBRIDGE_MODE')
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
   const last = cycles.at(-1)?.cycle ?? '';
