@@ -156,8 +156,14 @@ describe('rules from the configuration, and flaky cases', () => {
     expect(flaky.code, flaky.stderr).toBe(0);
     const got = JSON.parse(flaky.stdout) as { cycles: string[]; cases: Array<Record<string, unknown>> };
     expect(got.cycles).toEqual(['Nightly 1', 'Nightly 2', 'Nightly 3']);
-    // DEMO-3 failed twice, then passed: one flip in three runs; DEMO-4 failed all three times: not flaky.
-    expect(got.cases).toEqual([{ key: 'DEMO-3', title: expect.any(String), runs: 3, failed: 2, flips: 1, rate: 0.5 }]);
+    // DEMO-3 failed twice, then passed: one flip in three runs, not flaky (the reporters' rule: 2 flips in the last
+    // 10; packages/core/test/query/flaky-agreement.test.ts lists one that is); DEMO-4 failed all three times.
+    expect(got.cases).toEqual([]);
+    const history = JSON.parse((await cli(['history', 'DEMO-3', '--json'])).stdout) as {
+      flips: number;
+      flaky: boolean;
+    };
+    expect(history).toMatchObject({ flips: 1, flaky: false });
   }, 60_000);
 });
 
@@ -271,9 +277,9 @@ describe('casebridge mcp', () => {
       });
       expect((older.structuredContent as typeof h).runs.map((r) => r.cycle)).toEqual(['Nightly 1']);
       const flaky = await client.callTool({ name: 'flaky_cases', arguments: {} });
-      expect((flaky.structuredContent as { cases: Array<{ key: string; flips: number }> }).cases).toEqual([
-        expect.objectContaining({ key: 'DEMO-3', flips: 1 }),
-      ]);
+      // DEMO-3's one flip is not flaky, as the reporters classify (the CLI's flaky says the same).
+      expect((flaky.structuredContent as { cases: Array<{ key: string; flips: number }> }).cases).toEqual([]);
+      expect(history.structuredContent).toMatchObject({ flips: 1, flaky: false });
       const cycles = await client.callTool({ name: 'list_cycles', arguments: { limit: 2 } });
       const c = cycles.structuredContent as { cycles: Array<{ name: string }>; next?: string };
       expect(c.cycles).toHaveLength(2);

@@ -7,10 +7,11 @@ import { table } from '../query/table.js';
 /** `casebridge flaky`: the plan's cases that flipped lately (core's flakyCases). */
 export const flaky = defineCommand({
   name: 'flaky',
-  summary: [['flaky [--plan K] [--cycles N] [--json]', "a plan's cases that flipped between pass and fail lately"]],
+  summary: [['flaky [--plan K] [--cycles N] [--json]', "a plan's flaky cases: 2 or more flips in their last 10 runs"]],
   usage: 'Usage: casebridge flaky [--plan KEY] [--cycles N] [--limit N] [--cursor C] [--json]',
-  about: `The test plan's cases whose result flipped between pass and fail over its last N cycles (default 10, by
-creation), most flips first, with the rate (flips ÷ (runs − 1)). 1 + N requests.`,
+  about: `The test plan's flaky cases over its last N cycles (default 10, by creation): 2 or more flips between pass and
+fail in their last 10 results, the rule the reporters classify a failure by. Most flips first, with the rate (flips ÷
+(runs − 1)). 1 + N requests.`,
   options: {
     plan: PLAN,
     cycles: { type: 'number', value: 'N', description: ['look at the last N cycles (2 to 50, default 10)'] },

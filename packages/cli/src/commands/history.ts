@@ -29,7 +29,10 @@ reporters classify its failures flaky). One request.`,
         });
         if (values.json) io.out(JSON.stringify(out, null, 2));
         else {
-          io.out(`${key}: ${out.runs.length} run(s), ${out.flips} flip(s) in its last 10 executed (${out.url})`);
+          const flaky = out.flaky ? ': flaky' : '';
+          io.out(
+            `${key}: ${out.runs.length} run(s), ${out.flips} flip(s) in its last 10 executed${flaky} (${out.url})`,
+          );
           io.out(
             table(
               ['date', 'status', 'cycle', 'classification', 'defects'],

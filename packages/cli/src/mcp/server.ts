@@ -215,6 +215,7 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
           }),
         ),
         flips: z.number(),
+        flaky: z.boolean().describe('2 or more flips in its last 10 executed runs: flaky, as the reporters classify'),
         next: z.string().optional(),
       },
       annotations: READ_ONLY,
@@ -227,7 +228,8 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
       const lines = out.runs.map(
         (x) => `- ${x.date ?? '?'} ${x.status} in ${x.cycle}${x.defects.length ? ` (${x.defects.join(', ')})` : ''}`,
       );
-      return ok([`${out.key}: ${out.runs.length} run(s), ${out.flips} flip(s)`, ...lines].join('\n'), out);
+      const flaky = out.flaky ? ' (flaky)' : '';
+      return ok([`${out.key}: ${out.runs.length} run(s), ${out.flips} flip(s)${flaky}`, ...lines].join('\n'), out);
     }),
   );
 
@@ -235,7 +237,8 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
     'flaky_cases',
     {
       title: 'Flaky cases of a test plan',
-      description: "A test plan's cases that flipped between pass and fail over its last N cycles, most flips first.",
+      description:
+        "A test plan's flaky cases over its last N cycles, most flips first: 2 or more flips between pass and fail in their last 10 results, the rule the reporters classify a failure by.",
       inputSchema: {
         plan,
         cycles: z.number().int().min(2).max(50).optional().describe('how many of the last cycles (default 10)'),

@@ -61,6 +61,31 @@ describe('history: known bugs', () => {
     expect(ops('defects.createRunBug')).toHaveLength(0);
   });
 
+  it('a bug a person filed and linked a second before the run is linked, though the lagging search does not show it', async () => {
+    // Issue 47: Jira's search shows a create seconds late (index lag); the bug-state search misses the person's bug,
+    // which was then taken as absent and a new defect filed. It is read by key instead.
+    const failing = () => result('DEMO-3 logs out', 'failed');
+    await report(base(emu.url, { defects: { enabled: false } }), [failing()]);
+    emu.setJira({ indexLagMs: 10_000 });
+    try {
+      const human = await linkByHand(adhocRuns('DEMO-3')[0]?.id as number);
+      await new Promise((r) => setTimeout(r, 1_000));
+      const end = await report(base(emu.url), [failing()]);
+      expect(end.summary.problems).toEqual([]);
+      expect(end.summary.defects).toEqual({ created: [], linked: [human] });
+      expect(bugs().map((b) => b.key)).toEqual([human]);
+      const runs = adhocRuns('DEMO-3');
+      expect(bugKeysOfRun(runs[1]?.id as number)).toEqual([human]);
+      expect(classOf(end, 'DEMO-3')).toBe('known');
+      expect(runs[1]?.comment).toContain(`Classification: known (known bug ${human} is open)`);
+      // The search did not show it; one read by key did.
+      expect(ops('jira.issue').map((r) => r.path)).toEqual([expect.stringContaining(`/issue/${human}`)]);
+      expect(ops('defects.createRunBug')).toHaveLength(0);
+    } finally {
+      emu.setJira({ indexLagMs: 0 });
+    }
+  });
+
   it('a bug linked to the last failed run is known even when this failure differs from it', async () => {
     await report(base(emu.url, { defects: { enabled: false } }), [result('DEMO-4 searches', 'failed')]);
     const human = await linkByHand(adhocRuns('DEMO-4')[0]?.id as number);

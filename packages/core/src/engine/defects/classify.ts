@@ -72,6 +72,16 @@ export function knownBugs(history: readonly Execution[], signature: string): str
   return out;
 }
 
+/**
+ * The flip rule, the one the reporters' classification and every read (`casebridge flaky`, `history`, the MCP tools)
+ * apply: over a case's last FLIP_WINDOW executed results (oldest first), its flips between pass and fail, and
+ * whether they make it flaky (FLIPS_FLAKY or more). A case that passed and then failed once flipped once: not flaky.
+ */
+export function flipRule(results: ReadonlyArray<'passed' | 'failed'>): { flips: number; flaky: boolean } {
+  const n = flips(results.slice(-FLIP_WINDOW));
+  return { flips: n, flaky: n >= FLIPS_FLAKY };
+}
+
 /** Changes between passed and failed along the results, oldest first. */
 export function flips(results: ReadonlyArray<'passed' | 'failed'>): number {
   let n = 0;
@@ -108,8 +118,8 @@ export function classify(
     return { classification: 'regression', reason: `its known bug ${fixed[0]} is closed`, regressionOf: fixed[0] };
   }
   const recent = [...history.slice(-(FLIP_WINDOW - 1)).map((e) => e.result), 'failed' as const];
-  const n = flips(recent);
-  if (n >= FLIPS_FLAKY) {
+  const { flips: n, flaky } = flipRule(recent);
+  if (flaky) {
     const reason = `${n} flips between pass and fail in its last ${recent.length} runs`;
     return { classification: 'flaky', reason, ...withBug };
   }

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import PQueue from 'p-queue';
-import { NotFoundError } from '../../client/errors.js';
+import { NotFoundError, ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
@@ -21,8 +21,8 @@ import { marker } from './text.js';
  * A read that fails (an outage after the client's retries, a 404) classifies the failure as unknown: the result is
  * delivered as without history, never held back. A read that fails for any reason but a 404 (the case's own) stops
  * the reads for the rest of the run: with the route down, each read would hold its result for the client's retries
- * (about 8 s), READS at a time, and 100 failures would wait minutes; so at most the reads under way pay that. So is a search that fails (a bug deleted since: Jira answers 400 on
- * `key in (...)` naming it): no known bugs then, the defect is found or filed as without history.
+ * (about 8 s), READS at a time, and 100 failures would wait minutes; so at most the reads under way pay that. A key
+ * the bug-state search does not show is read by key (see `search`): absent from a lagging index is not closed.
  */
 
 /** History reads under way at once: the transport's queue bounds all requests; this keeps room for the writes. */
@@ -91,8 +91,7 @@ export class KnownFailures {
           this.unread.add(key);
           return undefined;
         },
-        (err: unknown) => {
-          if (!(err instanceof NotFoundError)) this.stopped = true;
+        () => {
           this.unread.add(key);
           return undefined;
         },
@@ -104,7 +103,16 @@ export class KnownFailures {
 
   /** `read`, at most READS at a time; undefined, not sent, once the reads have stopped. */
   private limited<T>(read: () => Promise<T>): Promise<T | undefined> {
-    return this.limit.add(async () => (this.stopped ? undefined : read()));
+    return this.limit.add(async () => {
+      if (this.stopped) return undefined;
+      try {
+        return await read();
+      } catch (err) {
+        // Stopped inside the slot: the next read queued starts only after this, and is then not sent.
+        if (!(err instanceof NotFoundError)) this.stopped = true;
+        throw err;
+      }
+    });
   }
 
   /** A bug's state, from the next search (see the costs above); undefined when it could not be read. */
@@ -112,9 +120,14 @@ export class KnownFailures {
     return this.states.load(key);
   }
 
-  /** The states of `keys`, in their order; unknown (undefined) when the search fails (see the file comment). */
+  /**
+   * The states of `keys`, in their order. A key the search does not show is read by key: Jira's index lags (a bug a
+   * person filed a second ago), and a search that names a deleted key answers 400; a key Jira does not have, or a
+   * search that failed otherwise (an outage), is unknown (undefined).
+   */
   private async search(keys: readonly string[]): Promise<Array<BugState | undefined>> {
     const found = new Map<string, BugState>();
+    let byKey = true;
     try {
       const { issues } = await keysetSearch({
         tm: this.tm,
@@ -123,15 +136,29 @@ export class KnownFailures {
         pageSize: SEARCH_KEYS,
         signal: this.signal,
       });
-      for (const i of issues) {
-        const resolution = (i.fields.resolution as { name?: unknown } | null | undefined)?.name;
-        found.set(i.key, { open: !isDone(i.fields), duplicate: /duplicate/i.test(String(resolution ?? '')) });
-      }
-    } catch {
-      // Unknown states: no known bugs for these failures (see the file comment).
+      for (const i of issues) found.set(i.key, stateOf(i.fields));
+    } catch (err) {
+      byKey = err instanceof ValidationError;
+    }
+    if (byKey) {
+      const missing = keys.filter((k) => !found.has(k));
+      await Promise.all(
+        missing.map(async (key) => {
+          const issue = await this.tm.jira
+            .issue({ issueIdOrKey: key, fields: 'status,resolution' }, { signal: this.signal })
+            .catch(() => undefined);
+          if (issue) found.set(key, stateOf(issue.fields));
+        }),
+      );
     }
     return keys.map((key) => found.get(key));
   }
+}
+
+/** A bug's state from its Jira fields (a duplicate closed is not a fixed bug). */
+function stateOf(fields: Record<string, unknown>): BugState {
+  const resolution = (fields.resolution as { name?: unknown } | null | undefined)?.name;
+  return { open: !isDone(fields), duplicate: /duplicate/i.test(String(resolution ?? '')) };
 }
 
 /**

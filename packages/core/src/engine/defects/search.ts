@@ -99,8 +99,10 @@ export class GroupSearch {
     const search = early.search;
     if (search) {
       search.needed = true;
-      // Every result is in: no other failure will join it (a search already sent is not sent again).
+      // Every result is in: no other failure will join it (a search already sent is not sent again). Else a delivery
+      // waits on it now: it goes within TIMING.gatherMs, before the run's status is due (TIMING.statusWithinMs).
       if (this.done) search.send();
+      else if (this.waiting.has(search) && Date.now() + TIMING.gatherMs < search.due) this.arm(search, TIMING.gatherMs);
     }
     return early.answer;
   }

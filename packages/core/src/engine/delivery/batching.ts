@@ -20,6 +20,8 @@ export interface PreparationOptions {
 interface PrepareBatch {
   keys: Set<string>;
   load: boolean;
+  /** Goes within TIMING.gatherMs: a result waits on it. */
+  soon?: boolean;
   go: () => void;
   done: Promise<unknown>;
 }
@@ -54,6 +56,19 @@ export class CyclePreparation {
     const batch = this.next ?? this.open();
     batch.keys.add(key);
     batch.load ||= load;
+    // A result waits on its run id (a failure's status is due soon, TIMING.statusWithinMs): the batch goes shortly,
+    // with the results that come with it.
+    if (load && !this.ended && !batch.soon) {
+      batch.soon = true;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        // It took the place of a timed batch: the next one waits as long as that one's next would have.
+        this.wait *= 2;
+        batch.go();
+      }, TIMING.gatherMs);
+      this.timer.unref();
+    }
     this.prepared.set(key, batch.done);
     return batch.done;
   }

@@ -1,8 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ContentRepositoryClient } from '../../client/repo.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import type { Verdict } from '../defects/classify.js';
 import { groupOf } from '../defects/groups.js';
 import type { QuarantineStats } from '../defects/quarantine.js';
+import type { Triage } from '../defects/triage.js';
 import { attributeSet, describeSet } from '../kernel/attributes.js';
 import { PermanentProblem, RunNotFoundYet } from '../kernel/errors.js';
 import { displayName, outcomeOf } from '../kernel/model.js';
@@ -10,6 +12,7 @@ import { jiraCheck } from '../kernel/problems.js';
 import { splitBatch } from '../kernel/split.js';
 import { type StatusRank, statusRanker, worseOf } from '../kernel/status-rank.js';
 import { pipelineMarker } from '../kernel/text.js';
+import { TIMING } from '../kernel/timing.js';
 import type { Classification, CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
 import { runKeyOf, runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
 import { AdhocRuns } from './adhoc.js';
@@ -19,11 +22,24 @@ import { commentFor } from './comment.js';
 import type { DeliveryService } from './compose.js';
 import { CycleRuns } from './cycle-runs.js';
 import { Cycles } from './cycles.js';
-import { Failures } from './failures.js';
+import { type DefectNow, Failures } from './failures.js';
 import { RunOrder } from './run-order.js';
 import { RunSteps } from './steps.js';
 
 export type { BulkOutcome };
+
+/** The run comment's note while a failure's classification and defect are still being worked out. */
+const PENDING_NOTE = 'Classification and defect: to follow (waiting for Jira)';
+
+/** The value of `work` when it settles within `ms`, else undefined (its rejection is left to whoever awaits it). */
+async function settledWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  const done = new AbortController();
+  try {
+    return await Promise.race([work.catch(() => undefined), sleep(ms, undefined, { signal: done.signal })]);
+  } finally {
+    done.abort();
+  }
+}
 
 /** What delivery did in this run, for the summary: a snapshot, taken when asked. */
 export interface DeliveryStats {
@@ -35,6 +51,11 @@ export interface DeliveryStats {
   badKeys: string[];
   /** Problems with the content repository (it is optional: the files went to the runs). */
   repoProblems: string[];
+  /**
+   * Failures whose run has its status but whose classification and defect could not be written (Jira failed): the
+   * keys, and why. They stay in the journal: the next run or `casebridge replay` finishes them.
+   */
+  undecided?: { keys: string[]; reason: string };
   /** `notFiled`: failures that got no defect because of `defects.maxPerRun`, with the reason. */
   defects: RunSummary['defects'];
   /** Defects Jira refused for their fields: one problem line per distinct refusal, with the count. */
@@ -69,8 +90,8 @@ export interface DeliveryOptions {
  * comment, and keeps the status writes of each run in order. Look-ups are fetched once and cached; concurrent
  * callers share one request.
  *
- * It answers with outcomes and never marks an item done: `deliver` resolves when the result's run is written (with
- * `defectLater` when the cap's ranking decides its defect), `bulk` says which items were delivered, dropped, refused
+ * It answers with outcomes and never marks an item done: `deliver` resolves when the result's run is written (a
+ * failure's with `failure`, its writes under way), `bulk` says which items were delivered, dropped, refused
  * or left unsent; the pipeline (pipeline.ts) owns `done`.
  */
 export class Delivery {
@@ -96,6 +117,10 @@ export class Delivery {
   /** Status this process wrote to each run, and the status writes of each run, one after the other (see bulk). */
   private readonly runStatus = new Map<number, string>();
   private readonly runOrder = new RunOrder();
+  /** Failures whose run has its status while their verdict and defect failed, with why (the last failure). */
+  private readonly undecided = new Map<WorkItem, string>();
+  /** When each result of this run came in (see statusDue). */
+  private readonly cameAt = new WeakMap<WorkItem, number>();
   /** The worse of two statuses wins on a run; a renamed or custom status ranks as the outcome mapped to it. */
   private readonly rank: StatusRank;
   /** The parts of the bulk status updates (split when the service fails one; per run where it has none). */
@@ -154,6 +179,7 @@ export class Delivery {
       ...this.failures.stats(this.config.mode === 'cycle'),
       attachments: this.files.stats(),
       ...(q ? { quarantine: q } : {}),
+      ...this.undecidedStats(),
     };
   }
 
@@ -203,13 +229,12 @@ export class Delivery {
   }
 
   /**
-   * Delivers one result with its steps, files, defect and comment; resumes from `item.progress`. Resolves when its run
-   * has its status and comment (the pipeline then marks it done, or waits for `defectLater` first); throws when not.
-   * `defectLater`: the cap's ranking decides the failure's defect once every result is in (defects/cap.ts); it
-   * resolves when the run is linked to it (one run update) or the ranking left it without one. Nothing here waits
-   * for other results.
+   * Delivers one result with its steps, files, defect and comment; resumes from `item.progress`. A result that is not
+   * a failure resolves when its run is written. A failure (failed, or flaky) resolves once its run, steps and files are
+   * there, with `failure`: its status, verdict and defect written outside the delivery slot (see finish); the pipeline
+   * marks it done when that resolves. Throws when the run could not be written.
    */
-  async deliver(item: WorkItem, replaying: boolean): Promise<{ defectLater?: Promise<void> }> {
+  async deliver(item: WorkItem, replaying: boolean): Promise<{ failure?: Promise<void> }> {
     const t = item.target;
     const p = item.progress;
     // Its facts read while the run is found or made, and before any write to it: the run's state is then the last one.
@@ -217,26 +242,75 @@ export class Delivery {
     p.runId ??= t.mode === 'cycle' ? await this.cycleRun(item) : await this.adhoc.run(item, replaying);
     const cycle = t.mode === 'cycle' ? await this.cycles.ensure(t) : undefined;
     const runId = p.runId;
-    const triaged = await triaging;
     let stepRunId: number | undefined;
     if (!p.steps) {
       stepRunId = await this.steps.write(cycle, runId, topSteps(item.test));
       p.steps = true;
     }
     const notes = await this.files.send(cycle, item, runId, replaying);
-    const defect = await this.failures.defectOf(item, triaged, { cycle, runId, stepRunId });
-    const verdict = this.failures.verdictOf(item, triaged);
-    const write = (pending: string[]) => this.writeRun(item, { cycle, runId }, verdict, notes, pending);
-    if (defect.later === undefined) {
-      await write([]);
+    const write = (verdict: Verdict | undefined, pending: string[]) =>
+      this.writeRun(item, { cycle, runId }, verdict, notes, pending);
+    if (!triaging) {
+      await write(undefined, []);
       return {};
     }
-    // Its status and comment now; the defect, if the ranking gives it one, by one more run update later.
-    await write([this.failures.cap.pendingNote()]);
-    const defectLater = defect.later.then(async (key) => {
-      if (key) await write([]);
-    });
-    return { defectLater };
+    // The failure's verdict and defect (history, quarantine, Jira's search, a create) run beside its status, outside
+    // the delivery slot: the run gets its status by `statusDue` whatever Jira does, what follows in one more update.
+    const deciding = triaging.then(async (triaged) => ({
+      triaged,
+      defect: await this.failures.defectOf(item, triaged, { cycle, runId, stepRunId }),
+    }));
+    return { failure: this.finish(item, deciding, write) };
+  }
+
+  /**
+   * A failure's run writes once its verdict and defect are known: in one update when they are by its status's due
+   * time, else its status first and the rest in one more update (a defect the cap's ranking decides: one more).
+   */
+  private async finish(
+    item: WorkItem,
+    deciding: Promise<{ triaged: Triage; defect: DefectNow }>,
+    write: (verdict: Verdict | undefined, pending: string[]) => Promise<void>,
+  ): Promise<void> {
+    const p = item.progress;
+    let decided = await settledWithin(deciding, this.statusDue(item));
+    if (!decided) {
+      // Jira (or the history) has not answered in time: the status goes now (unless an earlier try wrote it).
+      if (!p.status) await write(undefined, [PENDING_NOTE]);
+      p.status = true;
+      try {
+        decided = await deciding;
+        this.undecided.delete(item);
+      } catch (err) {
+        this.undecided.set(item, err instanceof Error ? err.message : String(err));
+        throw err;
+      }
+    }
+    const verdict = this.failures.verdictOf(item, decided.triaged);
+    const later = decided.defect.later;
+    await write(verdict, later ? [this.failures.cap.pendingNote()] : []);
+    if (later && (await later)) await write(verdict, []);
+  }
+
+  /** The failures left with a status and no verdict or defect (see DeliveryStats.undecided). */
+  private undecidedStats(): { undecided?: { keys: string[]; reason: string } } {
+    const left = [...this.undecided].filter(([item]) => !item.progress.done);
+    if (left.length === 0) return {};
+    return { undecided: { keys: left.map(([item]) => item.key), reason: (left.at(-1) as [WorkItem, string])[1] } };
+  }
+
+  /** How long a failure's run waits for its verdict and defect before its status goes alone (TIMING.statusWithinMs). */
+  private statusDue(item: WorkItem): number {
+    const now = Date.now();
+    const came = this.cameAt.get(item) ?? now;
+    // A failure that waited for its delivery slot past that still gets a moment: with Jira answering, its verdict
+    // and defect are known by then and go in the same update (one request, not two).
+    return Math.max(TIMING.statusGraceMs, came + TIMING.statusWithinMs - now);
+  }
+
+  /** A result came in (the pipeline took it): its status is due TIMING.statusWithinMs later (see deliver). */
+  came(item: WorkItem): void {
+    this.cameAt.set(item, Date.now());
   }
 
   /** The run's status (never a downgrade), its comment and its defect, in the run's turn; `pending` notes appended. */

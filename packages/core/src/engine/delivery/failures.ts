@@ -150,8 +150,11 @@ export class Failures {
     // A run this process wrote to, or another machine of this pipeline run (its comment names the pipeline), is
     // this run's, not the history's.
     const { pipeline, wroteTo } = this.o;
+    // Its own run too once an earlier try (a replay) wrote its status before its verdict.
     const ours = (runId: number, comment: string) =>
-      wroteTo(runId) || (!!pipeline && comment.includes(pipelineMarker(pipeline)));
+      (item.progress.status === true && runId === item.progress.runId) ||
+      wroteTo(runId) ||
+      (!!pipeline && comment.includes(pipelineMarker(pipeline)));
     return history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
   }
 

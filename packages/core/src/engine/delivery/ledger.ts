@@ -34,9 +34,9 @@ export class Ledger {
     if (this.kept.delete(item)) this.released += 1;
   }
 
-  /** Results delivered (not dropped). */
+  /** Results delivered (not dropped): their run has its status, what follows it (a defect) included or not. */
   get delivered(): number {
-    return this.released + this.countKept((p) => p.done === true && !p.dropped);
+    return this.released + this.countKept((p) => (p.done === true && !p.dropped) || (!p.done && p.status === true));
   }
 
   /** Results done with: delivered or dropped. */

@@ -139,6 +139,7 @@ export class DeliveryPipeline implements WaitingBatch {
     if (templates && this.o.target.mode === 'cycle') item.attributes = attributeValuesOf(test, templates);
     this.ledger.add(item);
     this.o.journaling.taken(item);
+    this.o.delivery.came(item);
     return item;
   }
 
@@ -241,6 +242,8 @@ export class DeliveryPipeline implements WaitingBatch {
       else if (!this.holding) this.arm();
       return;
     }
+    // A failure's facts (its case's history, the quarantine set) are read from now, beside its way to a delivery slot.
+    this.o.delivery.failures.triage(item);
     // A result with details in a cycle waits for the batch that adds its case to the cycle and reads the run ids:
     // results arriving together share its two requests instead of paying them each.
     const ready = cycleRun && !replayed ? this.prep.prepare(runKeyOf(item), true) : Promise.resolve();
@@ -301,17 +304,17 @@ export class DeliveryPipeline implements WaitingBatch {
   }
 
   /**
-   * One result with its details, under the concurrency limit. A failure whose defect the cap's ranking decides later
-   * gives its slot back once its run has its status: it is done (and its write-ahead-log line settled) when the defect
-   * is linked, outside the limit, so nothing waits for the rest of the run in a slot.
+   * One result with its details, under the concurrency limit. A failure gives its slot back once its run, steps and
+   * files are there: it is done (and its write-ahead-log line settled) when its status, verdict and defect are written,
+   * outside the limit, so no slot waits on Jira or on the rest of the run.
    */
   private async deliverOne(item: WorkItem, replaying: boolean): Promise<void> {
     if (item.progress.done) return;
     if (this.o.health.down) return this.later.park([item]);
     try {
-      const { defectLater } = await this.o.delivery.deliver(item, replaying);
-      if (defectLater) {
-        this.inFlight.track(this.afterDefect(item, defectLater), 'linking defects the cap ranked');
+      const { failure } = await this.o.delivery.deliver(item, replaying);
+      if (failure) {
+        this.inFlight.track(this.afterFailure(item, failure), "writing failures' verdicts and defects");
         return;
       }
       item.progress.done = true;
@@ -321,10 +324,10 @@ export class DeliveryPipeline implements WaitingBatch {
     if (item.progress.done) await this.settled(item);
   }
 
-  /** A result whose run has its status, once the defect the cap's ranking decided is linked (see deliverOne). */
-  private async afterDefect(item: WorkItem, defectLater: Promise<void>): Promise<void> {
+  /** A failure, once its status, verdict and defect are written (see deliverOne). */
+  private async afterFailure(item: WorkItem, failure: Promise<void>): Promise<void> {
     try {
-      await defectLater;
+      await failure;
       item.progress.done = true;
     } catch (err) {
       this.notDelivered(item, err);

@@ -46,6 +46,14 @@ export const TIMING = {
    * after the first one, then twice as long, and so on (2 s, 4 s, 8 s...): a few batches whatever the suite's size.
    */
   prepareWaitMs: 2_000,
+  /**
+   * A failing result's run gets its status this long after it came in at the latest: its classification and defect
+   * (the case's history, Jira's search, a create) join that update when they are known by then (one request), else
+   * follow in one more run update. A status never waits for Jira beyond this.
+   */
+  statusWithinMs: 1_000,
+  /** ... and at least this long after its delivery starts (a failure that waited for a delivery slot). */
+  statusGraceMs: 250,
   /** A result that was not delivered is tried again after these waits (or the service's Retry-After), then kept. */
   retryAfterMs: [1_000, 3_000, 6_000] as readonly number[],
 

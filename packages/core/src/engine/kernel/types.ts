@@ -117,6 +117,11 @@ export interface RunSummary {
   problems: string[];
   /** Results written to the journal for a later run or `casebridge replay`. */
   journaled: number;
+  /**
+   * Failures among them whose run has its status, while their classification and defect could not be written
+   * (Jira failed): their keys and why.
+   */
+  undecided?: { keys: string[]; reason: string };
   journalDir?: string;
   /** What dry run would have sent, one line per call. */
   calls?: string[];

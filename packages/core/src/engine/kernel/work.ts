@@ -75,6 +75,11 @@ export interface Progress {
   /** The defect created or linked for this failure. */
   defect?: string;
   defectCreated?: boolean;
+  /**
+   * The run has its status; its classification and defect are still to come (Jira did not answer in time, or failed):
+   * the result counts as delivered, and stays in the journal until they are written.
+   */
+  status?: boolean;
   /** The run's result, comment and bugs were written: the item is delivered (or dropped, see below). */
   done?: boolean;
   /** A permanent problem (a bad key, a missing plan) stopped it: named in the summary, never journalled or counted. */

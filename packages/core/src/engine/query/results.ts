@@ -1,7 +1,7 @@
 import type { TestManagementClient } from '../../client/tm.js';
 import { CasebridgeError } from '../../contract/errors.js';
 import { type CycleRef, findCycleRef, SelectionError } from '../cases/select.js';
-import { FLIP_WINDOW, flips } from '../defects/classify.js';
+import { FLIP_WINDOW, flipRule } from '../defects/classify.js';
 import { executedAt, executions, resultOfStatus } from '../defects/history.js';
 import { readComment } from '../delivery/comment.js';
 import { describeSet } from '../kernel/attributes.js';
@@ -248,8 +248,9 @@ export interface CaseHistory {
   url: string;
   /** Newest first. */
   runs: HistoryRun[];
-  /** Flips between pass and fail over the last FLIP_WINDOW executed runs (classify.ts: 2 or more is flaky). */
+  /** Flips between pass and fail over the last FLIP_WINDOW executed runs, and whether they make it flaky (flipRule). */
   flips: number;
+  flaky: boolean;
   /** The cursor of the next (older) page, when there is one. */
   next?: string;
 }
@@ -287,7 +288,7 @@ export async function caseHistory(r: Reader, key: string, page: Page = {}): Prom
     key,
     url: issueUrl(r.baseUrl, key),
     runs,
-    flips: flips(executed.slice(-FLIP_WINDOW).map((e) => e.result)),
+    ...flipRule(executed.map((e) => e.result)),
     ...(next ? { next } : {}),
   };
 }
@@ -295,7 +296,10 @@ export async function caseHistory(r: Reader, key: string, page: Page = {}): Prom
 export interface FlakyCase {
   key: string;
   title: string;
-  /** Runs with a result in the cycles looked at, failed ones among them, and flips between pass and fail. */
+  /**
+   * Runs with a result in the cycles looked at, failed ones among them, and flips between pass and fail over the last
+   * FLIP_WINDOW of them (flipRule, as the reporters classify).
+   */
   runs: number;
   failed: number;
   flips: number;
@@ -304,8 +308,8 @@ export interface FlakyCase {
 }
 
 /**
- * The plan's cases that flipped between pass and fail over its last `cycles` cycles (by creation), most flips first.
- * 1 + `cycles` requests.
+ * The plan's flaky cases over its last `cycles` cycles (by creation), most flips first: flaky as the reporters
+ * classify a failure (flipRule: 2 or more flips in the last 10 results). 1 + `cycles` requests.
  */
 export async function flakyCases(
   r: Reader,
@@ -334,18 +338,21 @@ export async function flakyCases(
     }
   }
   const all = [...byCase]
-    .map(([key, { title, results }]): FlakyCase => {
-      const f = flips(results);
+    .map(([key, { title, results }]): FlakyCase & { flaky: boolean } => {
+      const rule = flipRule(results);
+      const looked = Math.min(results.length, FLIP_WINDOW);
       return {
         key,
         title,
         runs: results.length,
         failed: results.filter((x) => x === 'failed').length,
-        flips: f,
-        rate: results.length > 1 ? f / (results.length - 1) : 0,
+        flips: rule.flips,
+        rate: looked > 1 ? rule.flips / (looked - 1) : 0,
+        flaky: rule.flaky,
       };
     })
-    .filter((c) => c.flips > 0)
+    .filter((c) => c.flaky)
+    .map(({ flaky: _flaky, ...c }): FlakyCase => c)
     .sort((a, b) => b.flips - a.flips || b.rate - a.rate || a.key.localeCompare(b.key, 'en', { numeric: true }));
   const { items, next } = pageOf(all, o);
   return { plan, cycles: last.map((c) => c.name), cases: items, ...(next ? { next } : {}) };

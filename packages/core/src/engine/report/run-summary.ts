@@ -78,6 +78,7 @@ export function assembleSummary(p: SummaryParts): RunSummary {
     ...(p.mappingFile ? { mappingFile: p.mappingFile } : {}),
     problems: [...new Set(problems)],
     journaled: p.journaled,
+    ...(d?.undecided ? { undecided: d.undecided } : {}),
     ...(p.journalDir ? { journalDir: p.journalDir } : {}),
     ...(p.calls ? { calls: [...p.calls] } : {}),
     ...(p.replayed ? { replayed: p.replayed } : {}),

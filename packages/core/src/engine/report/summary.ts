@@ -105,6 +105,8 @@ function quarantineLines(s: RunSummary): string[] {
   if (!q) return [];
   const label = `label ${q.label}`;
   if (q.problem !== undefined) {
+    // Sending stopped for that very reason: `stopped delivering` says it once, with the fix.
+    if (s.serviceDown && q.problem.includes(s.serviceDown)) return [];
     return [`  quarantine (${label}): could not be read (${q.problem}); failures were reported without it`];
   }
   const lines: string[] = [];
@@ -211,9 +213,15 @@ export function formatSummary(s: RunSummary): string {
     lines.push(`  ${s.problems.length} problem(s):`);
     lines.push(...list(s.problems, 20));
   }
-  if (s.journaled) {
+  const undecided = s.undecided?.keys.length ?? 0;
+  if (s.undecided && undecided) {
     lines.push(
-      `  ${s.journaled} result(s) not delivered: kept in ${s.journalDir}; deliver them now with \`${REPLAY}\` in the project folder (a CI runner's disk goes away with the job: run it there, or keep the folder as a cache), or the next run on this machine delivers them`,
+      `  ${undecided} failure(s) have their status, but not their classification and defect: ${s.undecided.reason}; kept in ${s.journalDir}: \`${REPLAY}\` or the next run files them: ${shortList(s.undecided.keys)}`,
+    );
+  }
+  if (s.journaled > undecided) {
+    lines.push(
+      `  ${s.journaled - undecided} result(s) not delivered: kept in ${s.journalDir}; deliver them now with \`${REPLAY}\` in the project folder (a CI runner's disk goes away with the job: run it there, or keep the folder as a cache), or the next run on this machine delivers them`,
     );
   }
   return lines.join('\n');
