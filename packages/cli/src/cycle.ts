@@ -8,6 +8,7 @@ import {
   findCycle,
   moveCycle,
   type Service,
+  systemClock,
 } from '@casebridge/core/internal';
 
 /**
@@ -53,7 +54,7 @@ export async function cycleCommand(
   const name = cycleNameFor(c, env);
   const { tm, repo } = clientsFor(c);
   // Every call is sent: the CLI has no dry run.
-  const svc: Service = { tm, dryRun: false, o: {} };
+  const svc: Service = { tm, dryRun: false, o: {}, clock: systemClock };
   const findOrCreate = async () => {
     const found = await findCycle(svc, plan, name);
     return found

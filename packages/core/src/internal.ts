@@ -50,6 +50,7 @@ export {
   moveCycle,
 } from './engine/delivery/cycles.js';
 export { Journal, type JournalEntry } from './engine/journal/store.js';
+export { systemClock } from './engine/kernel/clock.js';
 export { compareKeys } from './engine/kernel/issue-keys.js';
 export type { Service } from './engine/kernel/service.js';
 export type { CycleInfo } from './engine/kernel/types.js';

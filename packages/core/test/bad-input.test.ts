@@ -26,6 +26,8 @@ function ctx(lines: string[] = []): EngineContext {
     runner: { name: 'playwright' },
     env: {},
     out: (t) => lines.push(t),
+    // The engine's waits (tries again after 1, 3, 6 s; the probe) 20 times shorter: the same path, not the same wait.
+    timeScale: 20,
   };
 }
 
@@ -174,7 +176,11 @@ describe('unusual titles and names', () => {
     const long = `${'🚀 בדיקה mixed RTL '.repeat(500)}`.slice(0, 10_000);
     const huge = `expected ✓ but got ✗ ${'x'.repeat(5 * 1024 * 1024)}`;
     const lines: string[] = [];
-    const run = Engine.create(options({ mode: 'cycle', testPlan: 'DEMO-1', cycle, autoCreate: true }), ctx(lines));
+    // On the real clock: the new case's read-back waits for Jira's index, which the emulator keeps in real time.
+    const run = Engine.create(options({ mode: 'cycle', testPlan: 'DEMO-1', cycle, autoCreate: true }), {
+      ...ctx(lines),
+      timeScale: 1,
+    });
     run.begin();
     run.add(result('DEMO-2 logs in 🔐 ✓'));
     run.add(result('DEMO-5 pays — مرحبا', true, huge));

@@ -5,6 +5,7 @@ import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type EngineContext, type TestResult } from '../src/index.js';
 import { clearFaults, setFaults } from './support/emulator.js';
+import { FAST } from './support/engine-world.js';
 
 /**
  * Issue 23's ambiguous answers, against the real emulator over real HTTP with its fault rules: synapseRT answers 500
@@ -70,21 +71,23 @@ const options = (cycle: string, extra: Record<string, unknown> = {}) => ({
   mode: 'cycle',
   testPlan: 'FLT-1',
   cycle,
-  flushTimeoutMs: 20_000,
+  flushTimeoutMs: 20_000 * FAST,
   ...extra,
 });
 
-const ctx = (cwd: string, lines: string[] = []): EngineContext => ({
+const ctx = (cwd: string, lines: string[] = [], timeScale = FAST): EngineContext => ({
   cwd,
   runner: { name: 'jest', version: 'test' },
   env: {},
   out: (t) => lines.push(t),
+  // The engine's waits FAST times shorter (support/engine-world.ts): the same path.
+  timeScale,
 });
 
 const dir = () => mkdtempSync(join(tmpdir(), 'cb-faults-'));
 
-async function report(cycle: string, tests: TestResult[], cwd = dir(), lines: string[] = [], extra = {}) {
-  const engine = Engine.create(options(cycle, extra), ctx(cwd, lines));
+async function report(cycle: string, tests: TestResult[], cwd = dir(), lines: string[] = [], extra = {}, scale = FAST) {
+  const engine = Engine.create(options(cycle, extra), ctx(cwd, lines, scale));
   engine.begin({ tests });
   for (const t of tests) engine.add(t);
   const end = await engine.end();
@@ -124,7 +127,7 @@ describe('ambiguous answers lose nothing', () => {
   it('bulkStatusUpdate answering 500 for the whole run: all 60 journaled, named once; the replay delivers all', async () => {
     await setFaults(emu, [{ route: BULK, errors: { '500': 1 }, body: 'text' }]);
     // The end gives up on a service that answers nothing but 500 after flushTimeoutMs (5 s here, not 20).
-    const { end, cwd } = await report('lasting bulk 500', passing(), dir(), [], { flushTimeoutMs: 5_000 });
+    const { end, cwd } = await report('lasting bulk 500', passing(), dir(), [], { flushTimeoutMs: 5_000 * FAST });
     expect(passed('lasting bulk 500')).toBe(0);
     expect(end.summary.journaled).toBe(SIZE);
     expect(end.summary.problems).toHaveLength(1);
@@ -142,7 +145,7 @@ describe('ambiguous answers lose nothing', () => {
     if (!status) throw new Error('no Passed status in the seed');
     status.enabled = false;
     try {
-      const { end, cwd } = await report('status disabled', passing(10), dir(), [], { flushTimeoutMs: 5_000 });
+      const { end, cwd } = await report('status disabled', passing(10), dir(), [], { flushTimeoutMs: 5_000 * FAST });
       expect(end.summary.journaled).toBe(10);
       const lines = end.summary.problems.filter((p) => p.includes("run status 'Passed'"));
       expect(lines).toHaveLength(1);
@@ -162,7 +165,9 @@ describe('ambiguous answers lose nothing', () => {
     status.enabled = false;
     try {
       const tests = [0, 1, 2].map((i) => result(`${key(i)} fails ${i}`, 'failed', 40 + i));
-      const { end, cwd } = await report('failed disabled', tests);
+      // On the real clock: a refusal is an answer within refusalWindowMs of the service answering others, and the
+      // client's tries (real time) take longer than a faster clock's window.
+      const { end, cwd } = await report('failed disabled', tests, dir(), [], {}, 1);
       expect(end.summary.journaled).toBe(3);
       expect(end.summary.problems).toHaveLength(1);
       expect(end.summary.problems[0]).toMatch(
@@ -267,7 +272,7 @@ describe('a degraded service is not a down one', () => {
     const before = emu.store.issues.filter((i) => i.type === 'Test Case').length;
     await setFaults(emu, [{ route: '/rest/**', errors: { '503': 0.3 }, retryAfterSeconds: 0 }], 11);
     const lines: string[] = [];
-    const { end } = await report(cycle, tests, dir(), lines, { autoCreate: true, flushTimeoutMs: 30_000 });
+    const { end } = await report(cycle, tests, dir(), lines, { autoCreate: true, flushTimeoutMs: 30_000 * FAST });
     await clearFaults(emu);
     expect(end.summary.journaled, lines.join('\n')).toBe(0);
     expect(passed(cycle)).toBe(300);

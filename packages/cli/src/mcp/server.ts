@@ -7,6 +7,7 @@ import {
   listFailures,
   moveCycle,
   rulesOf,
+  systemClock,
 } from '@casebridge/core/internal';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
@@ -307,7 +308,7 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
       const summary = await cycleSummary(r, p, cycleOr(a.cycle));
       const wf = ({ start: 'Start', complete: 'Complete', abort: 'Abort', resume: 'Resume' } as const)[a.action];
       const info = { id: summary.cycle.id, name: summary.cycle.name, plan: p, status: summary.cycle.status };
-      await moveCycle({ tm: r.tm, o: {}, dryRun: false }, info, wf);
+      await moveCycle({ tm: r.tm, o: {}, dryRun: false, clock: systemClock }, info, wf);
       return ok(`Cycle "${info.name}" of ${p} is ${info.status}`, { plan: p, cycle: info.name, status: info.status });
     }),
   );

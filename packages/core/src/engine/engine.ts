@@ -8,6 +8,7 @@ import type { CasebridgeConfig } from './config/schema.js';
 import { plannedSet } from './delivery/attributed-runs.js';
 import { RunHealth } from './delivery/health.js';
 import { runKey } from './kernel/attributes.js';
+import { type Clock, clockOf } from './kernel/clock.js';
 import { outcomeOf, type TestResult } from './kernel/model.js';
 import { Problems } from './kernel/problems.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './kernel/types.js';
@@ -37,6 +38,8 @@ export class Engine {
   /** The run's problems, passed down to every part that finds one. */
   private readonly problems = new Problems();
   private readonly health: RunHealth;
+  /** The run's one clock (kernel/clock.ts). */
+  private readonly clock: Clock;
   private ended = false;
   /** The configuration is invalid and asked for `failOnError`. */
   private failInvalid = false;
@@ -58,7 +61,9 @@ export class Engine {
     this.out = ctx.out ?? ((text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`));
     this.config = config;
     for (const p of problems) this.problems.add('config', p);
-    this.health = new RunHealth(this.abort.signal, this.out, Date.now, this.problems);
+    const settings = config ? { indexLagMs: config.jira.indexLagMs, bulkWaitMs: config.bulkWaitMs } : {};
+    this.clock = clockOf(settings, ctx.timeScale);
+    this.health = new RunHealth(this.abort.signal, this.out, this.clock, this.problems);
     this.enabled = config?.enabled === true;
   }
 
@@ -93,6 +98,7 @@ export class Engine {
           signal: engine.abort.signal,
           problems: engine.problems,
           health: engine.health,
+          clock: engine.clock,
         });
       }
       return engine;

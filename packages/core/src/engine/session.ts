@@ -16,6 +16,7 @@ import { type RunHealth, withHealth } from './delivery/health.js';
 import { DeliveryPipeline } from './delivery/pipeline.js';
 import { Journaling } from './journal/journaling.js';
 import { Journal } from './journal/store.js';
+import type { Clock } from './kernel/clock.js';
 import type { Problems } from './kernel/problems.js';
 import { pipelineId } from './kernel/text.js';
 import type { EngineContext } from './kernel/types.js';
@@ -54,6 +55,8 @@ export interface SessionHooks {
   problems: Problems;
   /** Every call's outcome goes there (see withHealth): whether the service answers is decided on them. */
   health: RunHealth;
+  /** The run's one clock. */
+  clock: Clock;
 }
 
 /** Makes the session of a run: clients, delivery, journal, case registry, target, key pattern and mapping. */
@@ -85,6 +88,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
     dryRun: dry !== undefined,
     o: { signal: hooks.signal },
     answeredSince: (since: number) => health.answeredSince(since),
+    clock: hooks.clock,
   });
   const pipelineRun = pipelineId(env);
   const delivery = new Delivery({
@@ -140,7 +144,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
         },
         signal: hooks.signal,
         onProgress: () => pipeline.progress(),
-        indexLagMs: c.jira.indexLagMs,
+        clock: hooks.clock,
       })
     : undefined;
   const pipeline: DeliveryPipeline = new DeliveryPipeline({
@@ -152,6 +156,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
     health,
     problems: hooks.problems,
     signal: hooks.signal,
+    clock: hooks.clock,
   });
   return {
     config: c,

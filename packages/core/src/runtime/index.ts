@@ -9,7 +9,7 @@
  * synchronous, so the file is complete before the runner reports the test. Without the variable (no reporter, or
  * reporting is off) every function is a no-op: `step` still runs its body.
  */
-import { hash } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import {
   appendFileSync,
   mkdirSync,
@@ -352,7 +352,7 @@ export function createRuntime(identify: () => RuntimeTestIdentity | undefined): 
           mkdirSync(dir, { recursive: true });
           path = join(
             dir,
-            `${process.pid}-${Date.now()}-${files++}-${basename(String(name)).replace(/[^\w.-]/g, '_')}`,
+            `${process.pid}-${randomUUID().slice(0, 8)}-${files++}-${basename(String(name)).replace(/[^\w.-]/g, '_')}`,
           );
           writeFileSync(path, content.body);
         }

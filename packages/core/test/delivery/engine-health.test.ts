@@ -10,6 +10,7 @@ import {
 import { settleBulk } from '../../src/engine/delivery/bulk-status.js';
 import { CONSECUTIVE, QUIET_MS, RunHealth, ServiceWindow, WINDOW } from '../../src/engine/delivery/health.js';
 import { Later, RETRY_AFTER_MS } from '../../src/engine/delivery/later.js';
+import { systemClock } from '../../src/engine/kernel/clock.js';
 import { NotJiraError, PermanentProblem } from '../../src/engine/kernel/errors.js';
 import { splitBatch } from '../../src/engine/kernel/split.js';
 import type { WorkItem } from '../../src/engine/kernel/work.js';
@@ -86,7 +87,7 @@ describe('the service window', () => {
   it('RunHealth: gives up at the end only when the service has not answered for the wait, or never did', () => {
     const c = clock();
     const lines: string[] = [];
-    const h = new RunHealth(new AbortController().signal, (l) => lines.push(l), c.now);
+    const h = new RunHealth(new AbortController().signal, (l) => lines.push(l), { ...systemClock, now: c.now });
     h.ok();
     for (let i = 0; i < CONSECUTIVE; i++) h.failed('HTTP 503');
     expect(h.down).toBe('HTTP 503');
@@ -99,7 +100,7 @@ describe('the service window', () => {
       'casebridge: the service is not answering as it should (HTTP 503); asking again every few seconds',
       'casebridge: the service answers again: delivery resumes',
     ]);
-    const never = new RunHealth(new AbortController().signal, () => undefined, c.now);
+    const never = new RunHealth(new AbortController().signal, () => undefined, { ...systemClock, now: c.now });
     never.failed('connect ECONNREFUSED');
     expect(never.gaveUp(30_000)).toBe(true);
   });

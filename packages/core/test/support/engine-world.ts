@@ -29,8 +29,16 @@ export function project(): string {
   return dir;
 }
 
-export function ctx(cwd: string, lines: string[], env: NodeJS.ProcessEnv = {}): EngineContext {
-  return { cwd, runner: { name: 'playwright', version: 'test' }, env, out: (t) => lines.push(t) };
+/**
+ * A faster clock for the engine (EngineContext.timeScale): its waits (tries again after 1, 3, 6 s, the probe, the
+ * batches' timers) FAST times shorter, the same path. For tests whose time goes in those waits; the end's patience
+ * (flushTimeoutMs) is on that clock too, so it is given FAST times longer. Not for Jira's index lag, which the
+ * emulator keeps in real time.
+ */
+export const FAST = 20;
+
+export function ctx(cwd: string, lines: string[], env: NodeJS.ProcessEnv = {}, timeScale = 1): EngineContext {
+  return { cwd, runner: { name: 'playwright', version: 'test' }, env, out: (t) => lines.push(t), timeScale };
 }
 
 export function result(

@@ -1,7 +1,7 @@
 import { AmbiguousError, NotFoundError, ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
+import type { Clock } from '../kernel/clock.js';
 import type { TestResult } from '../kernel/model.js';
-import { TIMING } from '../kernel/timing.js';
 import {
   addCaseSteps,
   type BulkOutcome,
@@ -76,6 +76,7 @@ export interface CreatesOptions {
   onProgress?: () => void;
   /** How long the other machine's count of cases must stay still before a follower creates (followerRead). */
   indexLagMs: number;
+  clock: Clock;
   /** The project's casebridge cases: what another machine made is found here before a create. */
   index: CaseIndex;
   /** A fresh read of the project's cases (the registry's: it closes the duplicates the read shows). */
@@ -95,13 +96,13 @@ export class Creates {
   private followerDone = false;
   private isSecond?: boolean;
   private role?: Promise<void>;
-  private followerTimer?: NodeJS.Timeout;
+  private followerTimer?: () => void;
   private followerSince?: number;
   private followerCount = -1;
   /** When the follower last saw the count of cases grow (the other machine still creating). */
   private followerGrewAt?: number;
   /** A batch that is not full waits for more tests until this fires (TIMING.gatherMs), and when the last test came. */
-  private gatherTimer?: NodeJS.Timeout;
+  private gatherTimer?: () => void;
   private lastQueued = 0;
   /** Cases per bulk create: halved for the rest of the run when the server refuses a batch (bulk-create.ts). */
   private batchSize: number;
@@ -142,7 +143,7 @@ export class Creates {
   /** Queues a test for a create; `pump` starts it. */
   add(test: TestResult, id: string, done: (key: string) => void, fail: (e: unknown) => void): void {
     this.creatingCount += 1;
-    this.lastQueued = Date.now();
+    this.lastQueued = this.o.clock.now();
     this.queue.push({ test, id, done, fail, queuedAt: this.lastQueued });
   }
 
@@ -154,7 +155,7 @@ export class Creates {
    * Starts creates while fewer than `concurrency` are under way. A machine that came second (another machine made
    * the cycle) first lets the other create: it re-reads the project's cases every
    * TIMING.indexPollMs and takes what appeared, until the count has not grown for `indexLagMs` (the index lags
-   * creates: one read without growth proves nothing) or TIMING.followerWaitMaxMs has passed, then
+   * creates: one read without growth proves nothing) or this.o.clock.timing.followerWaitMaxMs has passed, then
    * creates only what is still missing, from the end of its list.
    */
   pump(): void {
@@ -169,21 +170,23 @@ export class Creates {
       return;
     }
     if (!this.followerDone && this.isSecond) {
-      this.followerSince ??= Date.now();
-      this.followerTimer ??= setTimeout(() => void this.followerRead(), TIMING.indexPollMs);
+      this.followerSince ??= this.o.clock.now();
+      this.followerTimer ??= this.o.clock.after(this.o.clock.timing.indexPollMs, () => void this.followerRead());
       return;
     }
     const max = this.o.concurrency ?? 4;
     const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
     // A full batch goes at once; one that is not full while tests keep coming waits for them (TIMING.gatherMs).
     if (n > 1 && this.queue.length < n) {
-      const now = Date.now();
-      const due = Math.min(this.lastQueued + TIMING.gatherMs, (this.queue[0] as Job).queuedAt + TIMING.gatherMaxMs);
+      const { clock } = this.o;
+      const now = clock.now();
+      const { gatherMs, gatherMaxMs } = clock.timing;
+      const due = Math.min(this.lastQueued + gatherMs, (this.queue[0] as Job).queuedAt + gatherMaxMs);
       if (now < due) {
-        this.gatherTimer ??= setTimeout(() => {
+        this.gatherTimer ??= clock.after(due - now, () => {
           this.gatherTimer = undefined;
           this.pump();
-        }, due - now);
+        });
         return;
       }
     }
@@ -257,7 +260,7 @@ export class Creates {
     );
     this.stepFailures.push(...failures);
     for (const m of made) this.links.add(m.key, m.job.test);
-    const at = Date.now();
+    const at = this.o.clock.now();
     for (const { job, key } of made) this.o.made(job.id, { key, at, done: job.done, fail: job.fail });
     await Promise.all(outcome.refused.map((i) => this.createOne(todo[i] as Job)));
   }
@@ -292,7 +295,7 @@ export class Creates {
     try {
       await this.o.read();
       const count = this.o.index.size;
-      if (count > this.followerCount && this.followerCount >= 0) this.followerGrewAt = Date.now();
+      if (count > this.followerCount && this.followerCount >= 0) this.followerGrewAt = this.o.clock.now();
       this.followerCount = count;
       this.queue = this.queue.filter((job) => {
         const found = this.survivor(job.id);
@@ -307,9 +310,10 @@ export class Creates {
     this.followerTimer = undefined;
     // The other machine's cases show in the search about a second after their creates (index lag): it has stopped
     // only when nothing new has shown for longer than that.
-    const now = Date.now();
+    const now = this.o.clock.now();
     const quiet = now - (this.followerGrewAt ?? this.followerSince ?? now) > this.o.indexLagMs;
-    if (failed || quiet || now - (this.followerSince ?? 0) > TIMING.followerWaitMaxMs) this.followerDone = true;
+    if (failed || quiet || now - (this.followerSince ?? 0) > this.o.clock.timing.followerWaitMaxMs)
+      this.followerDone = true;
     this.pump();
   }
 
@@ -325,7 +329,7 @@ export class Creates {
       this.o.onProgress?.();
       // Known before a (lagging) search shows it: it takes its place among the cases of its test at once.
       this.o.index.add(job.id, key, id);
-      this.o.made(job.id, { key, at: Date.now(), done: job.done, fail: job.fail });
+      this.o.made(job.id, { key, at: this.o.clock.now(), done: job.done, fail: job.fail });
     } catch (err) {
       job.fail(err);
     }

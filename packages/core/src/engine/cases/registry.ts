@@ -1,8 +1,8 @@
 import type { TestManagementClient } from '../../client/tm.js';
 import { closeAsDuplicate, type DuplicateOutcome } from '../jira/duplicate.js';
+import { type Clock, systemClock } from '../kernel/clock.js';
 import { memoByKey } from '../kernel/keyed.js';
 import type { TestResult } from '../kernel/model.js';
-import { TIMING } from '../kernel/timing.js';
 import { addCaseSteps, caseSteps } from './bulk-create.js';
 import { Creates, type Waiting } from './creates.js';
 import { caseIdentity, identityInDescription } from './identity.js';
@@ -61,17 +61,19 @@ export interface CaseRegistryOptions {
    */
   second?: () => Promise<boolean>;
   signal?: AbortSignal;
-  /** Least time between two re-reads while creates still go on. Default TIMING.indexPollMs (250 ms once another machine is seen). */
+  /** Least time between two re-reads while creates still go on. Default indexPollMs (250 ms once another machine is seen). */
   recheckEveryMs?: number;
   /** Something reached the service (a create, a read): the end of the run keeps waiting while this happens. */
   onProgress?: () => void;
   /**
-   * How long a create may be missing from Jira's search (`jira.indexLagMs`, TIMING.indexLagMs by default): re-reads
+   * How long a create may be missing from Jira's search (`jira.indexLagMs`, the clock's by default): re-reads
    * read back this far, and the read that decides whether a create is the oldest begins this long after it. A read
    * that shows the create decides it at once (recheck), so a first run's end waits about the real lag, at most this
    * long; a lag beyond it leaves a duplicate to the next read that shows it (closed then, this run or the next).
    */
   indexLagMs?: number;
+  /** The run's clock (kernel/clock.ts); the system's by default. */
+  clock?: Clock;
 }
 
 function newestWaiting(waiting: Map<string, Waiting[]>): number {
@@ -89,7 +91,7 @@ export class CaseRegistry {
   private readonly creates: Creates;
   /** Cases created by this process, waiting for the re-read that decides whether they are the oldest. */
   private waiting = new Map<string, Waiting[]>();
-  private recheckTimer?: NodeJS.Timeout;
+  private recheckTimer?: () => void;
   /** When the re-read's timer fires (scheduleRecheck moves it as creates start and end). */
   private recheckAt = 0;
   private rechecking = false;
@@ -98,7 +100,7 @@ export class CaseRegistry {
    * end: a read of many pages at 100 ms put the run's last read off by its own length). The first waits as long
    * after the start: a burst of creates, one read.
    */
-  private lastRecheck = Date.now();
+  private lastRecheck: number;
   /** Cases this process created and kept (and the same as a set, for `isNew` on every result). */
   readonly created: string[] = [];
   private readonly createdSet = new Set<string>();
@@ -132,10 +134,13 @@ export class CaseRegistry {
   private readonly every: number;
   /** `indexLagMs` (see the option). */
   private readonly lag: number;
+  private readonly clock: Clock;
 
   constructor(private readonly o: CaseRegistryOptions) {
-    this.every = o.recheckEveryMs ?? TIMING.indexPollMs;
-    this.lag = o.indexLagMs ?? TIMING.indexLagMs;
+    this.clock = o.clock ?? systemClock;
+    this.lastRecheck = this.clock.now();
+    this.every = o.recheckEveryMs ?? this.clock.timing.indexPollMs;
+    this.lag = o.indexLagMs ?? this.clock.timing.indexLagMs;
     this.index = new CaseIndex({
       tm: o.tm,
       project: o.project,
@@ -143,6 +148,7 @@ export class CaseRegistry {
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.onProgress ? { onProgress: o.onProgress } : {}),
       indexLagMs: this.lag,
+      clock: this.clock,
     });
     this.creates = new Creates({
       tm: o.tm,
@@ -154,6 +160,7 @@ export class CaseRegistry {
       second: o.second,
       onProgress: o.onProgress,
       indexLagMs: this.lag,
+      clock: this.clock,
       index: this.index,
       read: () => this.refresh(),
       made: (id, w) => {
@@ -353,7 +360,7 @@ export class CaseRegistry {
    */
   private scheduleRecheck(): void {
     if (this.rechecking || this.waiting.size === 0) return;
-    const now = Date.now();
+    const now = this.clock.now();
     const others = this.duplicates.length > 0 || this.creates.followerReady;
     const every = others ? Math.min(this.every, 250) : this.every;
     // While creates go on, a re-read reads back the index lag's window (search-index.ts, floor): two re-reads closer
@@ -375,18 +382,18 @@ export class CaseRegistry {
     const at = now + Math.max(0, paced, settled);
     if (this.recheckTimer) {
       if (this.recheckAt === at) return;
-      clearTimeout(this.recheckTimer);
+      this.recheckTimer();
     }
     this.recheckAt = at;
-    this.recheckTimer = setTimeout(() => {
+    this.recheckTimer = this.clock.after(at - now, () => {
       this.recheckTimer = undefined;
       void this.recheck();
-    }, at - now);
+    });
   }
 
   private async recheck(): Promise<void> {
     this.rechecking = true;
-    const began = Date.now();
+    const began = this.clock.now();
     this.lastRecheck = began;
     const settle = this.lag;
     // The creates this read decides: those answered `indexLagMs` before it began. Later ones wait for the next.

@@ -2,7 +2,7 @@ import { ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { isDone } from '../jira/duplicate.js';
 import { slicedKeysetSearch } from '../jira/keyset.js';
-import { TIMING } from '../kernel/timing.js';
+import { type Clock, systemClock } from '../kernel/clock.js';
 
 /**
  * What the project's casebridge-made test cases are, read from Jira's search and kept up to date during a run.
@@ -58,6 +58,7 @@ export interface CaseIndexOptions {
   signal?: AbortSignal;
   onProgress?: () => void;
   indexLagMs?: number;
+  clock?: Clock;
 }
 
 const keyNumber = (key: string) => Number(key.slice(key.lastIndexOf('-') + 1)) || 0;
@@ -94,7 +95,11 @@ export class CaseIndex {
   requests = 0;
   reads = 0;
 
-  constructor(private readonly o: CaseIndexOptions) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly o: CaseIndexOptions) {
+    this.clock = o.clock ?? systemClock;
+  }
 
   /** The first read, once (a failed one is tried again by the next caller). */
   ready(): Promise<void> {
@@ -123,13 +128,13 @@ export class CaseIndex {
    * of a case this process made at least the index lag before the last read began.
    */
   floor(): number {
-    const before = this.newest - (this.o.indexLagMs ?? TIMING.indexLagMs);
+    const before = this.newest - (this.o.indexLagMs ?? this.clock.timing.indexLagMs);
     let floor = 0;
     for (const [id, created] of this.times) if (created <= before && id > floor) floor = id;
     // This process's cases, which its re-reads leave out (so their `created` is hardly ever read): one made the index
     // lag before the last read began (both on this machine's clock) was made that long before that read, so that
     // read had every case made before it, as above.
-    const made = this.lastReadBegan - (this.o.indexLagMs ?? TIMING.indexLagMs);
+    const made = this.lastReadBegan - (this.o.indexLagMs ?? this.clock.timing.indexLagMs);
     for (const { id, at } of this.own.values()) if (at <= made && id > floor) floor = id;
     return floor;
   }
@@ -164,7 +169,7 @@ export class CaseIndex {
   add(identity: string, key: string, id?: number): void {
     if (id !== undefined && Number.isSafeInteger(id) && id > 0) {
       this.ids.add(id);
-      this.own.set(key, { id, at: Date.now() });
+      this.own.set(key, { id, at: this.clock.now() });
     }
     if (this.all.has(key)) return;
     this.all.set(key, { key, identity, closed: false, n: keyNumber(key) });
@@ -226,7 +231,7 @@ export class CaseIndex {
   }
 
   private async readParts(afterId: number): Promise<void> {
-    const began = Date.now();
+    const began = this.clock.now();
     const base = `project = "${this.o.project}" AND issuetype = "Test Case" AND description ~ "casebridge"`;
     const results = await Promise.all(
       this.parts(afterId).map((part) => {

@@ -1,5 +1,5 @@
 import type { TestManagementClient } from '../../client/tm.js';
-import { TIMING } from '../kernel/timing.js';
+import { type Clock, systemClock } from '../kernel/clock.js';
 import type { CycleInfo } from '../kernel/types.js';
 import type { FailureGroup } from './groups.js';
 
@@ -94,6 +94,7 @@ export class DefectCap {
     readonly max: number,
     private readonly tm: TestManagementClient,
     private readonly signal: AbortSignal,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** The defect with this marker already linked in the cycle, or undefined (ad hoc mode: always undefined). */
@@ -276,13 +277,12 @@ export class DefectCap {
       const undecided = [...this.ranked].some((h) => !this.served.has(h));
       if (!undecided) return false;
       return new Promise((wake) => {
-        const timer = setTimeout(() => {
+        const cancel = this.clock.after(this.clock.timing.standbyMs, () => {
           this.standby.delete(hash);
           wake(false);
-        }, TIMING.standbyMs);
-        timer.unref?.();
+        });
         this.standby.set(hash, (granted) => {
-          clearTimeout(timer);
+          cancel();
           wake(granted);
         });
       });

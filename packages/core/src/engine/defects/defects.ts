@@ -2,8 +2,8 @@ import { AmbiguousError, NotFoundError, ValidationError } from '../../client/err
 import type { TestManagementClient } from '../../client/tm.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import { closeAsDuplicate } from '../jira/duplicate.js';
+import type { Clock } from '../kernel/clock.js';
 import { serialByKey } from '../kernel/keyed.js';
-import { TIMING } from '../kernel/timing.js';
 import type { CycleInfo, RunnerInfo } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
 import type { DefectCap } from './cap.js';
@@ -69,6 +69,7 @@ export interface DefectInput {
   refusals: DefectRefusals;
   runner: RunnerInfo;
   signal: AbortSignal;
+  clock: Clock;
   /**
    * A defect was filed: `recheck` reads the project again once Jira's index shows every create made before this one
    * (see recheckLater) and answers the older open defect this one was closed as the duplicate of, if any. The caller
@@ -155,17 +156,16 @@ function recheckLater(
   group: FailureGroup,
   key: string,
 ): () => Promise<string | undefined> {
-  const { tm, signal, cap } = input;
+  const { tm, signal, cap, clock } = input;
   const k = groupKey(project, group);
-  const createdAt = Date.now();
-  const deadline = createdAt + input.config.jira.indexLagMs;
+  const deadline = clock.now() + clock.timing.indexLagMs;
   return async () => {
     let hits: GroupDefect[] = [];
     do {
-      await indexSettled(signal, Math.min(TIMING.indexPollMs, deadline - Date.now()));
+      await clock.sleep(Math.min(clock.timing.indexPollMs, deadline - clock.now()), signal);
       signal.throwIfAborted();
       hits = await input.searches.of(project, group.hash, true);
-    } while (!hits.some((d) => d.key === key) && Date.now() < deadline);
+    } while (!hits.some((d) => d.key === key) && clock.now() < deadline);
     return inFlight([k], async () => {
       const found = await closeTwice(input, hits);
       const oldest = found.find((d) => d.open);
@@ -253,37 +253,6 @@ async function file(
   }
 }
 
-/** The waits under way per run signal, ended together by one abort listener (a run may file tens of defects). */
-const waiting = new WeakMap<AbortSignal, Set<() => void>>();
-
-/** Waits `ms` (Jira's index lag), or less when the run is aborted (the read that follows then fails and is tried later). */
-function indexSettled(signal: AbortSignal, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve();
-    let ends = waiting.get(signal);
-    if (!ends) {
-      const all = new Set<() => void>();
-      signal.addEventListener(
-        'abort',
-        () => {
-          for (const end of all) end();
-        },
-        { once: true },
-      );
-      waiting.set(signal, all);
-      ends = all;
-    }
-    const set = ends;
-    const done = () => {
-      clearTimeout(timer);
-      set.delete(done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    set.add(done);
-  });
-}
-
 async function createDefect(
   input: DefectInput,
   project: string,
@@ -329,7 +298,7 @@ async function createDefect(
     // its index once a second), so the read waits for it first: read at once, it missed the defect the lost answer
     // made and filed a second one. A failed read is not a refusal of the defect: thrown, the result is tried again
     // later (and its defect searched for first).
-    await indexSettled(signal, input.config.jira.indexLagMs);
+    await input.clock.sleep(input.clock.timing.indexLagMs, signal);
     const again = await search(input, project, hash).catch((e: unknown) => {
       cap.settle(undefined);
       throw e;

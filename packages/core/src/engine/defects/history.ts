@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
-import { TIMING } from '../kernel/timing.js';
+import { type Clock, systemClock } from '../kernel/clock.js';
 import type { StatusMap } from '../kernel/work.js';
 import { type BugState, classify, type Execution, knownBugs, type Verdict } from './classify.js';
 import { marker } from './text.js';
@@ -41,7 +41,7 @@ export class KnownFailures {
   /** Bug states by key, the keys asked for together in one search (dataloader; its cache: once per run). */
   private readonly states = new DataLoader<string, BugState | undefined>((keys) => this.search(keys), {
     maxBatchSize: SEARCH_KEYS,
-    batchScheduleFn: (go) => setTimeout(go, TIMING.gatherMs),
+    batchScheduleFn: (go) => this.clock.after(this.clock.timing.gatherMs, go),
   });
   /** Cases whose history could not be read in this run. */
   readonly unread = new Set<string>();
@@ -52,6 +52,7 @@ export class KnownFailures {
     private readonly tm: TestManagementClient,
     private readonly statusMap: StatusMap,
     private readonly signal: AbortSignal,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -135,6 +136,7 @@ export class KnownFailures {
         fields: 'status,resolution',
         pageSize: SEARCH_KEYS,
         signal: this.signal,
+        clock: this.clock,
       });
       for (const i of issues) found.set(i.key, stateOf(i.fields));
     } catch (err) {

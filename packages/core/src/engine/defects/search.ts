@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type { TestManagementClient } from '../../client/tm.js';
 import { DUPLICATE_LINE, isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
-import { TIMING } from '../kernel/timing.js';
+import { type Clock, systemClock } from '../kernel/clock.js';
 import { marker } from './text.js';
 
 /** A defect of a failure group as the search found it. */
@@ -20,7 +20,8 @@ const GROUPS_PER_SEARCH = 50;
 /** A search not sent yet: it goes at `due`, sooner when an ask that may wait less joins it. */
 interface Gathering {
   due: number;
-  timer?: ReturnType<typeof setTimeout>;
+  /** Its timer's cancel. */
+  timer?: () => void;
   send: () => void;
   /** A look waits for its answer (not only failures' early asks, which a look may never take). */
   needed: boolean;
@@ -63,6 +64,7 @@ export class GroupSearch {
   constructor(
     private readonly tm: TestManagementClient,
     private readonly signal: AbortSignal,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -70,7 +72,8 @@ export class GroupSearch {
    * goes on (the read after a create), so it may join the failures' early asks.
    */
   of(project: string, hash: string, patient = false): Promise<GroupDefect[]> {
-    const wait = patient && !this.done ? TIMING.gatherMaxMs : TIMING.gatherMs;
+    const { gatherMs, gatherMaxMs } = this.clock.timing;
+    const wait = patient && !this.done ? gatherMaxMs : gatherMs;
     const { answer, search } = this.ask(project, hash, wait);
     if (search) search.needed = true;
     return answer;
@@ -85,7 +88,7 @@ export class GroupSearch {
   early(project: string, hash: string): void {
     const k = `${project}:${hash}`;
     if (this.started.has(k)) return;
-    const asked = this.ask(project, hash, TIMING.gatherMaxMs);
+    const asked = this.ask(project, hash, this.clock.timing.gatherMaxMs);
     asked.answer.catch(() => this.started.get(k) === asked && this.started.delete(k));
     this.started.set(k, asked);
   }
@@ -102,7 +105,9 @@ export class GroupSearch {
       // Every result is in: no other failure will join it (a search already sent is not sent again). Else a delivery
       // waits on it now: it goes within TIMING.gatherMs, before the run's status is due (TIMING.statusWithinMs).
       if (this.done) search.send();
-      else if (this.waiting.has(search) && Date.now() + TIMING.gatherMs < search.due) this.arm(search, TIMING.gatherMs);
+      else if (this.waiting.has(search) && this.clock.now() + this.clock.timing.gatherMs < search.due) {
+        this.arm(search, this.clock.timing.gatherMs);
+      }
     }
     return early.answer;
   }
@@ -121,7 +126,7 @@ export class GroupSearch {
    * did next: the next run of a long-lived process, a test's next case).
    */
   close(): void {
-    for (const search of this.waiting) clearTimeout(search.timer);
+    for (const search of this.waiting) search.timer?.();
     this.waiting.clear();
     this.gathering.clear();
   }
@@ -133,15 +138,15 @@ export class GroupSearch {
     const answer = this.loader(project).load(hash);
     const search = this.gathering.get(project);
     // Joined a search already gathering: it goes no later than this ask may wait.
-    if (search && search === before && Date.now() + wait < search.due) this.arm(search, wait);
+    if (search && search === before && this.clock.now() + wait < search.due) this.arm(search, wait);
     return { answer, search };
   }
 
   /** Sends the search `wait` from now. Unref'd: a search nobody waits for must not keep the runner's process alive. */
   private arm(search: Gathering, wait: number): void {
-    clearTimeout(search.timer);
-    search.due = Date.now() + wait;
-    search.timer = setTimeout(search.send, wait).unref();
+    search.timer?.();
+    search.due = this.clock.now() + wait;
+    search.timer = this.clock.after(wait, search.send);
   }
 
   private loader(project: string): DataLoader<string, GroupDefect[]> {
@@ -155,7 +160,7 @@ export class GroupSearch {
             due: 0,
             needed: false,
             send: () => {
-              clearTimeout(search.timer);
+              search.timer?.();
               if (!this.waiting.delete(search)) return;
               if (this.gathering.get(project) === search) this.gathering.delete(project);
               go();
@@ -178,6 +183,7 @@ export class GroupSearch {
       fields: 'summary,status,resolution,description',
       pageSize: 100,
       signal: this.signal,
+      clock: this.clock,
     });
     const kept = issues.filter((i) => !DUPLICATE_LINE.test(String(i.fields.description ?? '')));
     return hashes.map((h) => {

@@ -1,4 +1,4 @@
-import { TIMING } from '../kernel/timing.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Target } from '../kernel/work.js';
 import type { CycleRuns } from './cycle-runs.js';
 import type { RunHealth } from './health.js';
@@ -13,6 +13,7 @@ export interface PreparationOptions {
   runs: Pick<CycleRuns, 'ensure'>;
   /** Nothing is prepared while the service is judged down. */
   health: Pick<RunHealth, 'down'>;
+  clock: Clock;
   /** Each new batch, from when it is made: the end of the run waits for it, its failure is classified. */
   track: (done: Promise<unknown>) => void;
 }
@@ -36,12 +37,14 @@ interface PrepareBatch {
 export class CyclePreparation {
   private readonly prepared = new Map<string, Promise<unknown>>();
   private next?: PrepareBatch;
-  private timer?: NodeJS.Timeout;
-  private wait = TIMING.prepareWaitMs;
+  private timer?: () => void;
+  private wait: number;
   /** The run ended (see flush): a new batch goes at once. */
   private ended = false;
 
-  constructor(private readonly o: PreparationOptions) {}
+  constructor(private readonly o: PreparationOptions) {
+    this.wait = o.clock.timing.prepareWaitMs;
+  }
 
   /** Keys whose runs are prepared already (the planned tests at the start): `ready` when they are. */
   seed(keys: Iterable<string>, ready: Promise<unknown>): void {
@@ -60,14 +63,13 @@ export class CyclePreparation {
     // with the results that come with it.
     if (load && !this.ended && !batch.soon) {
       batch.soon = true;
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = setTimeout(() => {
+      this.timer?.();
+      this.timer = this.o.clock.after(this.o.clock.timing.gatherMs, () => {
         this.timer = undefined;
         // It took the place of a timed batch: the next one waits as long as that one's next would have.
         this.wait *= 2;
         batch.go();
-      }, TIMING.gatherMs);
-      this.timer.unref();
+      });
     }
     this.prepared.set(key, batch.done);
     return batch.done;
@@ -76,7 +78,7 @@ export class CyclePreparation {
   /** The end of the run: the batch waiting goes now, and any later one at once. */
   flush(): void {
     this.ended = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.();
     this.timer = undefined;
     this.next?.go();
   }
@@ -95,12 +97,11 @@ export class CyclePreparation {
     this.next = b;
     if (this.ended) b.go();
     else {
-      this.timer = setTimeout(() => {
+      this.timer = this.o.clock.after(this.wait, () => {
         this.timer = undefined;
         this.wait *= 2;
         b.go();
-      }, this.wait);
-      this.timer.unref();
+      });
     }
     return b;
   }

@@ -157,7 +157,7 @@ export class CycleRuns {
       this.runNow.set(r.id, { status: r.status, comment: r.comment ?? '' });
     }
     this.runs.set(k, map);
-    this.readAt.set(k, listed?.at ?? Date.now());
+    this.readAt.set(k, listed?.at ?? this.svc.clock.now());
     this.onProgress();
     return map;
   }

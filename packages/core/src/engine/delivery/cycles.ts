@@ -130,7 +130,7 @@ export async function createCycle(
 async function listByName(svc: Service, plan: string, name: string): Promise<ListedRuns | undefined> {
   try {
     const runs = await svc.tm.cycles.testRuns({ testPlanIssueKey: plan, cycleName: name }, svc.o);
-    return { runs, at: Date.now() };
+    return { runs, at: svc.clock.now() };
   } catch {
     return undefined;
   }

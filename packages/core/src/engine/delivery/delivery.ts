@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ContentRepositoryClient } from '../../client/repo.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import type { Verdict } from '../defects/classify.js';
@@ -12,7 +11,6 @@ import { jiraCheck } from '../kernel/problems.js';
 import { splitBatch } from '../kernel/split.js';
 import { type StatusRank, statusRanker, worseOf } from '../kernel/status-rank.js';
 import { pipelineMarker } from '../kernel/text.js';
-import { TIMING } from '../kernel/timing.js';
 import type { Classification, CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
 import { runKeyOf, runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
 import { AdhocRuns } from './adhoc.js';
@@ -30,16 +28,6 @@ export type { BulkOutcome };
 
 /** The run comment's note while a failure's classification and defect are still being worked out. */
 const PENDING_NOTE = 'Classification and defect: to follow (waiting for Jira)';
-
-/** The value of `work` when it settles within `ms`, else undefined (its rejection is left to whoever awaits it). */
-async function settledWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  const done = new AbortController();
-  try {
-    return await Promise.race([work.catch(() => undefined), sleep(ms, undefined, { signal: done.signal })]);
-  } finally {
-    done.abort();
-  }
-}
 
 /** What delivery did in this run, for the summary: a snapshot, taken when asked. */
 export interface DeliveryStats {
@@ -119,6 +107,8 @@ export class Delivery {
   private readonly runOrder = new RunOrder();
   /** Failures whose run has its status while their verdict and defect failed, with why (the last failure). */
   private readonly undecided = new Map<WorkItem, string>();
+  /** Failures whose status goes ahead of their verdict, gathering into one bulk per cycle (see statusAhead). */
+  private readonly statusFirst = new Map<string, { items: WorkItem[]; sent: Promise<BulkOutcome> }>();
   /** When each result of this run came in (see statusDue). */
   private readonly cameAt = new WeakMap<WorkItem, number>();
   /** The worse of two statuses wins on a run; a renamed or custom status ranks as the outcome mapped to it. */
@@ -189,8 +179,8 @@ export class Delivery {
    * those of an outage in `unsent` (kept for later); `delivered` holds those whose run got its status (or that had
    * nothing to write), `dropped` those whose key the plan refused.
    */
-  async bulk(t: Target, items: WorkItem[]): Promise<BulkOutcome> {
-    const started = Date.now();
+  async bulk(t: Target, items: WorkItem[], readAgain = this.readsRunsAtBulk): Promise<BulkOutcome> {
+    const started = this.svc.clock.now();
     const byKey = new Map<string, string | undefined>();
     for (const item of items) {
       const key = runKeyOf(item);
@@ -200,7 +190,7 @@ export class Delivery {
     const cycle = await this.cycles.ensure(t);
     // In CI, other machines of this pipeline may have failed some of these runs since the list was read: read it
     // again (one request) so that their Failed stays (see heldByPipeline).
-    if (this.readsRunsAtBulk) await this.runs.readSince(t, cycle, started);
+    if (readAgain) await this.runs.readSince(t, cycle, started);
     const wanted = new Map<number, string>();
     for (const [key, status] of byKey) {
       const runId = runs.get(key);
@@ -273,10 +263,16 @@ export class Delivery {
     write: (verdict: Verdict | undefined, pending: string[]) => Promise<void>,
   ): Promise<void> {
     const p = item.progress;
-    let decided = await settledWithin(deciding, this.statusDue(item));
+    const due = new AbortController();
+    let decided = await Promise.race([
+      deciding.catch(() => undefined),
+      this.svc.clock.sleep(this.statusDue(item), due.signal),
+    ]);
+    due.abort();
     if (!decided) {
-      // Jira (or the history) has not answered in time: the status goes now (unless an earlier try wrote it).
-      if (!p.status) await write(undefined, [PENDING_NOTE]);
+      // Jira (or the history) has not answered in time: the status goes now (unless an earlier try wrote it), in a
+      // cycle with the failures due at the same moment (one bulk), else by its run update.
+      if (!p.status && !(await this.statusAhead(item))) await write(undefined, [PENDING_NOTE]);
       p.status = true;
       try {
         decided = await deciding;
@@ -292,6 +288,34 @@ export class Delivery {
     if (later && (await later)) await write(verdict, []);
   }
 
+  /**
+   * A failure's status ahead of its verdict, in one bulk with those of the failures due within gatherMs of it (a
+   * file's failures at once cost one request, not one each); true when its run has it. Cycle mode only. Not read
+   * again before (readsRunsAtBulk): a Failed is never held back by another machine's.
+   */
+  private statusAhead(item: WorkItem): Promise<boolean> {
+    const t = item.target;
+    if (t.mode !== 'cycle' || this.svc.dryRun) return Promise.resolve(false);
+    const k = this.cycles.key(t);
+    let batch = this.statusFirst.get(k);
+    if (!batch) {
+      const items: WorkItem[] = [];
+      const { clock } = this.svc;
+      const sent = clock.sleep(clock.timing.gatherMs).then(() => {
+        this.statusFirst.delete(k);
+        const failedOnly = items.every((i) => outcomeOf(i.test) === 'failed');
+        return this.bulk(t, items, !failedOnly && this.readsRunsAtBulk);
+      });
+      batch = { items, sent };
+      this.statusFirst.set(k, batch);
+    }
+    batch.items.push(item);
+    return batch.sent.then(
+      (out) => out.delivered.includes(item),
+      () => false,
+    );
+  }
+
   /** The failures left with a status and no verdict or defect (see DeliveryStats.undecided). */
   private undecidedStats(): { undecided?: { keys: string[]; reason: string } } {
     const left = [...this.undecided].filter(([item]) => !item.progress.done);
@@ -299,18 +323,19 @@ export class Delivery {
     return { undecided: { keys: left.map(([item]) => item.key), reason: (left.at(-1) as [WorkItem, string])[1] } };
   }
 
-  /** How long a failure's run waits for its verdict and defect before its status goes alone (TIMING.statusWithinMs). */
+  /** How long a failure's run waits for its verdict and defect before its status goes alone (statusWithinMs). */
   private statusDue(item: WorkItem): number {
-    const now = Date.now();
+    const { clock } = this.svc;
+    const now = clock.now();
     const came = this.cameAt.get(item) ?? now;
     // A failure that waited for its delivery slot past that still gets a moment: with Jira answering, its verdict
     // and defect are known by then and go in the same update (one request, not two).
-    return Math.max(TIMING.statusGraceMs, came + TIMING.statusWithinMs - now);
+    return Math.max(clock.timing.statusGraceMs, came + clock.timing.statusWithinMs - now);
   }
 
-  /** A result came in (the pipeline took it): its status is due TIMING.statusWithinMs later (see deliver). */
+  /** A result came in (the pipeline took it): its status is due statusWithinMs later (see deliver). */
   came(item: WorkItem): void {
-    this.cameAt.set(item, Date.now());
+    this.cameAt.set(item, this.svc.clock.now());
   }
 
   /** The run's status (never a downgrade), its comment and its defect, in the run's turn; `pending` notes appended. */

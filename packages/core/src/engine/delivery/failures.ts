@@ -73,10 +73,10 @@ export class Failures {
   constructor(private readonly o: FailuresOptions) {
     const { config, svc } = o;
     const signal = svc.o.signal ?? new AbortController().signal;
-    this.cap = new DefectCap(config.defects.maxPerRun, svc.tm, signal);
+    this.cap = new DefectCap(config.defects.maxPerRun, svc.tm, signal, svc.clock);
     this.refusals = new DefectRefusals(config.defects.fields);
-    this.searches = new GroupSearch(svc.tm, signal);
-    if (config.history && !svc.dryRun) this.history = new KnownFailures(svc.tm, config.statusMap, signal);
+    this.searches = new GroupSearch(svc.tm, signal, svc.clock);
+    if (config.history && !svc.dryRun) this.history = new KnownFailures(svc.tm, config.statusMap, signal, svc.clock);
     if (config.quarantine.enabled && !svc.dryRun) {
       this.quarantine = new Quarantine({ ...quarantineOptions(config, svc.tm), signal });
     }
@@ -192,6 +192,7 @@ export class Failures {
       refusals: this.refusals,
       runner,
       signal: svc.o.signal ?? new AbortController().signal,
+      clock: svc.clock,
       filed: (key, recheck) => this.o.track(this.settleDefect(key, recheck), 'reading a new defect again'),
     });
     if (d.regressionOf) this.closedOf.set(item, d.regressionOf);

@@ -2,6 +2,7 @@ import { CaptchaError, CasebridgeError, type ErrorKind } from '../../client/erro
 import { type CallRule, withRules } from '../../client/operations.js';
 import { redact } from '../../client/secrets.js';
 import type { TestManagementClient } from '../../client/tm.js';
+import { type Clock, systemClock } from '../kernel/clock.js';
 import { Problems } from '../kernel/problems.js';
 import { TIMING } from '../kernel/timing.js';
 
@@ -32,7 +33,7 @@ export class ServiceWindow {
   /** Why the service is judged down (undefined: up). */
   down?: string;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = systemClock.now) {}
 
   /** A call answered (a result, or a certain refusal: the service works). Brings a down service up. */
   ok(): void {
@@ -79,14 +80,17 @@ export class RunHealth {
   private probe?: () => Promise<unknown>;
   private readonly waiters = new Set<() => void>();
 
+  private readonly now: () => number;
+
   constructor(
     private readonly signal: AbortSignal,
     private readonly out: (text: string) => void,
-    private readonly now: () => number = Date.now,
+    readonly clock: Clock = systemClock,
     /** The run's problems: its lines go there as `run` records (may repeat: the summary names each once). */
     private readonly sink: Problems = new Problems(),
   ) {
-    this.window = new ServiceWindow(now);
+    this.now = () => clock.now();
+    this.window = new ServiceWindow(this.now);
     signal.addEventListener('abort', () => this.wake(), { once: true });
   }
 
@@ -153,18 +157,15 @@ export class RunHealth {
   private async runProbe(): Promise<void> {
     if (this.probing || !this.probe) return;
     this.probing = true;
-    let wait: number = TIMING.probeFirstMs;
+    const { probeFirstMs, probeMaxMs } = this.clock.timing;
+    let wait = probeFirstMs;
     try {
       while (this.window.down && !this.stopped) {
-        await new Promise<void>((r) => {
-          const t = setTimeout(r, wait);
-          t.unref();
-          this.signal.addEventListener('abort', () => r(), { once: true });
-        });
+        await this.clock.sleep(wait, this.signal);
         if (!this.window.down || this.stopped) break;
         // Its outcome is recorded by withHealth like any call; a success wakes the waiters.
         await this.probe().catch(() => undefined);
-        wait = Math.min(wait * 2, TIMING.probeMaxMs);
+        wait = Math.min(wait * 2, probeMaxMs);
       }
     } finally {
       this.probing = false;
@@ -313,11 +314,11 @@ export function withHealth(tm: TestManagementClient, health: RunHealth): TestMan
  * Whether a failure whose tries are spent was a refusal of this result: an uncertain 500 each time while the
  * service is up (it answers other requests). Otherwise the result only waits (an outage).
  */
-export function refusedAlone(err: unknown, health: RunHealth, now = Date.now()): boolean {
+export function refusedAlone(err: unknown, health: RunHealth): boolean {
   return (
     err instanceof CasebridgeError &&
     err.kind === 'validation' &&
     err.retryable &&
-    health.answeredSince(now - TIMING.refusalWindowMs)
+    health.answeredSince(health.clock.now() - health.clock.timing.refusalWindowMs)
   );
 }

@@ -1,4 +1,4 @@
-import { TIMING } from '../kernel/timing.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Ledger } from './ledger.js';
 
 /** The batch of status-only results, as the end of the run sees it (DeliveryPipeline). */
@@ -36,10 +36,15 @@ export interface DrainOptions {
 export class InFlight {
   private readonly work = new Set<Promise<unknown>>();
   /** When a request last succeeded. */
-  progressAt = Date.now();
+  progressAt: number;
 
   /** `failed` handles what a tracked promise throws (it never rejects into the runner). */
-  constructor(private readonly failed: (err: unknown, what: string) => unknown) {}
+  constructor(
+    private readonly failed: (err: unknown, what: string) => unknown,
+    private readonly clock: Clock,
+  ) {
+    this.progressAt = clock.now();
+  }
 
   get size(): number {
     return this.work.size;
@@ -47,7 +52,7 @@ export class InFlight {
 
   /** A request succeeded: the end of the run keeps waiting. */
   progress(): void {
-    this.progressAt = Date.now();
+    this.progressAt = this.clock.now();
   }
 
   /** Work under way; what it throws is a failure of `what`. */
@@ -59,7 +64,9 @@ export class InFlight {
 
   /** Waits for what is under way, at most `ms` (after an abort: the requests end soon). */
   async settle(ms: number): Promise<void> {
-    await Promise.race([Promise.allSettled([...this.work]), new Promise((r) => setTimeout(r, ms))]);
+    const done = new AbortController();
+    await Promise.race([Promise.allSettled([...this.work]), this.clock.sleep(ms, done.signal)]);
+    done.abort();
   }
 
   /**
@@ -68,7 +75,9 @@ export class InFlight {
    */
   async drain(o: DrainOptions): Promise<boolean> {
     const { batch } = o;
-    const started = Date.now();
+    const { clock } = this;
+    const { progressAfterMs, progressEveryMs, soonMs } = clock.timing;
+    const started = clock.now();
     this.progressAt = started;
     let lastLine = started;
     for (;;) {
@@ -79,7 +88,7 @@ export class InFlight {
       if (this.work.size === 0 && !batch.due && (batch.size === 0 || down)) return true;
       // What is left waits for a service that will not answer in time (results parked until it does): journaled.
       if (down) return false;
-      const now = Date.now();
+      const now = clock.now();
       if (now - this.progressAt > o.flushTimeoutMs) {
         o.out(`casebridge: delivery made no progress for flushTimeoutMs (${o.flushTimeoutMs} ms): stopping`);
         return false;
@@ -88,18 +97,16 @@ export class InFlight {
         o.out(`casebridge: delivery did not finish within flushMaxMs (${o.flushMaxMs} ms): stopping`);
         return false;
       }
-      if (now - started >= TIMING.progressAfterMs && now - lastLine >= TIMING.progressEveryMs) {
+      if (now - started >= progressAfterMs && now - lastLine >= progressEveryMs) {
         lastLine = now;
         o.out(`casebridge: delivering... ${o.progressLine()} (${Math.round((now - started) / 1000)} s)`);
       }
       // A timer, not only the pending work: with nothing pending but a bulk about to go (its timer set), racing an
       // empty allSettled would spin on microtasks and never let that timer fire.
-      let timer: NodeJS.Timeout | undefined;
-      const tick = new Promise<void>((r) => {
-        timer = setTimeout(r, this.work.size > 0 ? 250 : TIMING.soonMs);
-      });
+      const ticked = new AbortController();
+      const tick = clock.sleep(this.work.size > 0 ? 250 : soonMs, ticked.signal);
       await (this.work.size > 0 ? Promise.race([Promise.allSettled([...this.work]), tick]) : tick);
-      clearTimeout(timer);
+      ticked.abort();
     }
   }
 }

@@ -43,10 +43,11 @@ export class Later {
     let wait = 0;
     for (const item of items) {
       const n = this.triesOf(item);
-      if (n >= RETRY_AFTER_MS.length || this.o.health.stopped) spent.push(item);
+      const waits = this.o.health.clock.timing.retryAfterMs;
+      if (n >= waits.length || this.o.health.stopped) spent.push(item);
       else {
         this.tries.set(item, n + 1);
-        wait = Math.max(wait, RETRY_AFTER_MS[n] ?? 0);
+        wait = Math.max(wait, waits[n] ?? 0);
         again.push(item);
       }
     }
@@ -69,24 +70,9 @@ export class Later {
   }
 
   private async after(ms: number, items: WorkItem[]): Promise<void> {
-    if (ms > 0) await this.sleep(ms);
+    if (ms > 0) await this.o.health.clock.sleep(ms, this.o.signal);
     await this.o.health.whenUp();
     if (this.o.health.down !== undefined || this.o.signal.aborted) return;
     this.o.again(items);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.o.signal.aborted) return resolve();
-      const t = setTimeout(resolve, ms);
-      this.o.signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(t);
-          resolve();
-        },
-        { once: true },
-      );
-    });
   }
 }

@@ -4,11 +4,11 @@ import type { CaseRegistry } from '../cases/registry.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import type { Journaling } from '../journal/journaling.js';
 import { attributeValuesOf } from '../kernel/attributes.js';
+import type { Clock } from '../kernel/clock.js';
 import { AttributeSetRefused } from '../kernel/errors.js';
 import { displayName, type TestResult } from '../kernel/model.js';
 import type { Problems } from '../kernel/problems.js';
 import { answerOf } from '../kernel/split.js';
-import { TIMING } from '../kernel/timing.js';
 import { appendTo, needsDetails, runKeyOf, statusOnly, type Target, type WorkItem } from '../kernel/work.js';
 import { attributeProblems } from './attributed-runs.js';
 import { BULK_MAX, CyclePreparation } from './batching.js';
@@ -30,6 +30,7 @@ export interface PipelineOptions {
   /** The run's problem records (see Problems). */
   problems: Problems;
   signal: AbortSignal;
+  clock: Clock;
 }
 
 /**
@@ -62,9 +63,10 @@ export class DeliveryPipeline implements WaitingBatch {
    */
   private readonly deliveries: PQueue;
   private buffer: WorkItem[] = [];
-  private timer?: NodeJS.Timeout;
+  /** The timed bulk's and the soon bulk's timers (their cancels). */
+  private timer?: () => void;
   private wait: number;
-  private soonTimer?: NodeJS.Timeout;
+  private soonTimer?: () => void;
   /** Every planned test reported (`add` of the last), or the run ended (drain): what waits goes soon. */
   private allIn = false;
   /** Item ids are this token and a sequence number: unique across runs, cheap to keep. */
@@ -75,7 +77,7 @@ export class DeliveryPipeline implements WaitingBatch {
 
   constructor(private readonly o: PipelineOptions) {
     const { health, signal, target, delivery } = o;
-    this.inFlight = new InFlight((err, what) => health.classify(err, what));
+    this.inFlight = new InFlight((err, what) => health.classify(err, what), o.clock);
     this.deliveries = new PQueue({ concurrency: o.config.concurrency });
     this.wait = o.config.bulkWaitMs;
     this.later = new Later({
@@ -90,6 +92,7 @@ export class DeliveryPipeline implements WaitingBatch {
       target,
       runs: delivery.runs,
       health,
+      clock: o.clock,
       track: (done) => this.inFlight.track(done, 'adding cases to the cycle'),
     });
     for (const line of attributeProblems(o.config, target)) o.problems.add('config', line);
@@ -100,7 +103,7 @@ export class DeliveryPipeline implements WaitingBatch {
     return this.buffer.length;
   }
 
-  /** A bulk is about to go (see TIMING.soonMs). */
+  /** A bulk is about to go (see soonMs, kernel/timing.ts). */
   get due(): boolean {
     return this.soonTimer !== undefined;
   }
@@ -181,9 +184,9 @@ export class DeliveryPipeline implements WaitingBatch {
    * results out of every later bulk.
    */
   flush(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.();
     this.timer = undefined;
-    if (this.soonTimer) clearTimeout(this.soonTimer);
+    this.soonTimer?.();
     this.soonTimer = undefined;
     if (this.buffer.length === 0) return;
     if (this.o.health.down !== undefined) {
@@ -257,25 +260,24 @@ export class DeliveryPipeline implements WaitingBatch {
     if (this.buffer.length === 0) return;
     if (this.allIn) this.soon();
     else if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.wait = Math.min(this.wait * 2, TIMING.bulkWaitMaxMs);
+      this.timer = this.o.clock.after(this.wait, () => {
+        this.wait = Math.min(this.wait * 2, this.o.clock.timing.bulkWaitMaxMs);
         this.flush();
-      }, this.wait);
-      this.timer.unref();
+      });
     }
   }
 
   /**
    * A bulk soon: results that arrive together (the tail of a run, cases created one after the other) go together.
-   * While cases are still being created, at most one bulk every TIMING.soonWhileCreatingMs.
+   * While cases are still being created, at most one bulk every soonWhileCreatingMs (kernel/timing.ts).
    */
   private soon(): void {
     if (this.soonTimer) return;
-    const wait = this.o.cases?.busy === true ? TIMING.soonWhileCreatingMs : TIMING.soonMs;
-    this.soonTimer = setTimeout(() => {
+    const { soonWhileCreatingMs, soonMs } = this.o.clock.timing;
+    this.soonTimer = this.o.clock.after(this.o.cases?.busy === true ? soonWhileCreatingMs : soonMs, () => {
       this.soonTimer = undefined;
       this.flush();
-    }, wait);
+    });
   }
 
   /** The status-only results of one cycle, in one bulk; what became of each comes back from Delivery.bulk. */

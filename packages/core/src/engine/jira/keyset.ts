@@ -1,6 +1,7 @@
 import { CasebridgeError, ValidationError } from '../../client/errors.js';
 import { isResultWindowRefusal } from '../../client/retry-policy.js';
 import type { TestManagementClient } from '../../client/tm.js';
+import { type Clock, systemClock } from '../kernel/clock.js';
 
 /**
  * A JQL search read to its end at any size: keyset paging by issue id (`<jql> AND id > N ORDER BY id ASC`, every page
@@ -37,6 +38,8 @@ export interface KeysetSearch {
   /** Read only issues up to this id, inclusive (one slice of a range read at once, see keysetSlices); default: all. */
   upToId?: number;
   signal?: AbortSignal;
+  /** The run's clock, for the pause before an empty page is read again (the system's by default). */
+  clock?: Clock;
   /** A page arrived (the end of the run keeps waiting while requests succeed). */
   onPage?: () => void;
   /** The page size asked first; later pages ask what the server answered with. Default 1,000. */
@@ -78,15 +81,6 @@ export class SearchIncompleteError extends CasebridgeError {
     this.name = 'SearchIncompleteError';
   }
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((done) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      done();
-    });
-  });
 
 /**
  * A JQL query longer than this, URL-encoded, goes in a POST body: Jira's Tomcat refuses a request line over its header
@@ -134,7 +128,7 @@ export async function keysetSearch(o: KeysetSearch): Promise<KeysetResult> {
     if (page.issues.length === 0) {
       if (page.total <= 0) break;
       if (empties >= retries) throw new SearchIncompleteError(o.jql, issues.length, page.total);
-      await sleep((o.emptyPageDelayMs ?? 500) * 2 ** empties, o.signal);
+      await (o.clock ?? systemClock).sleep((o.emptyPageDelayMs ?? 500) * 2 ** empties, o.signal);
       empties += 1;
       continue;
     }

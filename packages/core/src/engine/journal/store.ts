@@ -4,6 +4,7 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'nod
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { mayNeedRedaction, redact } from '../../client/secrets.js';
+import { systemClock } from '../kernel/clock.js';
 import type { RefusalMark } from '../kernel/work.js';
 
 /**
@@ -245,7 +246,8 @@ export class Journal {
       if (m[1] === host) {
         if (Number(m[2]) === process.pid || alive(Number(m[2]))) continue;
       } else {
-        const age = Date.now() - (await stat(path).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+        const now = systemClock.now();
+        const age = now - (await stat(path).catch(() => ({ mtimeMs: now }))).mtimeMs;
         if (age < 3_600_000) continue;
       }
       const mine = `${path}.recovering-${process.pid}`;

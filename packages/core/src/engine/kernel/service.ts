@@ -1,4 +1,5 @@
 import type { TestManagementClient } from '../../client/tm.js';
+import type { Clock } from './clock.js';
 
 /** What each part of delivery talks to the service with. */
 export interface Service {
@@ -16,4 +17,6 @@ export interface Service {
    * fails on its own while the service answers others is refused, not caught in an outage (see splitBatch).
    */
   readonly answeredSince?: (since: number) => boolean;
+  /** The run's clock: now, pauses, timers and the waits' settings (kernel/clock.ts). */
+  readonly clock: Clock;
 }

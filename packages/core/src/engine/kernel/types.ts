@@ -42,6 +42,8 @@ export interface EngineContext {
   baseOptions?: { options: Record<string, unknown>; source: string };
   /** The shard of this process (`--shard=current/total`), named in the summary. */
   shard?: { current: number; total: number };
+  /** Time runs this many times faster for the engine (its waits that much shorter): tests, not users. Default 1. */
+  timeScale?: number;
 }
 
 /** What `end()` resolves to. `failed` is true only when `failOnError` is set and something was not delivered. */

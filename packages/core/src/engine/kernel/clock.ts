@@ -1,0 +1,53 @@
+import { TIMING } from './timing.js';
+
+/** The waits of the engine (TIMING), as one run resolves them: the defaults with the configuration's settings. */
+export type Timing = {
+  -readonly [K in keyof typeof TIMING]: (typeof TIMING)[K] extends readonly number[] ? readonly number[] : number;
+};
+
+/**
+ * The engine's one source of time: now, pauses, timers and the table of waits. The session makes one and hands it to
+ * every part (Service.clock); nothing else in the core reads the system clock or sets a timer. Tests give a faster
+ * one (EngineContext.timeScale) instead of sleeping the real waits.
+ */
+export interface Clock {
+  readonly timing: Timing;
+  now(): number;
+  /** Resolves after `ms`, or as soon as `signal` aborts; never rejects. Keeps the process alive (work waits on it). */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Calls `fn` after `ms`, without keeping the process alive (a timer nothing must wait for); returns its cancel. */
+  after(ms: number, fn: () => void): () => void;
+}
+
+/**
+ * The clock of a run: the system's, or one that runs `scale` times faster (its waits `scale` times shorter, its `now`
+ * advancing `scale` times faster), for tests.
+ */
+export function clockOf(settings: Partial<Timing> = {}, scale = 1): Clock {
+  // Date.now and setTimeout read at each call, not kept: a test's fake timers (vi.useFakeTimers) drive this clock too.
+  const start = Date.now();
+  const real = (ms: number) => Math.max(0, ms / scale);
+  return {
+    timing: { ...TIMING, ...settings },
+    now: () => (scale === 1 ? Date.now() : start + (Date.now() - start) * scale),
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        if (signal?.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, real(ms));
+        signal?.addEventListener('abort', done, { once: true });
+      }),
+    after: (ms, fn) => {
+      const timer = setTimeout(fn, real(ms));
+      timer.unref();
+      return () => clearTimeout(timer);
+    },
+  };
+}
+
+/** The system clock with the default waits: for what runs outside a session (journal file names, the runtime API). */
+export const systemClock = clockOf();
