@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { CookieJar, type CookieView } from './cookies.js';
+import type { CookieJar, CookieView } from './cookies.js';
 import { registerSecret } from './secrets.js';
 
 /**
@@ -75,8 +75,7 @@ export function cookieFrom(setCookie: string | string[] | undefined, name: strin
  * every request that was waiting for it (one login, not one per request in flight).
  */
 export class Authenticator {
-  /** Session auth: the session's cookies, filled by the login's answer and kept up to date by every answer. */
-  readonly jar: CookieJar | undefined;
+  private sessionJar: CookieJar | undefined;
   private credential: string | undefined;
   private renewing: Promise<string> | undefined;
   /** Bumped on each renewal: a 401 for an older credential just retries with the current one. */
@@ -86,11 +85,19 @@ export class Authenticator {
     readonly auth: AuthOptions,
     /** Obtains a session id or ticket (session and obtained-ticket modes). */
     private readonly obtain: () => Promise<string>,
-    private readonly scheme: { ticket: string },
+    /** `url`: the server's, for the session's cookies. */
+    private readonly scheme: { ticket: string; url?: string },
   ) {
     registerAuthSecrets(auth);
     if (auth.type === 'ticket' && 'ticket' in auth) this.credential = auth.ticket;
-    this.jar = auth.type === 'session' ? new CookieJar() : undefined;
+  }
+
+  /**
+   * Session auth: the session's cookies, filled by the login's answer and kept up to date by every answer; made by
+   * the first login (undefined before it, and for every other kind of auth).
+   */
+  get jar(): CookieJar | undefined {
+    return this.sessionJar;
   }
 
   /** Whether a 401 can be cured by logging in again. */
@@ -116,21 +123,26 @@ export class Authenticator {
   async renew(generation: number): Promise<void> {
     if (generation !== this.generation && this.credential !== undefined) return;
     if (!this.renewing) {
-      // A new login starts a new set of cookies: the load balancer may route it to another node.
-      this.jar?.clear();
-      this.renewing = this.obtain()
-        .then((value) => {
-          registerSecret(value);
-          // The session id a login names in its body, in case no Set-Cookie carried it.
-          this.jar?.setIfAbsent('JSESSIONID', value);
-          this.credential = value;
-          this.generation += 1;
-          return value;
-        })
-        .finally(() => {
-          this.renewing = undefined;
-        });
+      this.renewing = this.login().finally(() => {
+        this.renewing = undefined;
+      });
     }
     await this.renewing;
+  }
+
+  private async login(): Promise<string> {
+    if (this.auth.type === 'session') {
+      // Loaded at the first login, not with the client: tough-cookie and its public-suffix list serve sessions only.
+      this.sessionJar ??= new (await import('./cookies.js')).CookieJar(Date.now, this.scheme.url);
+      // A new login starts a new set of cookies: the load balancer may route it to another node.
+      this.sessionJar.clear();
+    }
+    const value = await this.obtain();
+    registerSecret(value);
+    // The session id a login names in its body, in case no Set-Cookie carried it.
+    this.sessionJar?.setIfAbsent('JSESSIONID', value);
+    this.credential = value;
+    this.generation += 1;
+    return value;
   }
 }

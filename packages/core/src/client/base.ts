@@ -24,10 +24,10 @@ import {
   ValidationError,
 } from './errors.js';
 import type { CallOptions, Methods, OutputOf } from './method-types.js';
-import { type FileInput, multipartBody } from './multipart.js';
+import { type FileInput, formData } from './multipart.js';
 import { registerSecret } from './secrets.js';
 import { timeoutsSchema } from './timeouts.js';
-import { Transport, type TransportOptions, type TransportResponse } from './transport.js';
+import { Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
 
 /** Options common to every client. */
 export interface ClientOptions extends Omit<TransportOptions, 'baseUrl'> {
@@ -146,7 +146,7 @@ export class ServiceClient {
     }
     this.transport = new Transport(o);
     this.prefix = o.prefix ?? defaultPrefix;
-    this.authenticator = new Authenticator(o.auth, () => obtain(this), { ticket: ticketScheme });
+    this.authenticator = new Authenticator(o.auth, () => obtain(this), { ticket: ticketScheme, url: o.baseUrl });
     // Every call in the queue listens to it (10,000 queued calls are 10,000 listeners, removed as they finish).
     setMaxListeners(0, this.halt.signal);
   }
@@ -253,16 +253,14 @@ export class ServiceClient {
       const value = params[key];
       path = path.replace(`{${key}}`, encodeURIComponent(String(value)));
     }
-    let body:
-      | (() => { data: string | Buffer | import('node:stream').Readable; contentType: string; length?: number })
-      | undefined;
+    let body: TransportRequest['body'];
     if (isMultipart(op.body)) {
       const file = rest.file as FileInput | readonly FileInput[] | undefined;
       const files = file === undefined ? [] : Array.isArray(file) ? (file as FileInput[]) : [file as FileInput];
       if (files.length === 0) throw new InputError(`Invalid input for ${op.id}: file: expected a file`, 'file', info);
-      let mp: Awaited<ReturnType<typeof multipartBody>>;
+      let form: Awaited<ReturnType<typeof formData>>;
       try {
-        mp = await multipartBody(op.body.fileFields[0] ?? 'file', files);
+        form = await formData(op.body.fileFields[0] ?? 'file', files);
       } catch (err) {
         throw new InputError(
           `Invalid input for ${op.id}: file: ${err instanceof Error ? err.message : String(err)}`,
@@ -270,7 +268,7 @@ export class ServiceClient {
           info,
         );
       }
-      body = () => ({ data: mp.open(), contentType: mp.contentType, length: mp.length });
+      body = () => ({ data: form });
     } else if (op.body) {
       const schema = op.body as z.ZodType;
       const flat = shapeKeys(schema).length > 0 || (schema as { def?: { type?: string } }).def?.type === 'object';

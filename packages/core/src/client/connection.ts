@@ -1,75 +1,30 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
-import { HttpError, type RequestInfo } from './errors.js';
+import { setImmediate as turn } from 'node:timers/promises';
+import type { Dispatcher, FormData } from 'undici';
+import { ConfigError, HttpError, type RequestInfo } from './errors.js';
+import { redactedMessage, registerSecret, safeUrl } from './secrets.js';
 import type { TlsSettings } from './tls.js';
 import type { TimeoutOptions, TransportOptions } from './transport-types.js';
-import { buildProxyDispatcher, proxyFromEnv, undiciExchange } from './undici.js';
 
 /**
- * How a request reaches the service and how its answer is read: a direct keep-alive pool on `node:http` /
- * `node:https`, or undici when a proxy (or a caller's dispatcher) is in play. Neither retries; the transport does.
+ * How a request reaches the service and how its answer is read, on undici: an Agent (keep-alive pool), a ProxyAgent
+ * for the `proxy` option, or an EnvHttpProxyAgent for HTTPS_PROXY / HTTP_PROXY / NO_PROXY. Nothing here retries.
  */
+
+type Undici = typeof import('undici');
+let loaded: Undici | undefined;
+/** undici, required on first use (a request, a proxy, an upload): a client that never sends does not load it. */
+export function undici(): Undici {
+  loaded ??= createRequire(import.meta.url)('undici') as Undici;
+  return loaded;
+}
 
 /** The way to the service: one exchange at a time, and the pool to close at the end. */
 export interface Connection {
   exchange: Exchange;
   /** Closes the pool this connection owns (a dispatcher given by the caller is left open). */
   close(): Promise<void>;
-}
-
-/** Opens the connection the options ask for; undici is loaded only for proxies and a caller's dispatcher. */
-export function openConnection(
-  options: Pick<TransportOptions, 'dispatcher' | 'proxy' | 'concurrency'>,
-  timeouts: Required<TimeoutOptions>,
-  tls: TlsSettings,
-): Connection {
-  if (options.dispatcher || options.proxy || proxyFromEnv().length > 0) {
-    const own = !options.dispatcher;
-    const dispatcher =
-      options.dispatcher ??
-      buildProxyDispatcher({ proxy: options.proxy, concurrency: options.concurrency, timeouts, tls });
-    return {
-      exchange: (url, init) => undiciExchange(dispatcher, url.href, init),
-      close: async () => {
-        if (own) await dispatcher.close();
-      },
-    };
-  }
-  const sockets = {
-    keepAlive: true,
-    maxSockets: Math.max(1, options.concurrency ?? 4) * 2,
-    // How long an idle connection is kept; shorter when the server announces a shorter Keep-Alive timeout.
-    timeout: 30_000,
-    scheduling: 'lifo' as const,
-  };
-  const agents = { http: new HttpAgent(sockets), https: new HttpsAgent({ ...sockets, ...tls }) };
-  return {
-    exchange: nodeExchange(agents, timeouts),
-    close: async () => {
-      agents.http.destroy();
-      agents.https.destroy();
-    },
-  };
-}
-
-/** Reads a whole answer body as UTF-8, destroying it and failing with HttpError once it passes `maxBytes`. */
-export async function readText(res: OpenResponse, maxBytes: number, info: RequestInfo): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) {
-      res.body.destroy();
-      throw new HttpError(
-        `The response is larger than maxResponseBytes (${maxBytes})`,
-        { ...info, status: res.status },
-        false,
-      );
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A response whose body is still to be read. */
@@ -81,87 +36,189 @@ export interface OpenResponse {
 
 export type Exchange = (
   url: URL,
-  init: { method: string; headers: Record<string, string>; body?: string | Buffer | Readable; signal?: AbortSignal },
+  init: {
+    method: string;
+    headers: Record<string, string>;
+    body?: string | Buffer | Readable | FormData;
+    signal?: AbortSignal;
+  },
 ) => Promise<OpenResponse>;
 
-const failure = (code: string, message: string) => Object.assign(new Error(message), { code });
+/**
+ * The connection the options ask for. A proxy's dispatcher is built now, so that a bad proxy setting fails the
+ * client's construction; the direct pool is built at the first request.
+ */
+export function openConnection(
+  options: Pick<TransportOptions, 'dispatcher' | 'proxy' | 'concurrency'>,
+  timeouts: Required<TimeoutOptions>,
+  tls: TlsSettings,
+): Connection {
+  const own = !options.dispatcher;
+  const settings = { concurrency: options.concurrency, timeouts, tls };
+  let dispatcher =
+    options.dispatcher ??
+    (options.proxy || proxyFromEnv().length > 0 ? proxyDispatcher({ ...settings, proxy: options.proxy }) : undefined);
+  // undici hands a connection back to its pool one loop turn after its answer ended: a request sent within that turn
+  // waits for it, rather than open another connection (20 calls in a row use one).
+  let ending = false;
+  const ended = () => {
+    ending = true;
+    setImmediate(() => {
+      ending = false;
+    });
+  };
+  return {
+    exchange: async (url, init) => {
+      if (ending) await turn();
+      dispatcher ??= new (undici().Agent)(agentOptions(settings));
+      const res = await dispatcher.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: init.method as Dispatcher.HttpMethod,
+        headers: init.headers,
+        body: init.body ?? null,
+        signal: init.signal ?? null,
+      });
+      res.body.once('end', ended);
+      return { status: res.statusCode, headers: res.headers, body: res.body };
+    },
+    close: async () => {
+      if (own) await dispatcher?.close();
+    },
+  };
+}
+
+/** Reads a whole answer body as UTF-8, destroying it and failing with HttpError once it passes `maxBytes`. */
+export async function readText(res: OpenResponse, maxBytes: number, info: RequestInfo): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      res.body.destroy();
+      throw new HttpError(
+        `The response is larger than maxResponseBytes (${maxBytes})`,
+        { ...info, status: res.status },
+        false,
+      );
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The proxy variables set in the environment (HTTPS_PROXY, HTTP_PROXY, either case). */
+function proxyFromEnv(): string[] {
+  const env = process.env;
+  return [env.HTTPS_PROXY, env.https_proxy, env.HTTP_PROXY, env.http_proxy].filter((v): v is string => !!v);
+}
+
+interface PoolSettings {
+  concurrency?: number | undefined;
+  timeouts: Required<TimeoutOptions>;
+  tls: TlsSettings;
+}
 
 /**
- * A direct connection on `node:http` / `node:https` with a keep-alive agent, and undici's three timeouts with
- * undici's error codes (the retry policy reads them): connect, headers (from the request's last byte to the answer's
- * headers) and body (the longest silence while a body is sent or read).
+ * Pool settings: undici's three timeouts are the client's (headers counts from the request's last byte, body is the
+ * longest silence while the answer is read), and the TLS settings go to every connect.
  */
-function nodeExchange(agents: { http: HttpAgent; https: HttpsAgent }, t: Required<TimeoutOptions>): Exchange {
-  return (url, init) =>
-    new Promise<OpenResponse>((resolve, reject) => {
-      const secure = url.protocol === 'https:';
-      let timer: NodeJS.Timeout | undefined;
-      let connected = false;
-      let sent = false;
-      let answered = false;
-      const stop = () => {
-        clearTimeout(timer);
-        timer = undefined;
-      };
-      const req = (secure ? httpsRequest : httpRequest)(url, {
-        method: init.method,
-        headers: init.headers,
-        agent: secure ? agents.https : agents.http,
-        ...(init.signal ? { signal: init.signal } : {}),
-      });
-      const waitForHeaders = () => {
-        if (!connected || !sent || answered) return;
-        req.setTimeout(0);
-        stop();
-        timer = setTimeout(
-          () => req.destroy(failure('UND_ERR_HEADERS_TIMEOUT', `No answer within ${t.headersMs} ms`)),
-          t.headersMs,
-        );
-      };
-      req.on('socket', (socket) => {
-        const ready = () => {
-          stop();
-          connected = true;
-          // While the body goes out: the longest silence allowed.
-          req.setTimeout(t.bodyMs);
-          waitForHeaders();
-        };
-        if (!socket.connecting) return ready();
-        timer = setTimeout(
-          () => req.destroy(failure('UND_ERR_CONNECT_TIMEOUT', `Could not connect within ${t.connectMs} ms`)),
-          t.connectMs,
-        );
-        socket.once(secure ? 'secureConnect' : 'connect', ready);
-      });
-      req.on('finish', () => {
-        sent = true;
-        waitForHeaders();
-      });
-      let response: IncomingMessage | undefined;
-      req.on('timeout', () => {
-        const err = failure('UND_ERR_BODY_TIMEOUT', `Nothing was sent or received for ${t.bodyMs} ms`);
-        // Once answered, the error must reach whoever reads the body.
-        if (response) response.destroy(err);
-        else req.destroy(err);
-      });
-      req.on('error', (err) => {
-        stop();
-        if (!answered) reject(err);
-      });
-      req.on('response', (res) => {
-        answered = true;
-        response = res;
-        stop();
-        req.setTimeout(t.bodyMs);
-        res.on('end', () => req.setTimeout(0));
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
-      });
-      const body = init.body;
-      if (body === undefined) req.end();
-      else if (typeof body === 'string' || Buffer.isBuffer(body)) req.end(body);
-      else {
-        body.once('error', (err) => req.destroy(err));
-        body.pipe(req);
+function agentOptions(o: PoolSettings) {
+  const t = o.timeouts;
+  return {
+    connections: Math.max(1, o.concurrency ?? 4) * 2,
+    // Idle connections are kept this long, and closed undici's threshold (2 s) before a shorter Keep-Alive timeout
+    // the server announces, so that a reused connection is not reset under a create.
+    keepAliveTimeout: 30_000,
+    headersTimeout: t.headersMs,
+    bodyTimeout: t.bodyMs,
+    connect: { timeout: t.connectMs, ...o.tls },
+  };
+}
+
+/** Percent-decoding that keeps a malformed sequence as it is, as the URL parser does. */
+function decoded(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/**
+ * The pool that talks to the proxy itself. undici 7 keeps a request queued forever, reconnecting in a tight loop,
+ * when the proxy drops the connection while the CONNECT tunnel is being opened (nodejs/undici#3897, fixed upstream
+ * by #5441), and waits 300 s for a proxy that never answers the CONNECT. Both happen before anything reached the
+ * service: such failures get the code UND_ERR_PRX_CONN, which fails the request (and is retried as not sent).
+ */
+function proxyPool(headersMs: number) {
+  return (origin: URL, options: object): Dispatcher => {
+    const pool = new (undici().Pool)(origin, { ...options, headersTimeout: headersMs });
+    const connect = pool.connect.bind(pool) as (o: Dispatcher.ConnectOptions) => Promise<Dispatcher.ConnectData>;
+    (pool as { connect: unknown }).connect = async (o: Dispatcher.ConnectOptions) => {
+      try {
+        return await connect(o);
+      } catch (err) {
+        const code = (err as { code?: unknown })?.code;
+        if (code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR_HEADERS_TIMEOUT') throw err;
+        throw Object.assign(new Error(`The proxy failed while opening the tunnel: ${redactedMessage(err)}`), {
+          code: 'UND_ERR_PRX_CONN',
+        });
       }
-    });
+    };
+    return pool;
+  };
+}
+
+/** A dispatcher through the explicit proxy, else through the environment's proxy variables (which honour NO_PROXY). */
+function proxyDispatcher(o: PoolSettings & { proxy?: string | undefined }): Dispatcher {
+  const { EnvHttpProxyAgent, ProxyAgent } = undici();
+  const options = {
+    ...agentOptions(o),
+    requestTls: o.tls,
+    proxyTls: o.tls,
+    clientFactory: proxyPool(o.timeouts.headersMs),
+  };
+  if (o.proxy) {
+    let uri: URL;
+    try {
+      uri = new URL(o.proxy);
+    } catch {
+      throw new ConfigError(`proxy ${safeUrl(o.proxy)} is not a URL such as http://proxy.example.com:3128`);
+    }
+    // The password as typed (decoded) and as the URL spells it, and the Basic value built from it, are secrets.
+    const user = decoded(uri.username);
+    const password = decoded(uri.password);
+    registerSecret(uri.password);
+    registerSecret(password);
+    const credentials = user || password ? Buffer.from(`${user}:${password}`).toString('base64') : undefined;
+    registerSecret(credentials);
+    uri.username = '';
+    uri.password = '';
+    return proxyAgent(
+      'the proxy option',
+      () =>
+        new ProxyAgent({ ...options, uri: uri.toString(), ...(credentials ? { token: `Basic ${credentials}` } : {}) }),
+    );
+  }
+  for (const value of proxyFromEnv()) {
+    try {
+      registerSecret(decoded(new URL(value).password));
+    } catch {
+      // Not a URL: undici refuses it below, and the message does not echo it.
+    }
+  }
+  return proxyAgent('HTTPS_PROXY / HTTP_PROXY', () => new EnvHttpProxyAgent(options));
+}
+
+/** Builds a proxy agent; undici's refusal (a scheme other than http/https, ...) becomes a ConfigError. */
+function proxyAgent(where: string, build: () => Dispatcher): Dispatcher {
+  try {
+    return build();
+  } catch (err) {
+    // The value is not echoed: one that is not a URL may still hold credentials.
+    throw new ConfigError(
+      `${where} cannot be used: ${redactedMessage(err)}. Expected a URL such as http://proxy.example.com:3128`,
+    );
+  }
 }

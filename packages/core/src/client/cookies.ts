@@ -1,63 +1,76 @@
+import { Cookie, CookieJar as ToughJar } from 'tough-cookie';
 import { registerSecret } from './secrets.js';
 
-/**
- * The cookies of a session, by name. A login on a Jira Data Center cluster sets more than `JSESSIONID`: the load
- * balancer's own cookie (`ROUTEID`, `AWSALB`, ...) pins the session to the node that issued it, and a request
- * without it may land on another node, where the session does not exist (401). So every cookie an answer sets is
- * kept, replaced when a later answer sets it again, dropped when an answer expires it (`Max-Age=0`, an `Expires` in
- * the past) or when it runs out, and all are sent on every request of the session.
- *
- * One jar serves one client and one server, so `Domain` and `Path` are not checked. Values long enough to be
- * credentials are registered as secrets; `redact` also removes any `Cookie` / `Set-Cookie` header value.
- */
 /** What the transport needs of a jar for one request: the header to send, and where its answer's cookies go. */
 export interface CookieView {
   header(): string | undefined;
   update(setCookie: string | readonly string[] | undefined): void;
 }
 
+/**
+ * The cookies of a session, kept by tough-cookie (parsing, replacement, domain checks). A login on a Jira Data Center
+ * cluster sets more than `JSESSIONID`: the load balancer's own cookie (`ROUTEID`, `AWSALB`, ...) pins the session to
+ * the node that issued it, and a request without it may land on another node, where the session does not exist
+ * (401). So every cookie the server sets is kept, replaced when set again, dropped when expired, and all are sent on
+ * every request of the session, whatever their Path: the jar serves one client and one server.
+ *
+ * Values long enough to be credentials are registered as secrets; `redact` also removes any `Cookie` / `Set-Cookie`
+ * header value. This module (with tough-cookie and its public-suffix list) is loaded for session auth only.
+ */
 export class CookieJar {
-  private readonly cookies = new Map<string, { value: string; expires?: number }>();
+  private readonly jar = new ToughJar();
+  private readonly url: string;
   /** Bumped by `clear` (a new login): answers to requests sent before it no longer update the jar. */
   private epoch = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** @param url the server's URL (a Secure cookie is kept and sent only over https, or to this machine). */
+  constructor(
+    private readonly now: () => number = Date.now,
+    url = 'http://localhost/',
+  ) {
+    this.url = new URL('/', url).href;
+  }
 
   /** Takes in the `Set-Cookie` header(s) of an answer. */
   update(setCookie: string | readonly string[] | undefined): void {
     const all = typeof setCookie === 'string' ? [setCookie] : (setCookie ?? []);
-    for (const line of all) this.take(line);
+    for (const line of all) {
+      const cookie = Cookie.parse(line);
+      if (!cookie?.key) continue;
+      // As the jar always did: the quotes around a value are not part of it (`"v a l"` is sent as `v a l`).
+      if (/^".*"$/.test(cookie.value) && cookie.value.length >= 2) cookie.value = cookie.value.slice(1, -1);
+      // Max-Age counts from now (RFC 6265 5.2.2), made an expiry here: tough-cookie counts it from the last read.
+      const until = cookie.expiryTime(new Date(this.now()));
+      if (until !== undefined && until !== Number.POSITIVE_INFINITY) {
+        cookie.expires = new Date(Math.max(0, until));
+        cookie.maxAge = null;
+      }
+      this.put(cookie);
+    }
   }
 
   /** Sets a cookie only when the jar has none of that name (the session id a login names in its body). */
   setIfAbsent(name: string, value: string): void {
-    if (!this.cookies.has(name)) this.put(name, value, undefined);
+    if (!this.live().some((c) => c.key === name)) this.put(new Cookie({ key: name, value }));
   }
 
   /** The `Cookie` header value of every live cookie, or undefined when there is none. */
   header(): string | undefined {
-    const now = this.now();
-    const parts: string[] = [];
-    for (const [name, c] of this.cookies) {
-      if (c.expires !== undefined && c.expires <= now) this.cookies.delete(name);
-      else parts.push(`${name}=${c.value}`);
-    }
+    const parts = this.live().map((c) => c.cookieString());
     return parts.length ? parts.join('; ') : undefined;
   }
 
   /** Names of the live cookies (for tests and `doctor`; never the values). */
   names(): string[] {
-    this.header();
-    return [...this.cookies.keys()];
+    return this.live().map((c) => c.key);
   }
 
   get(name: string): string | undefined {
-    this.header();
-    return this.cookies.get(name)?.value;
+    return this.live().find((c) => c.key === name)?.value;
   }
 
   clear(): void {
-    this.cookies.clear();
+    this.jar.removeAllCookiesSync();
     this.epoch += 1;
   }
 
@@ -79,38 +92,20 @@ export class CookieJar {
     };
   }
 
-  private take(line: string): void {
-    const [pair = '', ...attributes] = line.split(';');
-    const eq = pair.indexOf('=');
-    if (eq <= 0) return;
-    const name = pair.slice(0, eq).trim();
-    let value = pair.slice(eq + 1).trim();
-    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-    if (!name) return;
-    let maxAge: number | undefined;
-    let expires: number | undefined;
-    for (const attr of attributes) {
-      const i = attr.indexOf('=');
-      const key = (i === -1 ? attr : attr.slice(0, i)).trim().toLowerCase();
-      const v = i === -1 ? '' : attr.slice(i + 1).trim();
-      if (key === 'max-age' && /^-?\d+$/.test(v)) maxAge = Number(v);
-      else if (key === 'expires') {
-        const at = Date.parse(v);
-        if (!Number.isNaN(at)) expires = at;
-      }
-    }
-    // Max-Age wins over Expires (RFC 6265 5.3); zero or negative, or a date passed, deletes the cookie.
-    const until = maxAge !== undefined ? this.now() + maxAge * 1000 : expires;
-    if (until !== undefined && until <= this.now()) {
-      this.cookies.delete(name);
-      return;
-    }
-    this.put(name, value, until);
+  /** The cookies to send, oldest first; expired ones are dropped on this clock (tough-cookie's is the real one). */
+  private live(): Cookie[] {
+    const now = this.now();
+    const all = this.jar.getCookiesSync(this.url, { allPaths: true, expire: false, sort: true });
+    const expired = all.filter((c) => (c.expiryTime() ?? Number.POSITIVE_INFINITY) <= now);
+    for (const c of expired) void this.jar.store.removeCookie(c.domain, c.path, c.key);
+    return expired.length ? all.filter((c) => !expired.includes(c)) : all;
   }
 
-  private put(name: string, value: string, expires: number | undefined): void {
+  private put(cookie: Cookie): void {
+    // One cookie per name: the jar sends every path anyway, and a Path set once and not the next time is one cookie.
+    cookie.path = '/';
     // A route tag such as `.node1` is no credential, and as a secret would blank out unrelated text.
-    if (value.length >= 8) registerSecret(value);
-    this.cookies.set(name, { value, ...(expires !== undefined ? { expires } : {}) });
+    if (cookie.value.length >= 8) registerSecret(cookie.value);
+    this.jar.setCookieSync(cookie, this.url, { now: new Date(this.now()), ignoreError: true });
   }
 }

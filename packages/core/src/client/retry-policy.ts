@@ -1,4 +1,3 @@
-import { backoffDelay, parseRetryAfter, pauseDelay } from './backoff.js';
 import {
   AbortedError,
   AmbiguousError,
@@ -14,7 +13,9 @@ import type { RetryOptions, TransportRequest, TransportResponse } from './transp
 
 /**
  * When a request is tried again and after how long, or the typed error it gives up with. A create whose fate is
- * unknown is never re-sent: it fails with AmbiguousError for the caller to read the service's state.
+ * unknown is never re-sent: it fails with AmbiguousError for the caller to read the service's state. The transport's
+ * loop asks this policy after each attempt. Not cockatiel 3: its retry wait ignores the AbortSignal (an aborted call
+ * would wait out a Retry-After of up to 60 s, and its timer keep the process alive).
  */
 
 /** Codes of failures that happen before the request could reach the service: always safe to retry. */
@@ -211,4 +212,56 @@ export class RetryPolicy {
     this.gaveUp(err);
     return err;
   }
+}
+
+/** The wait before retry number `attempt` (0-based), full jitter: uniform in [0, min(cap, base * 2^attempt)). */
+function backoffDelay(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random) {
+  const bound = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 30));
+  return Math.floor(random() * bound);
+}
+
+/**
+ * A wait of at least half the capped exponential bound ("equal jitter"): for answers that ask for a pause, a 500 or a
+ * `Retry-After: 0`, where full jitter could mean sending again at once.
+ */
+function pauseDelay(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random) {
+  const bound = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 30));
+  return Math.floor(bound / 2 + (random() * bound) / 2);
+}
+
+/**
+ * A `Retry-After` header in milliseconds: delta-seconds (`120`) or an HTTP date. Undefined when absent or
+ * unparseable; a date in the past is 0.
+ */
+function parseRetryAfter(value: string | string[] | undefined, now: number = Date.now()): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined) return undefined;
+  const s = raw.trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Math.round(Number(s) * 1000);
+  const at = Date.parse(s);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/**
+ * Resolves after `ms`, or rejects with the signal's reason when it aborts first. On the global setTimeout, not
+ * `node:timers/promises`: the tests run the waits on a faked clock, which does not reach the latter.
+ */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

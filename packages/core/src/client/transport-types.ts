@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
+import type { Dispatcher, FormData } from 'undici';
 
 /** The options, requests and answers of the transport (re-exported by `transport.ts`, their public home). */
 
@@ -64,8 +64,11 @@ export interface TransportRequest {
   /** Encoded query string without `?`, or empty. */
   query?: string;
   headers: Record<string, string>;
-  /** Body factory, called once per attempt (streams are consumed). */
-  body?: () => { data: string | Buffer | Readable; contentType: string; length?: number };
+  /**
+   * Body factory, called once per attempt (a stream is consumed; a form's files are read again). A form carries its
+   * own type and length (undici writes them); `length` is needed only for a stream.
+   */
+  body?: () => { data: string | Buffer | Readable | FormData; contentType?: string; length?: number };
   /**
    * The operation creates something: after an ambiguous failure it is not re-sent (AmbiguousError instead).
    * Connection failures that happen before anything was sent are retried all the same.

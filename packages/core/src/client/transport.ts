@@ -1,9 +1,8 @@
 import PQueue from 'p-queue';
-import { sleep } from './backoff.js';
 import { type Connection, openConnection, readText } from './connection.js';
 import { AbortedError, ConfigError, type RequestInfo } from './errors.js';
 import { RatePacer } from './rate-pacer.js';
-import { RetryPolicy } from './retry-policy.js';
+import { RetryPolicy, sleep } from './retry-policy.js';
 import { redact, redactedMessage, registerSecret, safeUrl } from './secrets.js';
 import { tlsSettings } from './tls.js';
 import type { TransportOptions, TransportRequest, TransportResponse, TransportStats } from './transport-types.js';
@@ -25,8 +24,9 @@ const BACKGROUND = -1;
 /**
  * The HTTP layer under both clients: one keep-alive pool per client, proxies and corporate CAs, timeouts, a
  * concurrency limit and optional rate cap, and retries that never re-send a create whose fate is unknown.
- * Its parts: `connection.ts` (how a request reaches the service), `tls.ts` (the CA bundle), `retry-policy.ts`
- * (when to try again, and which typed error to give up with); this class queues, loops and counts.
+ * Its parts: `connection.ts` (how a request reaches the service, on undici), `tls.ts` (the CA bundle),
+ * `retry-policy.ts` (when to try again, after how long, and which typed error to give up with); this class queues,
+ * loops and counts.
  */
 export class Transport {
   readonly stats: TransportStats = { requests: 0, retries: 0, failures: 0 };
@@ -185,10 +185,8 @@ export class Transport {
       };
       const cookie = req.cookies?.header();
       if (cookie) headers.cookie = cookie;
-      if (body) {
-        headers['content-type'] = body.contentType;
-        if (body.length !== undefined) headers['content-length'] = String(body.length);
-      }
+      if (body?.contentType) headers['content-type'] = body.contentType;
+      if (body?.length !== undefined) headers['content-length'] = String(body.length);
       const url = new URL(`${this.base.origin}${this.basePath}${req.path}${req.query ? `?${req.query}` : ''}`);
       const open = await this.connection.exchange(url, {
         method: req.method,
