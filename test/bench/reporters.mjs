@@ -16,7 +16,8 @@
  * BENCH_ONLY=matrix,adoption,replay,queries (the parts to run; `queries` is the cell of issue 39 in lib/queries.mjs:
  * reading back a 1,000-run cycle; `peers`, not by default, is the cell of issue 25 in lib/peers.mjs: casebridge
  * beside Qase's and testomat.io's reporters; `history`, not by default, the cell of issue 26 in lib/history.mjs:
- * history classification on vs off), BENCH_ADOPTION_VARIANTS=passing,failing,
+ * history classification on vs off; `failing`, not by default, the cell in lib/failing.mjs: 300 Playwright tests, 30
+ * failing each its own way, two nights with defects), BENCH_ADOPTION_VARIANTS=passing,failing,
  * BENCH_REPLAY_TIMEOUT_S=150. Builds nothing: `npm run build` first. See README.md here.
  */
 import { execFileSync } from 'node:child_process';
@@ -27,6 +28,7 @@ import { startEmulator } from '@casebridge/emulator';
 import { runAdoption, runReplay } from './lib/adoption.mjs';
 import { adoptionTargets, renderAdoption } from './lib/adoption-report.mjs';
 import { changedSince, median, OUT, ROOT, seedFor, versions } from './lib/common.mjs';
+import { runFailing } from './lib/failing.mjs';
 import { runHistory } from './lib/history.mjs';
 import { jest } from './lib/jest.mjs';
 import { measure, serveNiced, stopRunning } from './lib/measure.mjs';
@@ -338,7 +340,7 @@ async function runMatrix() {
 }
 
 async function main() {
-  const parts = ['matrix', 'adoption', 'replay', 'peers', 'history', 'queries'];
+  const parts = ['matrix', 'adoption', 'replay', 'peers', 'history', 'queries', 'failing'];
   const unknown = settings.only.filter((p) => !parts.includes(p));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown part "${unknown[0]}": expected ${parts.join(', ')}`);
   const variant = settings.adoptionVariants.find((v) => v !== 'passing' && v !== 'failing');
@@ -360,6 +362,8 @@ async function main() {
   if (settings.only.includes('history')) await runHistory({ log, environment: environment() });
   // Issue 39: reading back at scale: a 1,000-run cycle's summary and failures (lib/queries.mjs).
   if (settings.only.includes('queries')) await runQueries({ log, environment: environment() });
+  // A failing Playwright suite reported two nights running: requests and the end of the run (lib/failing.mjs).
+  if (settings.only.includes('failing')) await runFailing({ log, environment: environment() });
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
