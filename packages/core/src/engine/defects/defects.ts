@@ -70,6 +70,8 @@ export interface DefectInput {
   runner: RunnerInfo;
   signal: AbortSignal;
   clock: Clock;
+  /** When the failure's run is due its status (clock time): its group's first look goes in time for it. */
+  dueAt?: number;
   /**
    * A defect was filed: `recheck` reads the project again once Jira's index shows every create made before this one
    * (see recheckLater) and answers the older open defect this one was closed as the duplicate of, if any. The caller
@@ -87,7 +89,7 @@ export type DefectOutcome = Decided | Later;
 
 /** A defect found, filed, or none (the cap, a refused create). */
 export type Decided =
-  | { key: string; created: boolean; regressionOf?: string }
+  | { key: string; created: boolean; regressionOf?: string; onRun?: true }
   | { key?: undefined; notFiled: true; refusal?: Refusal | undefined; regressionOf?: string };
 
 /**
@@ -186,7 +188,8 @@ function recheckLater(
  * later one's).
  */
 async function search(input: DefectInput, project: string, hash: string, first = false) {
-  return closeTwice(input, await (first ? input.searches.first(project, hash) : input.searches.of(project, hash)));
+  const { searches, dueAt } = input;
+  return closeTwice(input, await (first ? searches.first(project, hash, dueAt) : searches.of(project, hash)));
 }
 
 /** The hits of a group's search, its newer open defects beside the oldest closed as duplicates (see search). */
@@ -262,12 +265,16 @@ async function createDefect(
   const { tm, signal, cap } = input;
   const hash = group.hash;
   const fields = defectFields(input, project, group, regressionOf);
+  // Filed from the run itself (createRunBug): the service links it to the run, no run update needed for that.
+  let onRun = false;
   const send = async () => {
     try {
-      const answer =
-        input.stepRunId !== undefined
-          ? await tm.defects.createRunStepBug({ runStepId: input.stepRunId, fields }, { signal })
-          : await tm.defects.createRunBug({ runId: input.runId, fields }, { signal });
+      onRun = false;
+      if (input.stepRunId !== undefined) {
+        return (await tm.defects.createRunStepBug({ runStepId: input.stepRunId, fields }, { signal })).key;
+      }
+      const answer = await tm.defects.createRunBug({ runId: input.runId, fields }, { signal });
+      onRun = true;
       return answer.key;
     } catch (err) {
       // The older service variant cannot file a defect from a run (404 on the route): create the issue in Jira;
@@ -320,7 +327,7 @@ async function createDefect(
   // cannot show it (the index lags), so the one read that decides comes once the index shows it (recheckLater): one
   // search per new defect, shared with the other searches of the moment (search.ts).
   input.filed?.(key, recheckLater(input, project, group, key));
-  return { key, created: true };
+  return { key, created: true, ...(onRun ? { onRun: true } : {}) };
 }
 
 function defectFields(input: DefectInput, project: string, group: FailureGroup, regressionOf: string | undefined) {

@@ -93,8 +93,11 @@ export class GroupSearch {
     this.started.set(k, asked);
   }
 
-  /** The group's first look: the search started early, if any (taken once), else a new one. */
-  first(project: string, hash: string): Promise<GroupDefect[]> {
+  /**
+   * The group's first look: the search started early, if any (taken once), else a new one. `dueAt`: the failure's
+   * status is due then (clock time): the search goes early enough for its answer to be in that update.
+   */
+  first(project: string, hash: string, dueAt?: number): Promise<GroupDefect[]> {
     const k = `${project}:${hash}`;
     const early = this.started.get(k);
     if (!early || early === USED) return this.of(project, hash);
@@ -103,10 +106,14 @@ export class GroupSearch {
     if (search) {
       search.needed = true;
       // Every result is in: no other failure will join it (a search already sent is not sent again). Else a delivery
-      // waits on it now: it goes within TIMING.gatherMs, before the run's status is due (TIMING.statusWithinMs).
+      // waits on it now: it goes in time for the failure's status (its answer, a create and the update take about
+      // statusGraceMs), gathering the failures that come until then (Playwright's: one every half second or so).
       if (this.done) search.send();
-      else if (this.waiting.has(search) && this.clock.now() + this.clock.timing.gatherMs < search.due) {
-        this.arm(search, this.clock.timing.gatherMs);
+      else if (this.waiting.has(search)) {
+        const now = this.clock.now();
+        const { gatherMs, statusGraceMs } = this.clock.timing;
+        const by = dueAt === undefined ? now + gatherMs : Math.max(now + gatherMs, dueAt - statusGraceMs);
+        if (by < search.due) this.arm(search, by - now);
       }
     }
     return early.answer;

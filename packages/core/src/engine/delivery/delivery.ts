@@ -248,7 +248,7 @@ export class Delivery {
     // the delivery slot: the run gets its status by `statusDue` whatever Jira does, what follows in one more update.
     const deciding = triaging.then(async (triaged) => ({
       triaged,
-      defect: await this.failures.defectOf(item, triaged, { cycle, runId, stepRunId }),
+      defect: await this.failures.defectOf(item, triaged, { cycle, runId, stepRunId, dueAt: this.dueAt(item) }),
     }));
     return { failure: this.finish(item, deciding, write) };
   }
@@ -285,7 +285,8 @@ export class Delivery {
     const verdict = this.failures.verdictOf(item, decided.triaged);
     const later = decided.defect.later;
     await write(verdict, later ? [this.failures.cap.pendingNote()] : []);
-    if (later && (await later)) await write(verdict, []);
+    // A defect the ranking filed from this very run is linked to it already; one linked otherwise takes an update.
+    if (later && (await later) && !item.progress.defectOnRun) await write(verdict, []);
   }
 
   /**
@@ -321,6 +322,12 @@ export class Delivery {
     const left = [...this.undecided].filter(([item]) => !item.progress.done);
     if (left.length === 0) return {};
     return { undecided: { keys: left.map(([item]) => item.key), reason: (left.at(-1) as [WorkItem, string])[1] } };
+  }
+
+  /** When a failure's status is due (clock time): statusWithinMs after it came in. */
+  private dueAt(item: WorkItem): number {
+    const { clock } = this.svc;
+    return (this.cameAt.get(item) ?? clock.now()) + clock.timing.statusWithinMs;
   }
 
   /** How long a failure's run waits for its verdict and defect before its status goes alone (statusWithinMs). */

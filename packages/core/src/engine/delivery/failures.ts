@@ -166,7 +166,7 @@ export class Failures {
   async defectOf(
     item: WorkItem,
     t: Triage | undefined,
-    at: { cycle: CycleInfo | undefined; runId: number; stepRunId?: number | undefined },
+    at: { cycle: CycleInfo | undefined; runId: number; stepRunId?: number | undefined; dueAt?: number },
   ): Promise<DefectNow> {
     const action = t?.action;
     if (item.progress.defect || !action || action.kind === 'none') {
@@ -193,6 +193,7 @@ export class Failures {
       runner,
       signal: svc.o.signal ?? new AbortController().signal,
       clock: svc.clock,
+      ...(at.dueAt !== undefined ? { dueAt: at.dueAt } : {}),
       filed: (key, recheck) => this.o.track(this.settleDefect(key, recheck), 'reading a new defect again'),
     });
     if (d.regressionOf) this.closedOf.set(item, d.regressionOf);
@@ -248,11 +249,13 @@ export class Failures {
     } else if (d) {
       p.defect = d.key;
       p.defectCreated = d.created;
+      if (d.onRun) p.defectOnRun = true;
     }
     const survivor = p.defect && this.survivorOf.get(p.defect);
     if (survivor) {
       p.defect = survivor;
       p.defectCreated = false;
+      delete p.defectOnRun;
     }
     if (p.defect) (p.defectCreated ? this.defects.created : this.defects.linked).add(p.defect);
     if (p.defect && this.defects.created.has(p.defect)) appendTo(this.filedLinks, p.defect, { item, cycle, runId });
@@ -273,6 +276,7 @@ export class Failures {
     for (const { item, cycle, runId } of this.filedLinks.get(key) ?? []) {
       item.progress.defect = survivor;
       item.progress.defectCreated = false;
+      delete item.progress.defectOnRun;
       await this.o.relink(cycle, runId, survivor);
     }
     this.filedLinks.delete(key);

@@ -75,6 +75,8 @@ export interface Progress {
   /** The defect created or linked for this failure. */
   defect?: string;
   defectCreated?: boolean;
+  /** The defect was filed from this run (createRunBug): the service linked it, no run update is needed for it. */
+  defectOnRun?: boolean;
   /**
    * The run has its status; its classification and defect are still to come (Jira did not answer in time, or failed):
    * the result counts as delivered, and stays in the journal until they are written.
