@@ -119,7 +119,19 @@ const hash16 = (text: string) => createHash('sha256').update(text).digest('hex')
  * The group of a test's failure. With `group` false it is the test's own fingerprint (one defect per test and
  * failure, as before groups existed).
  */
-export function groupOf(t: TestResult, group = true, error: ResultError | undefined = primaryError(t)): FailureGroup {
+export function groupOf(t: TestResult, group = true, error?: ResultError): FailureGroup {
+  if (error !== undefined) return groupOfError(t, group, error);
+  // Once per result: the cap, the search, the history and the run comment all ask for a failure's group.
+  const key = group ? 'grouped' : 'perTest';
+  let memo = groups.get(t);
+  if (!memo) groups.set(t, (memo = {}));
+  memo[key] ??= groupOfError(t, group, primaryError(t));
+  return memo[key];
+}
+
+const groups = new WeakMap<TestResult, { grouped?: FailureGroup; perTest?: FailureGroup }>();
+
+function groupOfError(t: TestResult, group: boolean, error: ResultError | undefined): FailureGroup {
   const message = error?.message ?? '(no error message)';
   const code = codeOf(message);
   const type = code ?? errorType(error);

@@ -26,8 +26,8 @@ import { RunSteps } from './steps.js';
 
 export type { BulkOutcome };
 
-/** The run comment's note while a failure's classification and defect are still being worked out. */
-const PENDING_NOTE = 'Classification and defect: to follow (waiting for Jira)';
+/** What a failure's run comment says is still to come: its verdict (Jira has not answered), or its defect (the cap's ranking). */
+type Pending = 'verdict' | 'defect';
 
 /** What delivery did in this run, for the summary: a snapshot, taken when asked. */
 export interface DeliveryStats {
@@ -238,10 +238,10 @@ export class Delivery {
       p.steps = true;
     }
     const notes = await this.files.send(cycle, item, runId, replaying);
-    const write = (verdict: Verdict | undefined, pending: string[]) =>
+    const write = (verdict: Verdict | undefined, pending?: Pending) =>
       this.writeRun(item, { cycle, runId }, verdict, notes, pending);
     if (!triaging) {
-      await write(undefined, []);
+      await write(undefined);
       return {};
     }
     // The failure's verdict and defect (history, quarantine, Jira's search, a create) run beside its status, outside
@@ -260,7 +260,7 @@ export class Delivery {
   private async finish(
     item: WorkItem,
     deciding: Promise<{ triaged: Triage; defect: DefectNow }>,
-    write: (verdict: Verdict | undefined, pending: string[]) => Promise<void>,
+    write: (verdict: Verdict | undefined, pending?: Pending) => Promise<void>,
   ): Promise<void> {
     const p = item.progress;
     const due = new AbortController();
@@ -272,7 +272,7 @@ export class Delivery {
     if (!decided) {
       // Jira (or the history) has not answered in time: the status goes now (unless an earlier try wrote it), in a
       // cycle with the failures due at the same moment (one bulk), else by its run update.
-      if (!p.status && !(await this.statusAhead(item))) await write(undefined, [PENDING_NOTE]);
+      if (!p.status && !(await this.statusAhead(item))) await write(undefined, 'verdict');
       p.status = true;
       try {
         decided = await deciding;
@@ -284,9 +284,9 @@ export class Delivery {
     }
     const verdict = this.failures.verdictOf(item, decided.triaged);
     const later = decided.defect.later;
-    await write(verdict, later ? [this.failures.cap.pendingNote()] : []);
+    await write(verdict, later ? 'defect' : undefined);
     // A defect the ranking filed from this very run is linked to it already; one linked otherwise takes an update.
-    if (later && (await later) && !item.progress.defectOnRun) await write(verdict, []);
+    if (later && (await later) && !item.progress.defectOnRun) await write(verdict);
   }
 
   /**
@@ -345,19 +345,18 @@ export class Delivery {
     this.cameAt.set(item, this.svc.clock.now());
   }
 
-  /** The run's status (never a downgrade), its comment and its defect, in the run's turn; `pending` notes appended. */
+  /** The run's status (never a downgrade), its comment and its defect, in the run's turn; `pending`: what follows. */
   private async writeRun(
     item: WorkItem,
     { cycle, runId }: { cycle: CycleInfo | undefined; runId: number },
     verdict: Verdict | undefined,
     notes: string[],
-    pending: string[],
+    pending: Pending | undefined,
   ): Promise<void> {
     const t = item.target;
     const defect = item.progress.defect;
     const bugs = defect ? [defect] : [];
-    const why = this.failures.whyNone(item);
-    const comment = commentFor(item, [...notes, ...(why.length ? why : pending)], this.pipeline, {
+    const comment = commentFor(item, [...notes, ...this.failures.notes(item, pending)], this.pipeline, {
       classification: verdict,
       signature: this.signatureOf(item),
     });

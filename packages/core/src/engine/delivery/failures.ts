@@ -46,7 +46,7 @@ export interface DefectNow {
  */
 export class Failures {
   /** The flood guard: new defects per run, per cycle across machines (cap.ts). */
-  readonly cap: DefectCap;
+  private readonly cap: DefectCap;
   /** The quarantined cases (option `quarantine`; none in a dry run), read once per run (defects/quarantine.ts). */
   readonly quarantine?: Quarantine;
   /** The failing cases' execution history (option `history`; none in a dry run). */
@@ -209,11 +209,16 @@ export class Failures {
     return verdict;
   }
 
-  /** The run comment's line on why the failure has no defect (a refused create, the cap), if it has none. */
-  whyNone(item: WorkItem): string[] {
+  /**
+   * The run comment's lines on the failure's defect: why it has none (a refused create, the cap), else what is still
+   * to come (`pending`: its verdict, Jira not having answered yet; or its defect, the cap's ranking deciding).
+   */
+  notes(item: WorkItem, pending?: 'verdict' | 'defect'): string[] {
     const refused = this.refusedItems.get(item);
     if (refused) return [this.refusals.note(refused)];
-    return this.notFiled.has(item) ? [this.cap.note()] : [];
+    if (this.notFiled.has(item)) return [this.cap.note()];
+    if (pending === 'verdict') return ['Classification and defect: to follow (waiting for Jira)'];
+    return pending === 'defect' ? [this.cap.pendingNote()] : [];
   }
 
   /** For the summary (DeliveryStats). */
