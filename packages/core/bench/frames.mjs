@@ -1,9 +1,11 @@
 // How deep one passing result's delivery goes: the frames on the stack when the built engine opens the request
 // that sends its status (the cycle's bulkStatusUpdate), against the real emulator in process on port 0.
 //
-// Two paths are measured, each the chain of functions from its origin to the socket (`http.request`), stitched
-// across awaits and `.then`s (Error.stackTraceLimit = Infinity, async hooks; see causalStack), each function counted
-// once, named through the build's source maps; the runtime's own timer and microtask frames are left out:
+// Two paths are measured, each the chain of functions from its origin to the socket (the core's call into undici,
+// caught at `undici:request:create`; until 945573c, `http.request`; undici's and Node's own frames past that point
+// are not counted), stitched across awaits and `.then`s (Error.stackTraceLimit = Infinity, async hooks; see
+// causalStack), each function counted once, named through the build's source maps; the runtime's own timer and
+// microtask frames are left out:
 // - `timer`: two tests planned, one reports; its status waits in the batch and the batch's timer sends it (the
 //   30 s wait is shortened to 5 ms here, nothing else changes);
 // - `add`: one test planned; it reports, and being the last planned test it sends the batch from `engine.add`.
@@ -23,22 +25,28 @@
 // - then (the transport takes a slot of p-queue and sends the request itself, where p-queue ran it as a task: the
 //   queue still decides when a request goes, and its add, #tryToStartAnother and run are off the way to the socket):
 //   batch timer -> socket: 10 frames (5 in src/engine, 5 in the client); engine.add -> socket: 11 (6 in src/engine)
-// The 10: the pipeline's flush and sendBulk (the batch and its timers; a bulk under the concurrency limit and what
-// became of each result), Delivery.bulk (the statuses wanted, the runs' turn, one split bulk per status), splitBatch,
-// BulkStatuses.sendOne (a bulk update, or one run update per run where the service has none); the rules
-// (operations.ts: health, optional routes, a cycle reopened), TestManagementClient.call (contract, auth, answer),
-// Transport.send (retries, the slot), Transport.exchange (pacing, one exchange, the answer read) and the connection's
-// exchange (the socket and its timeouts). Each does a part of the work.
+// - 214323f (the pipeline's delivery slots are a p-queue, which runs the bulk as its task; the runs' turn is
+//   RunOrder.withTurn; Engine.add hands the result to DeliveryPipeline.add):
+//   batch timer -> socket: 14 frames (6 in src/engine, 3 in p-queue, 5 in the client); engine.add -> socket: 16
+//   (8 in src/engine)
+// - 945573c (undici alone, counted at `undici:request:create` from here on): the same 14 and 16, the client's 5 the
+//   same functions (the old hook on the commit before, the new one on 945573c).
+// The 14: the pipeline's flush, p-queue's add, #tryToStartAnother and run (a delivery slot), sendBulk (the batch and
+// its timers; what became of each result), Delivery.bulk (the statuses wanted, one split bulk per status) and
+// RunOrder.withTurn (the runs' turn), splitBatch, BulkStatuses.sendOne (a bulk update, or one run update per run where
+// the service has none); the rules (operations.ts: health, optional routes, a cycle reopened),
+// TestManagementClient.call (contract, auth, answer), Transport.send (retries, the slot), Transport.exchange (pacing,
+// one exchange, the answer read) and the connection's exchange (undici's dispatcher, its pool and timeouts).
 // Anonymous functions are not counted (Node prints them `<anonymous>` with source maps, left out with the
-// built-ins): on the timer path the timer's callback and the connection's promise executor (and, before the turn,
-// the arrow handed to inRunOrder; before the slot, p-queue's executor): 22 before, 12 after, counted with them.
+// built-ins): on the timer path the timer's callback (until 945573c also the connection's promise executor; before
+// the turn, the arrow handed to inRunOrder; before the slot, p-queue's executor): 22 before, 12 after, counted with
+// them.
 //
 // Run: npm run build -w packages/core && node packages/core/bench/frames.mjs [path/to/core/dist] [--stacks]
 
 import { AsyncLocalStorage, createHook, executionAsyncId } from 'node:async_hooks';
+import { subscribe } from 'node:diagnostics_channel';
 import { mkdtempSync } from 'node:fs';
-import http from 'node:http';
-import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -80,21 +88,18 @@ function causalStack() {
   return parts.join('\n');
 }
 
-// The socket: every request of the direct connection starts here (the core imports `request` from node:http).
-const realRequest = http.request;
-http.request = function request(...a) {
-  const url = a[0] instanceof URL ? a[0].href : String(a[0]);
-  captured.push({ url, origin: origin.getStore(), stack: causalStack() });
-  return realRequest.apply(this, a);
-};
-syncBuiltinESMExports();
+// The socket: undici publishes every request on `undici:request:create` as it builds it (`new Request`, in the same
+// turn as the core's `dispatcher.request`, before a socket is picked or opened). undici's own frames on the way there
+// (Agent, Pool, Client dispatch) are left out like Node's were, so the count ends at the core's call into undici.
+subscribe('undici:request:create', ({ request }) => {
+  captured.push({ url: `${request.origin}${request.path}`, origin: origin.getStore(), stack: causalStack() });
+});
 
 // The batch's timer: its 30 s wait is shortened (the client's own 30 s headers timeout is left as it is); every
 // timer callback runs as the origin `timer`.
 const realSetTimeout = globalThis.setTimeout;
 globalThis.setTimeout = function setTimeout(fn, ms, ...rest) {
-  const client =
-    ms === 30_000 && /exchange|Transport|ClientRequest|Socket|emit|node:_http|node:net/.test(new Error().stack);
+  const client = ms === 30_000 && /undici|exchange|Transport/.test(new Error().stack);
   const wait = ms === 30_000 && !client ? 5 : ms;
   return realSetTimeout((...x) => origin.run(`timer:${ms}`, () => fn(...x)), wait, ...rest);
 };
@@ -154,7 +159,9 @@ function frames(stack, origin) {
     if (origin === 'timer' && /^at setTimeout /.test(l)) break;
     if (/node:internal|processTicksAndRejections|listOnTimeout|processTimers|AsyncHook|emitInit|<anonymous>/.test(l))
       continue;
-    if (l.includes('bench/frames.mjs') || l.includes('async_hooks')) continue;
+    if (l.includes('bench/frames.mjs') || l.includes('async_hooks') || l.includes('node:diagnostics_channel')) continue;
+    // undici's own frames, from its `request` to `new Request`: past the socket's edge, as Node's were.
+    if (l.includes('node_modules/undici/')) continue;
     const frame = l.replace(/^at (async )?/, '');
     const named = / \(/.test(frame) ? frame.slice(0, frame.indexOf(' (')) : frame;
     const file = /(src\/[^:)]+|node_modules\/[^/]+)/.exec(frame)?.[1] ?? '?';
@@ -172,9 +179,19 @@ try {
   if (add.origin !== 'add') throw new Error(`add: sent from ${add.origin}, not engine.add`);
   const t = frames(timer.stack, 'timer');
   const a = frames(add.stack, 'add');
-  const engine = (f) => f.filter((x) => x.file.startsWith('src/engine')).length;
-  console.log(`batch timer -> socket: ${t.length} frames (${engine(t)} in src/engine, the rest in the client)`);
-  console.log(`engine.add  -> socket: ${a.length} frames (${engine(a)} in src/engine, the rest in the client)`);
+  // Where the frames are: the engine, a bundled library (p-queue running a task), the rest in the client.
+  const where = (f) => {
+    const libraries = new Map();
+    for (const x of f.filter((x) => x.file.startsWith('node_modules/'))) {
+      const name = x.file.slice('node_modules/'.length);
+      libraries.set(name, (libraries.get(name) ?? 0) + 1);
+    }
+    const engine = f.filter((x) => x.file.startsWith('src/engine')).length;
+    const libs = [...libraries].map(([name, n]) => `${n} in ${name}, `).join('');
+    return `${f.length} frames (${engine} in src/engine, ${libs}the rest in the client)`;
+  };
+  console.log(`batch timer -> socket: ${where(t)}`);
+  console.log(`engine.add  -> socket: ${where(a)}`);
   const list = (f) => f.map((x) => `  ${x.name}  ${x.file}`).join('\n');
   if (showStacks) console.log(`\ntimer (socket first):\n${list(t)}\n\nadd (socket first):\n${list(a)}`);
 } finally {
