@@ -126,13 +126,12 @@ describe('a steady Playwright run whose every test is mapped', () => {
         ...extra,
       });
     const quiet = await perRun('41', { CASEBRIDGE_QUARANTINE: 'false' });
-    expect(quiet, quiet.join(' ')).toEqual([
-      'plans.addCycle',
-      'cycles.testRuns',
-      'cycles.workflow',
-      'plans.cycles',
-      'runs.bulkStatusUpdate',
-    ]);
+    // The start, the read back and the list go side by side: their order is the sockets', not the engine's.
+    expect(quiet[0], quiet.join(' ')).toBe('plans.addCycle');
+    expect(quiet.at(-1), quiet.join(' ')).toBe('runs.bulkStatusUpdate');
+    expect([...quiet].sort(), quiet.join(' ')).toEqual(
+      ['plans.addCycle', 'cycles.testRuns', 'cycles.workflow', 'plans.cycles', 'runs.bulkStatusUpdate'].sort(),
+    );
     const steady = await perRun('42');
     expect(steady.length, steady.join(' ')).toBe(6);
     expect(count(steady, 'jira.search'), steady.join(' ')).toBe(1);

@@ -171,7 +171,7 @@ export class Creates {
     }
     if (!this.followerDone && this.isSecond) {
       this.followerSince ??= this.o.clock.now();
-      this.followerTimer ??= this.o.clock.after(this.o.clock.timing.indexPollMs, () => void this.followerRead());
+      this.followerTimer ??= this.o.clock.after(this.o.clock.timing.indexPollMs, () => void this.followerRead(), true);
       return;
     }
     const max = this.o.concurrency ?? 4;
@@ -183,10 +183,14 @@ export class Creates {
       const { gatherMs, gatherMaxMs } = clock.timing;
       const due = Math.min(this.lastQueued + gatherMs, (this.queue[0] as Job).queuedAt + gatherMaxMs);
       if (now < due) {
-        this.gatherTimer ??= clock.after(due - now, () => {
-          this.gatherTimer = undefined;
-          this.pump();
-        });
+        this.gatherTimer ??= clock.after(
+          due - now,
+          () => {
+            this.gatherTimer = undefined;
+            this.pump();
+          },
+          true,
+        );
         return;
       }
     }

@@ -385,10 +385,14 @@ export class CaseRegistry {
       this.recheckTimer();
     }
     this.recheckAt = at;
-    this.recheckTimer = this.clock.after(at - now, () => {
-      this.recheckTimer = undefined;
-      void this.recheck();
-    });
+    this.recheckTimer = this.clock.after(
+      at - now,
+      () => {
+        this.recheckTimer = undefined;
+        void this.recheck();
+      },
+      true,
+    );
   }
 
   private async recheck(): Promise<void> {

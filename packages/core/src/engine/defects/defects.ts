@@ -7,11 +7,13 @@ import { serialByKey } from '../kernel/keyed.js';
 import type { CycleInfo, RunnerInfo } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
 import type { DefectCap } from './cap.js';
+import type { Verdict } from './classify.js';
 import { primaryError } from './fingerprint.js';
 import { type FailureGroup, groupOf } from './groups.js';
 import type { DefectRefusals, Refusal } from './refusals.js';
 import type { GroupDefect, GroupSearch } from './search.js';
 import { type DefectTextInput, defectDescription, defectSummary, marker, templateVars } from './text.js';
+import { afterSearch, type GroupAction, type GroupFacts, judgeGroup, type Triage } from './triage.js';
 
 /**
  * One defect per distinct failure. The failure's group (groups.ts: an environment error whatever the test, another
@@ -55,12 +57,10 @@ export interface DefectInput {
    */
   known: Map<string, DefectOutcome>;
   /**
-   * An open bug known for this failure from its case's history (defects/history.ts): linked, no search, no new defect
-   * and no slot under the cap.
+   * What the failure's facts said (triage.ts): `link` a bug known from its case's history (no search, no new defect,
+   * no slot under the cap), or `find` the group's defect (`regressionOf`: its known bugs are all closed).
    */
-  knownBug?: string | undefined;
-  /** Every known bug of the failure is closed: a new defect names this one as its regression. */
-  regressionOf?: string | undefined;
+  triaged: Triage;
   /** The cycle of the run (cycle mode): its defect list is the state shared with other machines. */
   cycle?: CycleInfo;
   cap: DefectCap;
@@ -105,23 +105,37 @@ export interface Later {
 /** The search-and-create lock and the run's `known` entry of a failure group. */
 const groupKey = (project: string, group: FailureGroup) => `${project}:${group.hash}`;
 
-export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
+/** A failure's verdict, final before its defect is linked or filed, and what became of its defect. */
+export interface Judged {
+  verdict: Verdict | undefined;
+  defect: DefectOutcome;
+}
+
+export function findOrFileDefect(input: DefectInput): Promise<Judged> {
+  const t = input.triaged;
   const group = groupOf(input.item.test, input.config.defects.group);
   const project = input.config.defects.projectKey ?? input.config.projectKey;
   const k = groupKey(project, group);
   // A bug known for this case (a person linked it to the case's failed run, or to a run that failed the same way):
   // this failure's own, not the group's; other tests of the group go on to the group's defect.
-  if (input.knownBug) {
-    input.cap.noteLinked(input.knownBug, group);
-    return Promise.resolve({ key: input.knownBug, created: false });
+  if (t.action.kind === 'link') {
+    input.cap.noteLinked(t.action.key, group);
+    return Promise.resolve({ verdict: t.verdict, defect: { key: t.action.key, created: false } });
   }
   return inFlight([k], async () => {
     // A second failure of the group in this run links the defect of the first (or, capped, gets none either; or
     // waits with it for the ranking).
     const earlier = input.known.get(k);
-    if (earlier && 'later' in earlier) return { ...earlier, later: earlier.later.then(linkedAs) };
-    if (earlier) return linkedAs(earlier);
-    const found = await fileOrLink(input, project, group);
+    if (earlier) {
+      const verdict = afterSearch(t.verdict, earlier.regressionOf);
+      return {
+        verdict,
+        defect: 'later' in earlier ? { ...earlier, later: earlier.later.then(linkedAs) } : linkedAs(earlier),
+      };
+    }
+    // Its facts (the group's defects), one verdict and action (judgeGroup, pure), then the action.
+    const judged = judgeGroup(t, await groupFacts(input, project, group));
+    const found = await act(input, project, group, judged.action);
     input.known.set(k, found);
     if ('later' in found) {
       found.later.then(
@@ -130,7 +144,7 @@ export function findOrFileDefect(input: DefectInput): Promise<DefectOutcome> {
         () => input.known.get(k) === found && input.known.delete(k),
       );
     }
-    return found;
+    return { verdict: judged.verdict, defect: found };
   });
 }
 
@@ -202,23 +216,20 @@ async function closeTwice(input: DefectInput, hits: GroupDefect[]): Promise<Grou
   return hits;
 }
 
-async function fileOrLink(input: DefectInput, project: string, group: FailureGroup): Promise<DefectOutcome> {
+/** A group's defects: linked in the cycle already (no search needed), else the project's, from the batched search. */
+async function groupFacts(input: DefectInput, project: string, group: FailureGroup): Promise<GroupFacts> {
+  const inCycle = await input.cap.inCycle(input.cycle, marker(group.hash));
+  return inCycle ? { inCycle, found: [] } : { found: await search(input, project, group.hash, true) };
+}
+
+/** Links the group's defect, or files one under the cap (`later` when the cap's ranking decides, cap.ts). */
+async function act(input: DefectInput, project: string, group: FailureGroup, a: GroupAction): Promise<DefectOutcome> {
   const { cap } = input;
-  const hash = group.hash;
-  // Another machine (or an earlier run into this cycle) linked the group's defect here already: no search needed.
-  const inCycle = await cap.inCycle(input.cycle, marker(hash));
-  if (inCycle) {
-    cap.noteLinked(inCycle, group);
-    return { key: inCycle, created: false };
+  if (a.kind === 'link') {
+    cap.noteLinked(a.key, group);
+    return { key: a.key, created: false };
   }
-  const found = await search(input, project, hash, true);
-  const open = found.find((d) => d.open);
-  if (open) {
-    cap.noteLinked(open.key, group);
-    return { key: open.key, created: false };
-  }
-  // Every defect of the group is closed: the failure is a regression of the newest.
-  const regressionOf = input.regressionOf ?? found[found.length - 1]?.key;
+  const { regressionOf } = a;
   const regression = regressionOf ? { regressionOf } : {};
   // The slot first: a group the run's ranking decides later (cap.ts) must not hold the turn other creates wait on.
   const slot = await cap.reserve(input.cycle, group);

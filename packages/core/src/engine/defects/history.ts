@@ -41,7 +41,7 @@ export class KnownFailures {
   /** Bug states by key, the keys asked for together in one search (dataloader; its cache: once per run). */
   private readonly states = new DataLoader<string, BugState | undefined>((keys) => this.search(keys), {
     maxBatchSize: SEARCH_KEYS,
-    batchScheduleFn: (go) => this.clock.after(this.clock.timing.gatherMs, go),
+    batchScheduleFn: (go) => this.clock.after(this.clock.timing.gatherMs, go, true),
   });
   /** Cases whose history could not be read in this run. */
   readonly unread = new Set<string>();
@@ -86,7 +86,9 @@ export class KnownFailures {
   private read(key: string): Promise<Execution[] | undefined> {
     let r = this.reads.get(key);
     if (!r) {
-      r = this.limited(() => this.tm.runs.caseTestRuns({ testCaseIssueKey: key }, { signal: this.signal })).then(
+      // Behind the run writes in the transport's queue: it only serves the verdict, a status never waits for it.
+      const o = { signal: this.signal, background: true };
+      r = this.limited(() => this.tm.runs.caseTestRuns({ testCaseIssueKey: key }, o)).then(
         (items) => {
           if (items) return executions(items, this.statusMap);
           this.unread.add(key);
@@ -137,6 +139,7 @@ export class KnownFailures {
         pageSize: SEARCH_KEYS,
         signal: this.signal,
         clock: this.clock,
+        background: true,
       });
       for (const i of issues) found.set(i.key, stateOf(i.fields));
     } catch (err) {

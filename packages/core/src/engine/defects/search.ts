@@ -191,6 +191,7 @@ export class GroupSearch {
       pageSize: 100,
       signal: this.signal,
       clock: this.clock,
+      background: true,
     });
     const kept = issues.filter((i) => !DUPLICATE_LINE.test(String(i.fields.description ?? '')));
     return hashes.map((h) => {

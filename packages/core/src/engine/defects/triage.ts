@@ -1,12 +1,11 @@
 import type { Verdict } from './classify.js';
 
 /**
- * What becomes of a failing or flaky result: every rule of it, in one pure function over facts gathered once (no
- * service, no clock). Delivery gathers the facts (delivery/failures.ts: the quarantine set, the case's history
- * through classify.ts), asks `triage`, and acts: links a known bug, finds the group's defect (defects.ts: linked when
- * open, else a new one, metered by the cap), or nothing. The defect search's answer comes back through
- * `afterSearch` (a failure whose own defects are all closed is a regression). The engine asks `countsForCap` as a
- * result comes in, so the cap ranks exactly the failures that may file.
+ * What becomes of a failing or flaky result: every rule of it, pure, over facts gathered once (no service, no clock).
+ * `triage` takes the case's facts (the quarantine set, its history through classify.ts): nothing, link a known bug,
+ * or find the group's defect; `judgeGroup` takes the group's defects (the cycle's list or the batched search) and
+ * gives the final verdict and action (link one, or file one) before anything is done (defects.ts acts on it). The
+ * engine asks `countsForCap` as a result comes in, so the cap ranks exactly the failures that may file.
  *
  * In order:
  * - a quarantined case: `quarantined`; its known bug (from the history) linked, nothing filed;
@@ -95,6 +94,28 @@ export function triage(f: FailureFacts): Triage {
     verdict: history,
     action: { kind: 'find', ...(history?.regressionOf ? { regressionOf: history.regressionOf } : {}) },
   };
+}
+
+/** A failure group's defects: the one linked in the cycle already, or the project's (oldest first) from the search. */
+export interface GroupFacts {
+  inCycle?: string | undefined;
+  found: ReadonlyArray<{ key: string; open: boolean }>;
+}
+
+/** What a failure whose triage said `find` does about its group's defect: link this one, or file one. */
+export type GroupAction = { kind: 'link'; key: string } | { kind: 'file'; regressionOf?: string };
+
+/**
+ * The verdict and action of a failure whose triage said `find`, from its group's defects, before anything is done:
+ * the group's defect in the cycle, else the project's oldest open one, is linked; else a new one is filed, a
+ * regression of the newest closed one (or of the history's closed known bug), and the verdict says so (afterSearch).
+ */
+export function judgeGroup(t: Triage, g: GroupFacts): { verdict: Verdict | undefined; action: GroupAction } {
+  const key = g.inCycle ?? g.found.find((d) => d.open)?.key;
+  if (key) return { verdict: t.verdict, action: { kind: 'link', key } };
+  const regressionOf = (t.action.kind === 'find' ? t.action.regressionOf : undefined) ?? g.found.at(-1)?.key;
+  const action: GroupAction = { kind: 'file', ...(regressionOf ? { regressionOf } : {}) };
+  return { verdict: afterSearch(t.verdict, regressionOf), action };
 }
 
 /**

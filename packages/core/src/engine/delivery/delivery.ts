@@ -3,7 +3,6 @@ import type { CasebridgeConfig } from '../config/schema.js';
 import type { Verdict } from '../defects/classify.js';
 import { groupOf } from '../defects/groups.js';
 import type { QuarantineStats } from '../defects/quarantine.js';
-import type { Triage } from '../defects/triage.js';
 import { attributeSet, describeSet } from '../kernel/attributes.js';
 import { PermanentProblem, RunNotFoundYet } from '../kernel/errors.js';
 import { displayName, outcomeOf } from '../kernel/model.js';
@@ -246,10 +245,9 @@ export class Delivery {
     }
     // The failure's verdict and defect (history, quarantine, Jira's search, a create) run beside its status, outside
     // the delivery slot: the run gets its status by `statusDue` whatever Jira does, what follows in one more update.
-    const deciding = triaging.then(async (triaged) => ({
-      triaged,
-      defect: await this.failures.defectOf(item, triaged, { cycle, runId, stepRunId, dueAt: this.dueAt(item) }),
-    }));
+    const deciding = triaging.then((triaged) =>
+      this.failures.defectOf(item, triaged, { cycle, runId, stepRunId, dueAt: this.dueAt(item) }),
+    );
     return { failure: this.finish(item, deciding, write) };
   }
 
@@ -259,7 +257,7 @@ export class Delivery {
    */
   private async finish(
     item: WorkItem,
-    deciding: Promise<{ triaged: Triage; defect: DefectNow }>,
+    deciding: Promise<DefectNow>,
     write: (verdict: Verdict | undefined, pending?: Pending) => Promise<void>,
   ): Promise<void> {
     const p = item.progress;
@@ -282,8 +280,7 @@ export class Delivery {
         throw err;
       }
     }
-    const verdict = this.failures.verdictOf(item, decided.triaged);
-    const later = decided.defect.later;
+    const { verdict, later } = decided;
     await write(verdict, later ? 'defect' : undefined);
     // A defect the ranking filed from this very run is linked to it already; one linked otherwise takes an update.
     if (later && (await later) && !item.progress.defectOnRun) await write(verdict);

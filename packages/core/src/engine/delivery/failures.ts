@@ -8,7 +8,7 @@ import { Quarantine } from '../defects/quarantine.js';
 import { quarantineOptions } from '../defects/quarantine-manage.js';
 import { DefectRefusals, type Refusal } from '../defects/refusals.js';
 import { GroupSearch } from '../defects/search.js';
-import { afterSearch, countsForCap, needsHistory, type Triage, triage } from '../defects/triage.js';
+import { countsForCap, needsHistory, type Triage, triage } from '../defects/triage.js';
 import { outcomeOf, type TestResult } from '../kernel/model.js';
 import { pipelineMarker } from '../kernel/text.js';
 import type { Classification, CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
@@ -30,18 +30,18 @@ export interface FailuresOptions {
   track: (work: Promise<unknown>, what: string) => void;
 }
 
-/** A failure's defect as Delivery writes it: its key now, or `later` when the cap's ranking decides (see cap.ts). */
+/** A failure's verdict and defect as Delivery writes them: the key now, or `later` when the cap's ranking decides. */
 export interface DefectNow {
+  verdict?: Verdict | undefined;
   later?: Promise<string | undefined>;
 }
 
 /**
  * The failing and flaky results of a run, from the runner to their defect, in three steps:
- * 1. `came`: a result comes in; the quarantine and the cap (its ranking) learn of it.
- * 2. `triage`: the facts of a failure are gathered once (the quarantine set, its case's history), and one pure
- *    function (defects/triage.ts) gives its verdict and what to do about its defect.
- * 3. `defectOf`: that is done (a known bug linked, or the group's defect found or filed under the cap, defects.ts),
- *    and recorded for the run comment and the summary.
+ * 1. `came`: a result comes in; the quarantine and the cap (its ranking) learn of it, its group's search starts.
+ * 2. `triage`: the case's facts are gathered once (the quarantine set, its history) and judged (defects/triage.ts).
+ * 3. `defectOf`: the group's facts, the final verdict (judgeGroup, pure), then the action (a known bug linked, or the
+ *    group's defect linked or filed under the cap, defects.ts), recorded for the run comment and the summary.
  * It owns the state of all three: the cap, the history, the quarantine, the refusals, what was filed and linked.
  */
 export class Failures {
@@ -60,8 +60,8 @@ export class Failures {
   /** The triage of each failing or flaky result, once (a delivery tried again has written to its run). */
   private readonly triaged = new WeakMap<WorkItem, Promise<Triage>>();
   private readonly classified = new Map<string, Classification>();
-  /** Failures whose group's defects the defect search found all closed: the newest (see afterSearch). */
-  private readonly closedOf = new WeakMap<WorkItem, string>();
+  /** Each failure's verdict, final before its action (a try again keeps it). */
+  private readonly verdicts = new WeakMap<WorkItem, Verdict>();
   private readonly defects = { created: new Set<string>(), linked: new Set<string>() };
   /** Defects found or filed by this run, by failure group (see findOrFileDefect). */
   private readonly known = new Map<string, DefectOutcome>();
@@ -159,9 +159,9 @@ export class Failures {
   }
 
   /**
-   * Does what the triage said about the failure's defect: links its known bug, or finds the group's defect (linked
+   * The failure's verdict, final before its action, and its defect: its known bug linked, or the group's defect (linked
    * when open, else filed under the cap: `later` when the cap's ranking decides). Once per item: a result tried again
-   * keeps the defect it got.
+   * keeps the verdict and the defect it got.
    */
   async defectOf(
     item: WorkItem,
@@ -169,23 +169,22 @@ export class Failures {
     at: { cycle: CycleInfo | undefined; runId: number; stepRunId?: number | undefined; dueAt?: number },
   ): Promise<DefectNow> {
     const action = t?.action;
-    if (item.progress.defect || !action || action.kind === 'none') {
+    if (item.progress.defect || !t || !action || action.kind === 'none') {
       this.record(item, at);
-      return {};
+      return { verdict: this.judged(item, this.verdicts.get(item) ?? t?.verdict) };
     }
     const { cycle, runId } = at;
     const { config, svc, runner } = this.o;
     // Filing from a run is a run write: refused (403) when someone completed the cycle meanwhile (the cycle's
     // client resumes it, see composeService).
-    const d = await findOrFileDefect({
+    const { verdict, defect: d } = await findOrFileDefect({
       tm: svc.inCycle(cycle),
       config,
       item,
       runId,
       stepRunId: at.stepRunId,
       known: this.known,
-      knownBug: action.kind === 'link' ? action.key : undefined,
-      regressionOf: action.kind === 'find' ? action.regressionOf : undefined,
+      triaged: t,
       ...(cycle ? { cycle } : {}),
       cap: this.cap,
       searches: this.searches,
@@ -196,16 +195,17 @@ export class Failures {
       ...(at.dueAt !== undefined ? { dueAt: at.dueAt } : {}),
       filed: (key, recheck) => this.o.track(this.settleDefect(key, recheck), 'reading a new defect again'),
     });
-    if (d.regressionOf) this.closedOf.set(item, d.regressionOf);
-    if ('later' in d) return { later: d.later.then((decided) => this.record(item, at, decided)) };
+    this.judged(item, verdict);
+    if ('later' in d) return { verdict, later: d.later.then((decided) => this.record(item, at, decided)) };
     this.record(item, at, d);
-    return {};
+    return { verdict };
   }
 
-  /** The verdict the run comment and the summary give the failure, once its defect search answered (afterSearch). */
-  verdictOf(item: WorkItem, t: Triage | undefined): Verdict | undefined {
-    const verdict = afterSearch(t?.verdict, this.closedOf.get(item));
-    if (verdict) this.classified.set(item.id, verdict.classification);
+  /** A failure's verdict, kept for a try again and counted for the summary. */
+  private judged(item: WorkItem, verdict: Verdict | undefined): Verdict | undefined {
+    if (!verdict) return undefined;
+    this.verdicts.set(item, verdict);
+    this.classified.set(item.id, verdict.classification);
     return verdict;
   }
 

@@ -274,10 +274,15 @@ export class DeliveryPipeline implements WaitingBatch {
   private soon(): void {
     if (this.soonTimer) return;
     const { soonWhileCreatingMs, soonMs } = this.o.clock.timing;
-    this.soonTimer = this.o.clock.after(this.o.cases?.busy === true ? soonWhileCreatingMs : soonMs, () => {
-      this.soonTimer = undefined;
-      this.flush();
-    });
+    const wait = this.o.cases?.busy === true ? soonWhileCreatingMs : soonMs;
+    this.soonTimer = this.o.clock.after(
+      wait,
+      () => {
+        this.soonTimer = undefined;
+        this.flush();
+      },
+      true,
+    );
   }
 
   /** The status-only results of one cycle, in one bulk; what became of each comes back from Delivery.bulk. */

@@ -38,6 +38,8 @@ export interface KeysetSearch {
   /** Read only issues up to this id, inclusive (one slice of a range read at once, see keysetSlices); default: all. */
   upToId?: number;
   signal?: AbortSignal;
+  /** Behind the requests that are not (the transport's queue): a read that only serves a failure's verdict or defect. */
+  background?: boolean;
   /** The run's clock, for the pause before an empty page is read again (the system's by default). */
   clock?: Clock;
   /** A page arrived (the end of the run keeps waiting while requests succeed). */
@@ -90,8 +92,8 @@ export class SearchIncompleteError extends CasebridgeError {
 const LONG_JQL = 3_000;
 
 /** One page of a search from its first result: a GET, or a POST when the query is too long for a URL. */
-function searchPage(tm: TestManagementClient, jql: string, fields: string, size: number, signal?: AbortSignal) {
-  const opts = signal ? { signal } : undefined;
+function searchPage(tm: TestManagementClient, jql: string, fields: string, size: number, o: KeysetSearch) {
+  const opts = { ...(o.signal ? { signal: o.signal } : {}), ...(o.background ? { background: true } : {}) };
   if (encodeURIComponent(jql).length > LONG_JQL) {
     return tm.jira.searchPost({ jql, fields: fields.split(','), startAt: 0, maxResults: size }, opts);
   }
@@ -113,7 +115,7 @@ export async function keysetSearch(o: KeysetSearch): Promise<KeysetResult> {
     let page: Awaited<ReturnType<TestManagementClient['jira']['search']>>;
     try {
       requests += 1;
-      page = await searchPage(o.tm, jql, o.fields, size, o.signal);
+      page = await searchPage(o.tm, jql, o.fields, size, o);
     } catch (err) {
       // A window smaller than the page asked for (an administrator's setting): ask for smaller pages.
       if (err instanceof ValidationError && isResultWindowRefusal(err.serverMessage) && size > 10) {

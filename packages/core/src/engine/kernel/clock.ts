@@ -15,8 +15,11 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms`, or as soon as `signal` aborts; never rejects. Keeps the process alive (work waits on it). */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /** Calls `fn` after `ms`, without keeping the process alive (a timer nothing must wait for); returns its cancel. */
-  after(ms: number, fn: () => void): () => void;
+  /**
+   * Calls `fn` after `ms`; returns its cancel. It does not keep the process alive unless `keepAlive` (work that a
+   * caller awaits depends on it: a command such as `casebridge sync` has nothing else holding the process).
+   */
+  after(ms: number, fn: () => void, keepAlive?: boolean): () => void;
 }
 
 /**
@@ -41,9 +44,9 @@ export function clockOf(settings: Partial<Timing> = {}, scale = 1): Clock {
         const timer = setTimeout(done, real(ms));
         signal?.addEventListener('abort', done, { once: true });
       }),
-    after: (ms, fn) => {
+    after: (ms, fn, keepAlive = false) => {
       const timer = setTimeout(fn, real(ms));
-      timer.unref();
+      if (!keepAlive) timer.unref();
       return () => clearTimeout(timer);
     },
   };
