@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { CookieJar, CookieView } from './cookies.js';
 import { registerSecret } from './secrets.js';
+import { now } from './time.js';
 
 /**
  * Credentials, the same shapes for both clients:
@@ -133,7 +134,7 @@ export class Authenticator {
   private async login(): Promise<string> {
     if (this.auth.type === 'session') {
       // Loaded at the first login, not with the client: tough-cookie and its public-suffix list serve sessions only.
-      this.sessionJar ??= new (await import('./cookies.js')).CookieJar(Date.now, this.scheme.url);
+      this.sessionJar ??= new (await import('./cookies.js')).CookieJar(now, this.scheme.url);
       // A new login starts a new set of cookies: the load balancer may route it to another node.
       this.sessionJar.clear();
     }

@@ -1,5 +1,6 @@
 import { Cookie, CookieJar as ToughJar } from 'tough-cookie';
 import { registerSecret } from './secrets.js';
+import { now as systemNow } from './time.js';
 
 /** What the transport needs of a jar for one request: the header to send, and where its answer's cookies go. */
 export interface CookieView {
@@ -25,7 +26,7 @@ export class CookieJar {
 
   /** @param url the server's URL (a Secure cookie is kept and sent only over https, or to this machine). */
   constructor(
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = systemNow,
     url = 'http://localhost/',
   ) {
     this.url = new URL('/', url).href;

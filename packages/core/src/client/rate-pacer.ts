@@ -1,3 +1,4 @@
+import { now as systemNow } from './time.js';
 /**
  * Pacing by Jira's rate-limit headers, before a 429. Jira Data Center (8.6+) limits REST per user with a token
  * bucket and says so on every answer: `X-RateLimit-Limit` (the bucket's size), `X-RateLimit-Remaining` (tokens left),
@@ -48,7 +49,7 @@ export class RatePacer {
   /** Requests that reserved a token and have not been answered yet. */
   private outstanding = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = systemNow) {}
 
   /** Whether the server has announced a limit. */
   get limited(): boolean {

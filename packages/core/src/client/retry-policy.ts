@@ -9,6 +9,7 @@ import {
   TimeoutError,
 } from './errors.js';
 import { redactedMessage } from './secrets.js';
+import { now } from './time.js';
 import type { RetryOptions, TransportRequest, TransportResponse } from './transport-types.js';
 
 /**
@@ -233,35 +234,12 @@ function pauseDelay(attempt: number, baseMs: number, capMs: number, random: () =
  * A `Retry-After` header in milliseconds: delta-seconds (`120`) or an HTTP date. Undefined when absent or
  * unparseable; a date in the past is 0.
  */
-function parseRetryAfter(value: string | string[] | undefined, now: number = Date.now()): number | undefined {
+function parseRetryAfter(value: string | string[] | undefined, from: number = now()): number | undefined {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined) return undefined;
   const s = raw.trim();
   if (/^\d+(\.\d+)?$/.test(s)) return Math.round(Number(s) * 1000);
   const at = Date.parse(s);
   if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
-}
-
-/**
- * Resolves after `ms`, or rejects with the signal's reason when it aborts first. On the global setTimeout, not
- * `node:timers/promises`: the tests run the waits on a faked clock, which does not reach the latter.
- */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return Math.max(0, at - from);
 }

@@ -2,8 +2,9 @@ import PQueue from 'p-queue';
 import { type Connection, openConnection, readText } from './connection.js';
 import { AbortedError, ConfigError, type RequestInfo } from './errors.js';
 import { RatePacer } from './rate-pacer.js';
-import { RetryPolicy, sleep } from './retry-policy.js';
+import { RetryPolicy } from './retry-policy.js';
 import { redact, redactedMessage, registerSecret, safeUrl } from './secrets.js';
+import { now, pause } from './time.js';
 import { tlsSettings } from './tls.js';
 import type { TransportOptions, TransportRequest, TransportResponse, TransportStats } from './transport-types.js';
 
@@ -92,7 +93,7 @@ export class Transport {
       info.retries = attempt;
       if (req.signal?.aborted) throw new AbortedError(info);
       let outcome: { res: TransportResponse } | { err: unknown };
-      const started = Date.now();
+      const started = now();
       try {
         const release = await this.slot(req.signal, req.background === true);
         try {
@@ -112,7 +113,7 @@ export class Transport {
       }
       const res = outcome.res;
       res.retries = attempt;
-      this.log('debug', `${req.method} ${info.path} -> HTTP ${res.status} in ${Date.now() - started} ms`);
+      this.log('debug', `${req.method} ${info.path} -> HTTP ${res.status} in ${now() - started} ms`);
       if (res.status === 500) serverErrors += 1;
       if (!this.policy.retriesAnswer(req, res, attempt, serverErrors)) return res;
       const delay = this.policy.afterAnswer(req, res, attempt, info);
@@ -156,11 +157,8 @@ export class Transport {
   }
 
   private async pause(ms: number, req: TransportRequest, info: RequestInfo): Promise<void> {
-    try {
-      await sleep(ms, req.signal);
-    } catch {
-      throw new AbortedError(info);
-    }
+    await pause(ms, req.signal);
+    if (req.signal?.aborted) throw new AbortedError(info);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { now, pause, timer } from '../../client/time.js';
 import { TIMING } from './timing.js';
 
 /** The waits of the engine (TIMING), as one run resolves them: the defaults with the configuration's settings. */
@@ -27,28 +28,13 @@ export interface Clock {
  * advancing `scale` times faster), for tests.
  */
 export function clockOf(settings: Partial<Timing> = {}, scale = 1): Clock {
-  // Date.now and setTimeout read at each call, not kept: a test's fake timers (vi.useFakeTimers) drive this clock too.
-  const start = Date.now();
+  const start = now();
   const real = (ms: number) => Math.max(0, ms / scale);
   return {
     timing: { ...TIMING, ...settings },
-    now: () => (scale === 1 ? Date.now() : start + (Date.now() - start) * scale),
-    sleep: (ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (signal?.aborted) return resolve();
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = setTimeout(done, real(ms));
-        signal?.addEventListener('abort', done, { once: true });
-      }),
-    after: (ms, fn, keepAlive = false) => {
-      const timer = setTimeout(fn, real(ms));
-      if (!keepAlive) timer.unref();
-      return () => clearTimeout(timer);
-    },
+    now: () => (scale === 1 ? now() : start + (now() - start) * scale),
+    sleep: (ms, signal) => pause(real(ms), signal),
+    after: (ms, fn, keepAlive = false) => timer(real(ms), fn, keepAlive),
   };
 }
 

@@ -1,4 +1,5 @@
 import { CasebridgeError, NotFoundError, ValidationError } from '../../client/errors.js';
+import { now as systemNow } from '../../client/time.js';
 
 /**
  * Finding the item a batch request is refused for. synapseRT answers 500 both to a refusal of one item of a batch (a
@@ -63,7 +64,7 @@ export async function splitBatch<T>(
   send: (part: T[]) => Promise<void>,
   o: SplitOptions = {},
 ): Promise<SplitOutcome<T>> {
-  const now = o.now ?? Date.now;
+  const now = o.now ?? systemNow;
   const out: SplitOutcome<T> = { sent: [], refused: [], unsent: [] };
   // A stack, the next part last: halves go first half first, depth first, the order of a recursive walk.
   const parts: T[][] = items.length > 0 ? [[...items]] : [];
