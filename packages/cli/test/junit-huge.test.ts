@@ -24,18 +24,23 @@ async function writeHugeJunit(file: string, cases = HUGE.cases, bytes = HUGE.byt
     if (!out.write(s)) await once(out, 'drain');
   };
   await write(`<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="huge">\n`);
+  // About 1 MB a write (a slice of 250 cases), not one write per case: the same bytes, with fewer awaits.
+  let slice = '';
   for (let i = 0; i < cases; i++) {
-    if (i % 1000 === 0) await write(`<testsuite name="suite ${i / 1000}">\n`);
+    if (i % 1000 === 0) slice += `<testsuite name="suite ${i / 1000}">\n`;
     const key = `DEMO-${(i % 6) + 2}`;
     const failed = i % 50 === 0;
-    await write(
+    slice +=
       `<testcase classname="com.example.Suite${Math.floor(i / 1000)}" name="${key} case ${i}" time="0.01">` +
-        (failed ? `<failure message="boom ${i}" type="AssertionError">at Suite.java:${i}</failure>` : '') +
-        `<system-out><![CDATA[${body}]]></system-out></testcase>\n`,
-    );
-    if (i % 1000 === 999) await write('</testsuite>\n');
+      (failed ? `<failure message="boom ${i}" type="AssertionError">at Suite.java:${i}</failure>` : '') +
+      `<system-out><![CDATA[${body}]]></system-out></testcase>\n`;
+    if (i % 1000 === 999) slice += '</testsuite>\n';
+    if (i % 250 === 249) {
+      await write(slice);
+      slice = '';
+    }
   }
-  await write('</testsuites>\n');
+  await write(`${slice}</testsuites>\n`);
   out.end();
   await once(out, 'finish');
 }
@@ -133,13 +138,17 @@ it('the results themselves stay small (the engine holds every one until the end)
     if (!out.write(s)) await once(out, 'drain');
   };
   await write('<testsuites><testsuite name="s">');
+  // A slice of 250 test cases a write (about 1 MB): the same bytes, with fewer awaits.
+  let slice = '';
   for (let i = 0; i < 20_000; i++) {
     const failure = i % 10 === 0 ? `<failure message="boom ${i}">stack ${i}</failure>` : '';
-    await write(
-      `<testcase classname="c${i % 100}" name="DEMO-2 case ${i}">${failure}<system-out>${body}</system-out></testcase>`,
-    );
+    slice += `<testcase classname="c${i % 100}" name="DEMO-2 case ${i}">${failure}<system-out>${body}</system-out></testcase>`;
+    if (i % 250 === 249) {
+      await write(slice);
+      slice = '';
+    }
   }
-  out.end('</testsuite></testsuites>');
+  out.end(`${slice}</testsuite></testsuites>`);
   await once(out, 'finish');
   gc();
   const before = process.memoryUsage().heapUsed;

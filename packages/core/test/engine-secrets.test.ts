@@ -4,7 +4,7 @@ import type { RunningEmulator } from '@casebridge/emulator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestResult } from '../src/index.js';
 import { closedPort } from './support/emulator.js';
-import { ctx, last, project, report, result, useEngineWorld } from './support/engine-world.js';
+import { ctx, FAST, last, project, report, result, useEngineWorld } from './support/engine-world.js';
 
 /**
  * Secrets in everything the engine writes, with debug on, against the real emulator over real HTTP: printed lines,
@@ -67,14 +67,15 @@ describe('secrets', () => {
   });
 
   it('with debug on, nothing printed, journaled or summarised holds the password, the token or the Basic value', async () => {
+    // Both runs on the engine's faster clock (support/engine-world.ts, FAST), their patience FAST times longer.
     addUser();
     const dir = project();
     const file = join(dir, 'step-summary.md');
     const lines: string[] = [];
     const up = await report(
-      options(emu.url, { flushTimeoutMs: 20_000 }),
+      options(emu.url, { flushTimeoutMs: 20_000 * FAST }),
       [leaky(dir), result('DEMO-2 a', 'passed')],
-      ctx(dir, lines, { GITHUB_STEP_SUMMARY: file }),
+      ctx(dir, lines, { GITHUB_STEP_SUMMARY: file }, FAST),
     );
     expect(up.summary.problems).toEqual([]);
     expect(
@@ -96,9 +97,9 @@ describe('secrets', () => {
     const down = `http://127.0.0.1:${await closedPort()}`;
     const downLines: string[] = [];
     const off = await report(
-      options(down, { flushTimeoutMs: 1_500, cycle: 'CI secrets down' }),
+      options(down, { flushTimeoutMs: 1_500 * FAST, cycle: 'CI secrets down' }),
       [leaky(dir), result('DEMO-2 a', 'passed')],
-      ctx(dir, downLines, { GITHUB_STEP_SUMMARY: file }),
+      ctx(dir, downLines, { GITHUB_STEP_SUMMARY: file }, FAST),
     );
     expect(off.summary.journaled).toBe(2);
     const journalDir = join(dir, '.casebridge/journal');

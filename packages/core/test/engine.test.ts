@@ -6,6 +6,7 @@ import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type EngineContext, type TestResult } from '../src/index.js';
 import { clearFaults, closedPort, setFaults } from './support/emulator.js';
+import { FAST } from './support/engine-world.js';
 
 /**
  * The engine against the real emulator over real HTTP, fed with results as an adapter would hand them over. The
@@ -33,8 +34,12 @@ function project(): string {
   return dir;
 }
 
+/**
+ * The engine's waits FAST times shorter (support/engine-world.ts): the same paths, on a Jira without index lag. The
+ * end's patience (flushTimeoutMs, below) is on that clock too: FAST times longer.
+ */
 function ctx(cwd: string, lines: string[]): EngineContext {
-  return { cwd, runner: { name: 'playwright', version: 'test' }, env: {}, out: (t) => lines.push(t) };
+  return { cwd, runner: { name: 'playwright', version: 'test' }, env: {}, out: (t) => lines.push(t), timeScale: FAST };
 }
 
 function result(title: string, status: 'passed' | 'failed' | 'flaky', extra: Partial<TestResult> = {}): TestResult {
@@ -69,7 +74,7 @@ const base = (url: string, extra: Record<string, unknown> = {}) => ({
   url,
   token: 'casebridge-dev-token',
   projectKey: 'DEMO',
-  flushTimeoutMs: 20_000,
+  flushTimeoutMs: 20_000 * FAST,
   ...extra,
 });
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupOf } from '../src/engine/defects/groups.js';
 import { Engine, type EngineContext, type TestResult } from '../src/index.js';
 import { closedPort } from './support/emulator.js';
+import { FAST } from './support/engine-world.js';
 
 /**
  * The engine at the scale of a real suite, against the emulator: journaled results replayed through the bulk, the
@@ -67,11 +68,12 @@ const options = (url: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-const ctx = (cwd: string, lines: string[] = [], env: NodeJS.ProcessEnv = {}): EngineContext => ({
+const ctx = (cwd: string, lines: string[] = [], env: NodeJS.ProcessEnv = {}, timeScale = 1): EngineContext => ({
   cwd,
   runner: { name: 'jest', version: 'test' },
   env,
   out: (t) => lines.push(t),
+  timeScale,
 });
 
 const statusesOf = (cycle: string) => {
@@ -83,7 +85,10 @@ describe('a first run at scale', () => {
   it('1,000 journaled status-only results are replayed through the bulk: a handful of requests, journal empty', async () => {
     await emu.reset();
     const dir = mkdtempSync(join(tmpdir(), 'cb-first-'));
-    const down = Engine.create(options(`http://127.0.0.1:${await closedPort()}`, { cycle: 'replayed' }), ctx(dir));
+    const down = Engine.create(
+      options(`http://127.0.0.1:${await closedPort()}`, { cycle: 'replayed', flushTimeoutMs: 10_000 * FAST }),
+      ctx(dir, [], {}, FAST),
+    );
     down.begin({ tests: [] });
     for (let i = 0; i < SIZE; i++) down.add(result(`${key(i)} works`, 'passed'));
     expect((await down.end()).summary.journaled).toBe(SIZE);
@@ -157,7 +162,10 @@ describe('a first run at scale', () => {
     await emu.reset();
     const dir = mkdtempSync(join(tmpdir(), 'cb-auto-down-'));
     const auto = { autoCreate: true, cycle: 'created later' };
-    const down = Engine.create(options(`http://127.0.0.1:${await closedPort()}`, auto), ctx(dir));
+    const down = Engine.create(
+      options(`http://127.0.0.1:${await closedPort()}`, { ...auto, flushTimeoutMs: 10_000 * FAST }),
+      ctx(dir, [], {}, FAST),
+    );
     down.begin({ tests: [] });
     down.add(result('a new test', 'passed'));
     down.add(result('', 'passed'));
@@ -177,15 +185,21 @@ describe('a first run at scale', () => {
   });
 
   it('creates that take Jira long do not hold the run back: results are delivered while they go on', async () => {
-    // 50 ms an issue: a bulk of 50 holds its request 2.5 s, 24 of them 4 at a time take 15 s, and the creates fill
-    // every slot of the client as each ends. The re-reads that decide them and the bulks of statuses go first (background creates, transport.ts), so
-    // the results of the first cases land while the last are still being made, not all after them.
+    // 20 ms an issue: a bulk of 50 holds its request 1 s, 24 of them 4 at a time take 6 s, and the creates fill every
+    // slot of the client as each ends. The re-reads that decide them and the bulks of statuses go first (background
+    // creates, transport.ts), so the results of the first cases land while the last are still being made, not all
+    // after them. The engine's own waits (the bulk's timers, the wait before a re-read decides a create) on a clock
+    // FAST times faster: on the real clock they take the seconds that 50 ms an issue (15 s of creates) was there to
+    // cover; the creates' time is the emulator's, real.
     await emu.reset();
-    emu.setJira({ createMs: 50 });
+    emu.setJira({ createMs: 20 });
     emu.faults.set([{ route: '**', latencyMs: 20 }]);
     try {
       const dir = mkdtempSync(join(tmpdir(), 'cb-slow-creates-'));
-      const run = Engine.create(options(emu.url, { autoCreate: true, cycle: 'slow creates' }), ctx(dir));
+      const run = Engine.create(
+        options(emu.url, { autoCreate: true, cycle: 'slow creates', flushTimeoutMs: 10_000 * FAST }),
+        ctx(dir, [], {}, FAST),
+      );
       run.begin({ tests: [] });
       for (let i = 0; i < 1_200; i++) run.add(result(`slow create ${i}`, 'passed'));
       const end = await run.end();

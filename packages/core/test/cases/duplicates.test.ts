@@ -8,6 +8,7 @@ import { identityInDescription } from '../../src/engine/cases/registry.js';
 import { groupOf } from '../../src/engine/defects/groups.js';
 import { closeAsDuplicate } from '../../src/engine/jira/duplicate.js';
 import { Engine, type EngineContext, type TestResult } from '../../src/index.js';
+import { FAST } from '../support/engine-world.js';
 
 /**
  * Issues casebridge made twice (a search that lagged a create, two machines at once) against the emulator's
@@ -113,6 +114,14 @@ const ctx = (cwd: string): EngineContext => ({
   env: {},
   out: () => {},
 });
+
+/**
+ * For the runs under a lag longer than any wait of the engine (LONG_LAG_MS): the engine's clock FAST times faster
+ * (its 3 s wait for the index 150 ms, still far shorter than the lag), its patience FAST times longer. Where the
+ * lag is shorter than the engine's wait (LAG_MS) and the engine is to see past it, the runs keep the real clock.
+ */
+const fast = { timeScale: FAST } satisfies Partial<EngineContext>;
+const patient = { flushTimeoutMs: 15_000 * FAST };
 
 async function run(
   project: string,
@@ -220,16 +229,16 @@ describe('cases made twice because the search lagged', () => {
     emu.setJira({ indexLagMs: LONG_LAG_MS });
     try {
       const tests = Array.from({ length: 10 }, (_, i) => result(`test ${i}`));
-      const first = await run('DUP', 'CI 1', tests);
+      const first = await run('DUP', 'CI 1', tests, patient, fast);
       expect(first.end.summary.createdCases).toHaveLength(10);
       // A second machine right after the first: its reads do not show the first one's cases yet.
-      const second = await run('DUP', 'CI 2', tests);
+      const second = await run('DUP', 'CI 2', tests, patient, fast);
       expect(second.end.summary.createdCases, 'a lagging search: made again').toHaveLength(10);
 
       // The lag passes (the emulator's index catches up at once, not on the clock): the next run sees both.
       emu.catchUpIndex();
       emu.clearRequests();
-      const third = await run('DUP', 'CI 3', tests);
+      const third = await run('DUP', 'CI 3', tests, patient, fast);
       expect(third.end.summary.createdCases).toEqual([]);
       const dups = third.end.summary.duplicateCases ?? [];
       expect(dups.map((d) => d.key).sort()).toEqual(Object.values(second.mapping).sort());
@@ -241,7 +250,7 @@ describe('cases made twice because the search lagged', () => {
       const closing = emu.requests().filter((r) => /jira\.(issue|transitions|transition)$/.test(r.op ?? ''));
       console.log(`10 duplicates closed with ${closing.length} requests (${emu.requests().length} in the run)`);
 
-      const fourth = await run('DUP', 'CI 4', tests);
+      const fourth = await run('DUP', 'CI 4', tests, patient, fast);
       expect(fourth.end.summary.duplicateCases ?? []).toEqual([]);
       expect(fourth.mapping).toEqual(first.mapping);
     } finally {
@@ -253,11 +262,11 @@ describe('cases made twice because the search lagged', () => {
     emu.setJira({ indexLagMs: LONG_LAG_MS });
     try {
       const tests = Array.from({ length: 3 }, (_, i) => result(`labelled ${i}`));
-      const first = await run('NOC', 'NOC 1', tests);
-      const second = await run('NOC', 'NOC 2', tests);
+      const first = await run('NOC', 'NOC 1', tests, patient, fast);
+      const second = await run('NOC', 'NOC 2', tests, patient, fast);
       expect(second.end.summary.createdCases).toHaveLength(3);
       emu.catchUpIndex();
-      const third = await run('NOC', 'NOC 3', tests);
+      const third = await run('NOC', 'NOC 3', tests, patient, fast);
       expect((third.end.summary.duplicateCases ?? []).map((d) => d.key).sort()).toEqual(
         Object.values(second.mapping).sort(),
       );
@@ -270,7 +279,7 @@ describe('cases made twice because the search lagged', () => {
       }
       emu.catchUpIndex();
       emu.clearRequests();
-      const fourth = await run('NOC', 'NOC 4', tests);
+      const fourth = await run('NOC', 'NOC 4', tests, patient, fast);
       expect(fourth.end.summary.duplicateCases ?? []).toEqual([]);
       expect(fourth.mapping).toEqual(first.mapping);
       expect(emu.requests().filter((r) => r.op === 'jira.transitions')).toEqual([]);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { RunningEmulator } from '@casebridge/emulator';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { Engine, type TestResult } from '../../src/index.js';
-import { base, ctx, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
+import { base, ctx, FAST, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
 
 /**
  * Run attributes (option `attributes`), against the real emulator: an advanced cycle, one run per case and attribute
@@ -145,9 +145,11 @@ describe('run attributes', () => {
     await report(base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: 'CI plain' }), [
       result('DEMO-2 a', 'passed'),
     ]);
+    // On the engine's faster clock (FAST): its tries again after 1, 3 and 6 s, bounded by the end's 3 s.
     const end = await report(
-      options('CI plain', { flushTimeoutMs: 3_000 }),
+      options('CI plain', { flushTimeoutMs: 3_000 * FAST }),
       inProjects('DEMO-3 b', { Chrome: 'passed', Firefox: 'failed' }),
+      ctx(project(), [], {}, FAST),
     );
     // Named once, with the cycle and the way out; both results kept (the case's plain run untouched).
     expect(end.summary.problems).toHaveLength(1);
@@ -247,7 +249,12 @@ describe('run attributes', () => {
       ...inProjects('DEMO-2 login', { Chrome: 'passed', Firefox: 'failed' }),
       ...inProjects('DEMO-3 cart', { Chrome: 'passed', Firefox: 'passed' }),
     ];
-    const end = await report(options('CI faults'), tests);
+    // The engine's waits FAST times shorter, its patience FAST times longer; the client's retries stay real.
+    const end = await report(
+      options('CI faults', { flushTimeoutMs: 20_000 * FAST }),
+      tests,
+      ctx(project(), [], {}, FAST),
+    );
     expect(end.summary.problems).toEqual([]);
     expect(end.summary.journaled).toBe(0);
     // The lost answer, then a create that finds the runs made already: the run list names them.
