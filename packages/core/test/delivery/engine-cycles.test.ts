@@ -1,7 +1,7 @@
 import type { RunningEmulator } from '@casebridge/emulator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/index.js';
-import { base, ctx, FAST, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
+import { base, ctx, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
 
 /**
  * Cycles the engine completes, against the real emulator over real HTTP: completeCycle at the end, and a cycle
@@ -82,10 +82,9 @@ describe('cycles', () => {
       const first = result('DEMO-2 first', 'failed');
       const second = result('DEMO-3 second', 'failed');
       const lines: string[] = [];
-      // The engine's waits (a failure's status within 1 s, the gathering of its defect's search) FAST times shorter.
       const engine = Engine.create(
-        base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: name, flushTimeoutMs: 20_000 * FAST }),
-        ctx(project(), lines, {}, FAST),
+        base(emu.url, { mode: 'cycle', testPlan: 'DEMO-1', cycle: name }),
+        ctx(project(), lines),
       );
       engine.begin(planned ? { tests: [first, second] } : {});
       engine.add(first);
