@@ -27,11 +27,12 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['packages/*/test/**/*.test.ts'],
-          // Six unit files at a time when the project runs alone (`npm run test:unit`): a unit file mostly waits (the
+          // Five unit files at a time when the project runs alone (`npm run test:unit`): a unit file mostly waits (the
           // client's retries and timeouts on the real clock, the emulator's latency and index lag). Four at a time
-          // kept the 2 cores about 60% busy (62 to 66 s here), six about 80% (52 to 58 s; 2026-12-07). Beside the
-          // end-to-end project `.ci/test` sets two (CASEBRIDGE_UNIT_WORKERS).
-          maxWorkers: workers(6),
+          // kept the 2 cores about 60% busy (62 to 66 s here), five 55 to 57 s, six 52 to 58 s but with the
+          // load-sensitive counts (history-cost) failing now and then (2026-12-07). Beside the end-to-end project
+          // `.ci/test` sets two (CASEBRIDGE_UNIT_WORKERS).
+          maxWorkers: workers(5),
           // Projects with a worker count of their own run as groups of their own: in one Vitest (`npx vitest run`)
           // the unit files first, then the end-to-end ones.
           sequence: { groupOrder: 0 },
