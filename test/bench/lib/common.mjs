@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -181,4 +182,12 @@ export function closedPort() {
       server.close(() => done(port));
     });
   });
+}
+
+/** A cell's results, closed: the load at the end, the builds that changed while it ran, how long it took. */
+export function closeResults(results, started) {
+  results.env = { ...results.env, loadAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) };
+  const changed = changedSince(results.versions);
+  if (changed) results.versions.changedDuringRun = changed;
+  results.durationSeconds = Math.round((Date.now() - started) / 1000);
 }

@@ -16,10 +16,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '@casebridge/emulator';
-import { changedSince, keyOf, median, OUT, PROJECT, ROOT, round, seedFor, versions, writeFixture } from './common.mjs';
+import { closeResults, keyOf, median, OUT, PROJECT, ROOT, round, seedFor, versions, writeFixture } from './common.mjs';
 import { measure, requestsOf } from './measure.mjs';
 import { playwright, playwrightProjectFiles } from './playwright.mjs';
 
@@ -458,9 +457,6 @@ export async function runFailing({ log, environment }) {
   } finally {
     await emu.close();
   }
-  results.env = { ...results.env, loadAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) };
-  const changed = changedSince(results.versions);
-  if (changed) results.versions.changedDuringRun = changed;
-  results.durationSeconds = Math.round((Date.now() - started) / 1000);
+  closeResults(results, started);
   write(results, true);
 }

@@ -9,10 +9,9 @@
  * Writes bench-results/history.md and .json after every night, so an interrupted run keeps what it measured.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '@casebridge/emulator';
-import { changedSince, keyOf, median, OUT, PROJECT, round, seedFor, versions, writeFixture } from './common.mjs';
+import { closeResults, keyOf, median, OUT, PROJECT, round, seedFor, versions, writeFixture } from './common.mjs';
 import { jest, jestProjectFiles } from './jest.mjs';
 import { measure } from './measure.mjs';
 
@@ -334,9 +333,6 @@ export async function runHistory({ log, environment }) {
   } finally {
     await emu.close();
   }
-  results.env = { ...results.env, loadAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) };
-  const changed = changedSince(results.versions);
-  if (changed) results.versions.changedDuringRun = changed;
-  results.durationSeconds = Math.round((Date.now() - started) / 1000);
+  closeResults(results, started);
   write(results, true);
 }

@@ -23,7 +23,7 @@ import {
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startEmulator } from '@casebridge/emulator';
-import { BIN, changedSince, FIXTURES, OUT, PROBE_CORE, PROJECT, ROOT, seedFor, versions } from './common.mjs';
+import { BIN, closeResults, FIXTURES, OUT, PROBE_CORE, PROJECT, ROOT, seedFor, versions } from './common.mjs';
 import { delivered, measure } from './measure.mjs';
 import { renderPeers } from './peers-report.mjs';
 import { countOf, startQase, startTestomatio } from './peers-standins.mjs';
@@ -403,9 +403,6 @@ export async function runPeers({ log, environment }) {
   } finally {
     await Promise.all(Object.values(standIns).map((s) => s.close()));
   }
-  results.env = { ...results.env, loadAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) };
-  const changed = changedSince(results.versions);
-  if (changed) results.versions.changedDuringRun = changed;
-  results.durationSeconds = Math.round((Date.now() - started) / 1000);
+  closeResults(results, started);
   write(results, true);
 }

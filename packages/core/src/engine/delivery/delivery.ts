@@ -329,12 +329,10 @@ export class Delivery {
 
   /** How long a failure's run waits for its verdict and defect before its status goes alone (statusWithinMs). */
   private statusDue(item: WorkItem): number {
-    const { clock } = this.svc;
-    const now = clock.now();
-    const came = this.cameAt.get(item) ?? now;
     // A failure that waited for its delivery slot past that still gets a moment: with Jira answering, its verdict
     // and defect are known by then and go in the same update (one request, not two).
-    return Math.max(clock.timing.statusGraceMs, came + clock.timing.statusWithinMs - now);
+    const { clock } = this.svc;
+    return Math.max(clock.timing.statusGraceMs, this.dueAt(item) - clock.now());
   }
 
   /** A result came in (the pipeline took it): its status is due statusWithinMs later (see deliver). */
