@@ -2,6 +2,7 @@ import type { TestManagementClient } from '../../client/tm.js';
 import { type Clock, systemClock } from '../kernel/clock.js';
 import type { CycleInfo } from '../kernel/types.js';
 import type { FailureGroup } from './groups.js';
+import { DefectLedger } from './ledger.js';
 
 /**
  * The flood guard's count: at most `defects.maxPerRun` new defects per run, and in cycle mode per cycle, across the
@@ -64,9 +65,6 @@ interface CycleDefects {
 }
 
 export class DefectCap {
-  /** Defects this process created, and those it linked as existing ones. */
-  private readonly created = new Set<string>();
-  private readonly linked = new Set<string>();
   /** Creates under way (a slot reserved, the key not known yet). */
   private pending = 0;
   private readonly cycles = new Map<number, CycleDefects>();
@@ -95,6 +93,8 @@ export class DefectCap {
     private readonly tm: TestManagementClient,
     private readonly signal: AbortSignal,
     private readonly clock: Clock = systemClock,
+    /** The run's defects filed and linked (shared with defects.ts and the summary). */
+    readonly ledger = new DefectLedger(),
   ) {}
 
   /** The defect with this marker already linked in the cycle, or undefined (ad hoc mode: always undefined). */
@@ -190,19 +190,13 @@ export class DefectCap {
   /** Gives back a slot taken by `reserve` as soon as the create answered: with its key, or undefined when it failed. */
   settle(createdKey: string | undefined): void {
     this.pending -= 1;
-    if (createdKey) this.created.add(createdKey);
+    if (createdKey) this.ledger.filed(createdKey);
     if (this.pending === 0) for (const wake of this.waiting.splice(0)) wake();
-  }
-
-  /** A defect this process created and then closed as the duplicate of another machine's: not a new one. */
-  duplicate(key: string): void {
-    this.created.delete(key);
-    this.linked.add(key);
   }
 
   /** A defect that existed and was linked (not counted towards the cap unless another machine created it). */
   noteLinked(key: string, group?: FailureGroup): void {
-    if (!this.created.has(key)) this.linked.add(key);
+    this.ledger.link(key);
     if (!group) return;
     const h = group.hash;
     if (this.ranked?.has(h) && !this.served.has(h)) {
@@ -313,8 +307,8 @@ export class DefectCap {
   }
 
   private count(c: CycleDefects | undefined): number {
-    const keys = new Set(this.created);
-    if (c) for (const k of c.marked) if (!this.linked.has(k)) keys.add(k);
+    const keys = new Set(this.ledger.created);
+    if (c) for (const k of c.marked) if (!this.ledger.ours(k)) keys.add(k);
     return keys.size + this.pending;
   }
 

@@ -52,17 +52,13 @@ export interface DefectInput {
   /** The run step that failed, when the failure belongs to a step: the defect is filed from the step. */
   stepRunId?: number;
   /**
-   * What became of each group in this run, by group key: a second failure of the group links its defect, or (the
-   * cap, a refused create) gets none either.
-   */
-  known: Map<string, DefectOutcome>;
-  /**
    * What the failure's facts said (triage.ts): `link` a bug known from its case's history (no search, no new defect,
    * no slot under the cap), or `find` the group's defect (`regressionOf`: its known bugs are all closed).
    */
   triaged: Triage;
   /** The cycle of the run (cycle mode): its defect list is the state shared with other machines. */
   cycle?: CycleInfo;
+  /** The flood guard; its ledger says what became of each group in this run (a second failure takes it). */
   cap: DefectCap;
   /** The groups' defect searches of the run, batched (search.ts). */
   searches: GroupSearch;
@@ -125,7 +121,8 @@ export function findOrFileDefect(input: DefectInput): Promise<Judged> {
   return inFlight([k], async () => {
     // A second failure of the group in this run links the defect of the first (or, capped, gets none either; or
     // waits with it for the ranking).
-    const earlier = input.known.get(k);
+    const known = input.cap.ledger.groups;
+    const earlier = known.get(k);
     if (earlier) {
       const verdict = afterSearch(t.verdict, earlier.regressionOf);
       return {
@@ -136,12 +133,12 @@ export function findOrFileDefect(input: DefectInput): Promise<Judged> {
     // Its facts (the group's defects), one verdict and action (judgeGroup, pure), then the action.
     const judged = judgeGroup(t, await groupFacts(input, project, group));
     const found = await act(input, project, group, judged.action);
-    input.known.set(k, found);
+    known.set(k, found);
     if ('later' in found) {
       found.later.then(
-        (decided) => input.known.get(k) === found && input.known.set(k, decided),
+        (decided) => known.get(k) === found && known.set(k, decided),
         // Not decided (a create or a read failed): the result is tried again, and asks again.
-        () => input.known.get(k) === found && input.known.delete(k),
+        () => known.get(k) === found && known.delete(k),
       );
     }
     return { verdict: judged.verdict, defect: found };
@@ -188,8 +185,8 @@ function recheckLater(
       if (!oldest || oldest.key === key) return undefined;
       // The search closed it when it was among its hits (a newer open one beside the oldest); else it is closed here.
       if (!found.some((d) => d.key === key)) await closeAsDuplicate(tm, key, signal, oldest.key);
-      cap.duplicate(key);
-      input.known.set(k, { key: oldest.key, created: false });
+      cap.ledger.duplicate(key, oldest.key);
+      cap.ledger.groups.set(k, { key: oldest.key, created: false });
       return oldest.key;
     });
   };

@@ -1,7 +1,7 @@
 import type { CasebridgeConfig } from '../config/schema.js';
 import { DefectCap } from '../defects/cap.js';
 import type { Verdict } from '../defects/classify.js';
-import { type Decided, type DefectOutcome, findOrFileDefect } from '../defects/defects.js';
+import { type Decided, findOrFileDefect } from '../defects/defects.js';
 import { groupOf } from '../defects/groups.js';
 import { KnownFailures } from '../defects/history.js';
 import { Quarantine } from '../defects/quarantine.js';
@@ -12,7 +12,7 @@ import { countsForCap, needsHistory, type Triage, triage } from '../defects/tria
 import { outcomeOf, type TestResult } from '../kernel/model.js';
 import { pipelineMarker } from '../kernel/text.js';
 import type { Classification, CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
-import { appendTo, type WorkItem } from '../kernel/work.js';
+import type { WorkItem } from '../kernel/work.js';
 import type { DeliveryService } from './compose.js';
 
 /** What Failures is made with (by Delivery). */
@@ -62,13 +62,6 @@ export class Failures {
   private readonly classified = new Map<string, Classification>();
   /** Each failure's verdict, final before its action (a try again keeps it). */
   private readonly verdicts = new WeakMap<WorkItem, Verdict>();
-  private readonly defects = { created: new Set<string>(), linked: new Set<string>() };
-  /** Defects found or filed by this run, by failure group (see findOrFileDefect). */
-  private readonly known = new Map<string, DefectOutcome>();
-  /** The runs (and their results) this run linked to each defect it filed: relinked when it turns out a duplicate. */
-  private readonly filedLinks = new Map<string, { item: WorkItem; cycle: CycleInfo | undefined; runId: number }[]>();
-  /** Defects this run filed and then closed as the duplicate of an older one, with the older one (settleDefect). */
-  private readonly survivorOf = new Map<string, string>();
 
   constructor(private readonly o: FailuresOptions) {
     const { config, svc } = o;
@@ -183,7 +176,6 @@ export class Failures {
       item,
       runId,
       stepRunId: at.stepRunId,
-      known: this.known,
       triaged: t,
       ...(cycle ? { cycle } : {}),
       cap: this.cap,
@@ -227,10 +219,11 @@ export class Failures {
     defectProblems: string[];
     classifications: ReadonlyMap<string, Classification>;
   } {
+    const { ledger } = this.cap;
     return {
       defects: {
-        created: [...this.defects.created],
-        linked: [...this.defects.linked],
+        created: [...ledger.created],
+        linked: [...ledger.linked],
         ...this.cap.notFiled(cycleMode),
       },
       defectProblems: this.refusals.lines(),
@@ -256,14 +249,14 @@ export class Failures {
       p.defectCreated = d.created;
       if (d.onRun) p.defectOnRun = true;
     }
-    const survivor = p.defect && this.survivorOf.get(p.defect);
+    const { ledger } = this.cap;
+    const survivor = p.defect && ledger.survivorOf.get(p.defect);
     if (survivor) {
       p.defect = survivor;
       p.defectCreated = false;
       delete p.defectOnRun;
     }
-    if (p.defect) (p.defectCreated ? this.defects.created : this.defects.linked).add(p.defect);
-    if (p.defect && this.defects.created.has(p.defect)) appendTo(this.filedLinks, p.defect, { item, cycle, runId });
+    if (p.defect) ledger.onRun(p.defect, p.defectCreated === true, { item, cycle, runId });
     return p.defect;
   }
 
@@ -275,15 +268,11 @@ export class Failures {
   private async settleDefect(key: string, recheck: () => Promise<string | undefined>): Promise<void> {
     const survivor = await recheck();
     if (survivor === undefined) return;
-    this.survivorOf.set(key, survivor);
-    this.defects.created.delete(key);
-    this.defects.linked.add(survivor);
-    for (const { item, cycle, runId } of this.filedLinks.get(key) ?? []) {
+    for (const { item, cycle, runId } of this.cap.ledger.takeRuns(key)) {
       item.progress.defect = survivor;
       item.progress.defectCreated = false;
       delete item.progress.defectOnRun;
       await this.o.relink(cycle, runId, survivor);
     }
-    this.filedLinks.delete(key);
   }
 }
