@@ -5,6 +5,7 @@ import { groupOf } from '../defects/groups.js';
 import type { QuarantineStats } from '../defects/quarantine.js';
 import { attributeSet, describeSet } from '../kernel/attributes.js';
 import { PermanentProblem, RunNotFoundYet } from '../kernel/errors.js';
+import { serialByKey } from '../kernel/keyed.js';
 import { displayName, outcomeOf } from '../kernel/model.js';
 import { jiraCheck } from '../kernel/problems.js';
 import { splitBatch } from '../kernel/split.js';
@@ -20,7 +21,6 @@ import type { DeliveryService } from './compose.js';
 import { CycleRuns } from './cycle-runs.js';
 import { Cycles } from './cycles.js';
 import { type DefectNow, Failures } from './failures.js';
-import { RunOrder } from './run-order.js';
 import { RunSteps } from './steps.js';
 
 export type { BulkOutcome };
@@ -103,7 +103,7 @@ export class Delivery {
   readonly failures: Failures;
   /** Status this process wrote to each run, and the status writes of each run, one after the other (see bulk). */
   private readonly runStatus = new Map<number, string>();
-  private readonly runOrder = new RunOrder();
+  private readonly runOrder = serialByKey<number>();
   /** Failures whose run has its status while their verdict and defect failed, with why (the last failure). */
   private readonly undecided = new Map<WorkItem, string>();
   /** Failures whose status goes ahead of their verdict, gathering into one bulk per cycle (see statusAhead). */
@@ -137,8 +137,7 @@ export class Delivery {
       runner: o.runner,
       pipeline: o.pipeline,
       wroteTo: (runId) => this.runStatus.has(runId),
-      relink: (cycle, runId, key) =>
-        this.runOrder.withTurn([runId], () => this.updateRun(cycle, runId, { bugs: [key] })),
+      relink: (cycle, runId, key) => this.runOrder([runId], () => this.updateRun(cycle, runId, { bugs: [key] })),
       track: o.track ?? ((work) => void work.catch(() => undefined)),
     });
     const standInId = () => ++this.sequenceNo;
@@ -199,7 +198,7 @@ export class Delivery {
     // when the service fails it (see splitBatch). The split's `send` is sendOne bound, not an arrow forwarding to it
     // (one frame fewer on the way to the socket, as bindGroup's methods).
     const sent: Sent = { sent: new Set(), refused: new Map(), problems: [] };
-    await this.runOrder.withTurn([...wanted.keys()], async () => {
+    await this.runOrder([...wanted.keys()], async () => {
       for (const [status, runIds] of this.statuses.toWrite(wanted, sent)) {
         const send = this.statuses.sendOne.bind(this.statuses, cycle, status);
         const split = await splitBatch(runIds, send, this.statuses.splitOptions);
@@ -356,7 +355,7 @@ export class Delivery {
       signature: this.signatureOf(item),
     });
     const status = runStatusOf(item.test, this.config.statusMap);
-    await this.runOrder.withTurn([runId], async () => {
+    await this.runOrder([runId], async () => {
       // In a cycle, a case another test of this run already failed stays failed; an ad hoc run is this result's own.
       let result = t.mode === 'cycle' ? this.statusFor(runId, status) : status;
       if (result && t.mode === 'cycle' && this.heldByPipeline(runId, result)) result = undefined;
@@ -412,7 +411,7 @@ export class Delivery {
 
   /**
    * The status to write to a run: the worse of `status` and what this run wrote there; undefined when unchanged.
-   * With the writes of a run in order (RunOrder), when several tests report one case the worse status stays (a
+   * With the writes of a run in order (runOrder, kernel/keyed.ts), when several tests report one case the worse status stays (a
    * Failed is not overwritten by a later bulk Passed), whatever order the deliveries finish in.
    */
   private statusFor(runId: number, status: string | undefined): string | undefined {
