@@ -1,8 +1,6 @@
 /**
- * `@casebridge/core/adapter`: what every adapter (a runner's reporter, the CLI's JUnit import) must compute the same
- * way, once: the test's identity, colour-free text and bounded output, the one-line problem printer. Node built-ins
- * only: a reporter's entry module loads it with the runtime API, before (and without) the engine. How to write an
- * adapter: docs/writing-an-adapter.md at the repository's root.
+ * `@casebridge/core/adapter`: what every adapter must compute the same way (identity, text, the problem printer).
+ * Node built-ins only, as a reporter loads it before the engine. See docs/writing-an-adapter.md.
  */
 export type {
   Annotation,

@@ -4,12 +4,9 @@ import { registerSecret } from './secrets.js';
 import { now } from './time.js';
 
 /**
- * Credentials, the same shapes for both clients:
- * - `basic`: user name with a password (never a personal access token: see looksLikePersonalAccessToken).
- * - `bearer`: a personal access token, the only way Jira Data Center takes one.
- * - `session`: log in once, send every cookie the login set (JSESSIONID, a load balancer's ROUTEID, ...) and later
- *   answers update, log in again once when a request answers 401.
- * - `ticket`: a content-repository ticket, given or obtained with user name and password.
+ * Credentials, the same shapes for both clients: `basic` (user and password, never a personal access token),
+ * `bearer` (a personal access token, the only way Jira Data Center takes one), `session` (log in once, keep every
+ * cookie, log in again once on a 401), `ticket` (a content-repository ticket, given or obtained).
  */
 export const authSchema = z.union([
   z.strictObject({ type: z.literal('basic'), username: z.string().min(1), password: z.string().min(1) }),
@@ -22,11 +19,8 @@ export const authSchema = z.union([
 export type AuthOptions = z.infer<typeof authSchema>;
 
 /**
- * Whether `value` has the shape of a Jira Data Center personal access token: base64 of `<numeric token id>:<random
- * bytes>` (44 characters for Jira 8.14+'s 12-digit id and 20 random bytes; other lengths are accepted when the
- * decoded shape holds). Jira takes such a token only as `Authorization: Bearer`; sent as a Basic or login password
- * it is a failed login, and failed logins lead to the CAPTCHA that locks the account for every pipeline. An ordinary
- * password practically never decodes to digits, a colon and 8 or more further bytes.
+ * Whether `value` looks like a Jira Data Center personal access token (base64 of `<digits>:<random bytes>`). Jira
+ * takes one only as Bearer; as a password it is a failed login, and failed logins trigger the account-locking CAPTCHA.
  */
 export function looksLikePersonalAccessToken(value: string): boolean {
   if (value.length < 24 || value.length > 88 || value.length % 4 !== 0) return false;
@@ -72,8 +66,7 @@ export function cookieFrom(setCookie: string | string[] | undefined, name: strin
 }
 
 /**
- * Produces the auth headers of a request, and renews a session or ticket once after a 401. A renewal is shared by
- * every request that was waiting for it (one login, not one per request in flight).
+ * Produces a request's auth headers and renews a session or ticket once after a 401, one login shared by all waiters.
  */
 export class Authenticator {
   private sessionJar: CookieJar | undefined;
@@ -93,10 +86,7 @@ export class Authenticator {
     if (auth.type === 'ticket' && 'ticket' in auth) this.credential = auth.ticket;
   }
 
-  /**
-   * Session auth: the session's cookies, filled by the login's answer and kept up to date by every answer; made by
-   * the first login (undefined before it, and for every other kind of auth).
-   */
+  /** Session auth: the session's cookies, made by the first login (undefined before it and for other auth kinds). */
   get jar(): CookieJar | undefined {
     return this.sessionJar;
   }
@@ -106,10 +96,7 @@ export class Authenticator {
     return this.auth.type === 'session' || (this.auth.type === 'ticket' && 'username' in this.auth);
   }
 
-  /**
-   * The headers of a request, the credential generation they belong to, and (session auth) the jar whose cookies
-   * the transport sends with each attempt.
-   */
+  /** A request's headers, their credential generation, and (session auth) the jar the transport sends each attempt. */
   async headers(): Promise<{ headers: Record<string, string>; generation: number; cookies?: CookieView }> {
     const a = this.auth;
     if (a.type === 'basic') return { headers: { authorization: basicHeader(a.username, a.password) }, generation: 0 };

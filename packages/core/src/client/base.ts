@@ -114,18 +114,14 @@ function encodeQuery(query: Record<string, unknown>): string {
 }
 
 /**
- * The machinery shared by the clients: validates the input against the contract, builds the request (path
- * segments encoded one by one), authenticates, maps error answers to typed errors, and parses the answer with the
- * contract's tolerant schema.
+ * The machinery shared by the clients: validates input against the contract, builds the request, authenticates,
+ * maps error answers to typed errors and parses the answer with the contract's tolerant schema.
  */
 export class ServiceClient {
   readonly transport: Transport;
   protected readonly authenticator: Authenticator;
   protected readonly prefix: string;
-  /**
-   * Jira answered with its CAPTCHA challenge: every further call fails with this error without being sent (each
-   * try would count as one more failed login), and the calls waiting in the queue are cancelled through `halt`.
-   */
+  /** Set by Jira's CAPTCHA challenge: every later call fails with it unsent, as each try is another failed login. */
   private captcha: CaptchaError | undefined;
   private readonly halt = new AbortController();
 
@@ -137,8 +133,7 @@ export class ServiceClient {
     ticketScheme = 'EDU-TICKET',
   ) {
     const o = parseClientOptions(options);
-    // Jira (and synapseRT inside it) takes a personal access token only as Bearer: refused before anything is sent,
-    // since one try would already count towards the CAPTCHA.
+    // A personal access token as a password is refused before sending: one try already counts towards the CAPTCHA.
     if (kind !== 'repo' && 'password' in o.auth && looksLikePersonalAccessToken(o.auth.password)) {
       throw new ConfigError(
         `Invalid client options:\n  auth.password: ${TOKEN_AS_PASSWORD}: use auth { type: 'bearer', token }`,
@@ -282,10 +277,7 @@ export class ServiceClient {
     return { path, query: encodeQuery(query), body };
   }
 
-  /**
-   * The CAPTCHA challenge: the error that names the user and where to log in (never the password), kept so that
-   * nothing more is sent; the calls waiting in the queue are cancelled.
-   */
+  /** Keeps the CAPTCHA error (naming the user and login page, never the password) and cancels the queued calls. */
   private stopForCaptcha(loginUrl: string | undefined, info: RequestInfo): CaptchaError {
     if (this.captcha) return this.captcha;
     const auth = this.authenticator.auth;
@@ -370,8 +362,8 @@ export class ServiceClient {
       throw new ValidationError(`HTTP 400: the service refused the input${said}`, msg, detail());
     }
     if (status === 500 && this.kind !== 'repo') {
-      // synapseRT documents every 500 as "a validation error or any unknown Internal Server Error" (see
-      // ValidationError): retried by the transport unless it creates, then uncertain.
+      // synapseRT answers 500 for validation errors as well as internal ones: retried unless it creates, then
+      // uncertain.
       const creates = op.creates === true;
       const attempts = (info.retries ?? 0) + 1;
       const why = creates ? '; it may have been applied, so it was not sent again)' : ')';
@@ -383,10 +375,7 @@ export class ServiceClient {
   }
 }
 
-/**
- * The content repository's 500 is its own: "file too large" on an upload, or an error it will repeat; it is not the
- * ambiguous 500 of synapseRT, and sending an upload of megabytes again cannot help. So it is not retried.
- */
+/** The content repository's 500 ("file too large", or an error it will repeat) is not retried. */
 function notFor500(
   inner: CallOptions['retryAnswer'],
 ): (res: { status: number; headers: Record<string, string | string[] | undefined> }) => boolean {
@@ -395,10 +384,7 @@ function notFor500(
 
 const tolerantSchemas = new WeakMap<OperationDef, z.ZodType>();
 
-/**
- * The tolerant response schema of an operation, built once: a contract builds it per call, and a new schema is
- * slower to parse with (zod compiles an object's parser on its first use).
- */
+/** An operation's tolerant response schema, built once: zod compiles an object's parser on its first use. */
 function tolerant(op: OperationDef): z.ZodType {
   let schema = tolerantSchemas.get(op);
   if (!schema) {
@@ -409,10 +395,8 @@ function tolerant(op: OperationDef): z.ZodType {
 }
 
 /**
- * Binds a record of operations to a client as methods: `call` bound to the operation, taking `(input, options)`
- * (the typed methods take no more: a third argument would be `call`'s prefix). A bound function is no frame of its
- * own on the way to the socket, where a forwarding arrow was one (bench/frames.mjs). A missing or null input is `{}`
- * in `call` (its default, and build's `input ?? {}`).
+ * Binds a record of operations to a client: each method is `call` bound to its operation, taking `(input, options)`.
+ * A bound function adds no stack frame on the way to the socket (bench/frames.mjs).
  */
 export function bindGroup<G extends Record<string, OperationDef>>(client: ServiceClient, group: G): Methods<G> {
   const out: Record<string, unknown> = {};

@@ -8,8 +8,7 @@ import type { TlsSettings } from './tls.js';
 import type { TimeoutOptions, TransportOptions } from './transport-types.js';
 
 /**
- * How a request reaches the service and how its answer is read, on undici: an Agent (keep-alive pool), a ProxyAgent
- * for the `proxy` option, or an EnvHttpProxyAgent for HTTPS_PROXY / HTTP_PROXY / NO_PROXY. Nothing here retries.
+ * How a request reaches the service on undici (an Agent, a ProxyAgent or an EnvHttpProxyAgent); nothing retries here.
  */
 
 type Undici = typeof import('undici');
@@ -44,10 +43,7 @@ export type Exchange = (
   },
 ) => Promise<OpenResponse>;
 
-/**
- * The connection the options ask for. A proxy's dispatcher is built now, so that a bad proxy setting fails the
- * client's construction; the direct pool is built at the first request.
- */
+/** The connection the options ask for; a proxy's dispatcher is built now, so a bad proxy fails the construction. */
 export function openConnection(
   options: Pick<TransportOptions, 'dispatcher' | 'proxy' | 'concurrency'>,
   timeouts: Required<TimeoutOptions>,
@@ -58,8 +54,7 @@ export function openConnection(
   let dispatcher =
     options.dispatcher ??
     (options.proxy || proxyFromEnv().length > 0 ? proxyDispatcher({ ...settings, proxy: options.proxy }) : undefined);
-  // undici hands a connection back to its pool one loop turn after its answer ended: a request sent within that turn
-  // waits for it, rather than open another connection (20 calls in a row use one).
+  // undici returns a connection to its pool one loop turn after its answer ended: waiting that turn reuses it.
   let ending = false;
   const ended = () => {
     ending = true;
@@ -119,16 +114,13 @@ interface PoolSettings {
   tls: TlsSettings;
 }
 
-/**
- * Pool settings: undici's three timeouts are the client's (headers counts from the request's last byte, body is the
- * longest silence while the answer is read), and the TLS settings go to every connect.
- */
+/** Pool settings: the client's timeouts (body is the longest silence while reading) and TLS for every connect. */
 function agentOptions(o: PoolSettings) {
   const t = o.timeouts;
   return {
     connections: Math.max(1, o.concurrency ?? 4) * 2,
-    // Idle connections are kept this long, and closed undici's threshold (2 s) before a shorter Keep-Alive timeout
-    // the server announces, so that a reused connection is not reset under a create.
+    // Below the server's announced Keep-Alive by undici's 2 s margin, so a reused connection is not reset under a
+    // create.
     keepAliveTimeout: 30_000,
     headersTimeout: t.headersMs,
     bodyTimeout: t.bodyMs,
@@ -146,10 +138,8 @@ function decoded(s: string): string {
 }
 
 /**
- * The pool that talks to the proxy itself. undici 7 keeps a request queued forever, reconnecting in a tight loop,
- * when the proxy drops the connection while the CONNECT tunnel is being opened (nodejs/undici#3897, fixed upstream
- * by #5441), and waits 300 s for a proxy that never answers the CONNECT. Both happen before anything reached the
- * service: such failures get the code UND_ERR_PRX_CONN, which fails the request (and is retried as not sent).
+ * The pool that talks to the proxy. undici 7 loops forever when the proxy drops the CONNECT (nodejs/undici#3897) and
+ * waits 300 s for one that never answers; both now fail as UND_ERR_PRX_CONN, retried as not sent.
  */
 function proxyPool(headersMs: number) {
   return (origin: URL, options: object): Dispatcher => {

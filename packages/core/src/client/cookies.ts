@@ -9,14 +9,9 @@ export interface CookieView {
 }
 
 /**
- * The cookies of a session, kept by tough-cookie (parsing, replacement, domain checks). A login on a Jira Data Center
- * cluster sets more than `JSESSIONID`: the load balancer's own cookie (`ROUTEID`, `AWSALB`, ...) pins the session to
- * the node that issued it, and a request without it may land on another node, where the session does not exist
- * (401). So every cookie the server sets is kept, replaced when set again, dropped when expired, and all are sent on
- * every request of the session, whatever their Path: the jar serves one client and one server.
- *
- * Values long enough to be credentials are registered as secrets; `redact` also removes any `Cookie` / `Set-Cookie`
- * header value. This module (with tough-cookie and its public-suffix list) is loaded for session auth only.
+ * A session's cookies, kept by tough-cookie. A Jira Data Center login also sets the load balancer's cookie (`ROUTEID`,
+ * `AWSALB`), without which a request may land on a node that lacks the session (401), so every cookie is kept and
+ * sent, whatever its Path. Credential-length values are registered as secrets; loaded for session auth only.
  */
 export class CookieJar {
   private readonly jar = new ToughJar();
@@ -76,9 +71,8 @@ export class CookieJar {
   }
 
   /**
-   * A view for one request: it sends the jar's cookies as they are at each attempt, and its answers update the jar
-   * only while no new login has cleared it since that attempt was sent. An answer of the old session arriving after
-   * the new login (a request that was in flight) must not put the old node's route cookie back.
+   * A view for one request: sends the jar's cookies at each attempt; its answers update the jar only if no new login
+   * cleared it since, so a late answer of the old session cannot restore the old node's route cookie.
    */
   view(): CookieView {
     let sentIn = this.epoch;

@@ -15,7 +15,7 @@ interface StandIn {
 const nothing = () => undefined;
 const none = () => [];
 
-/** Bytes are never shown: an upload is shown by its name and size (several files in one request: each). */
+/** An upload is shown by its files' names and sizes, never their bytes. */
 function upload(input: { runId: number; stepno?: number; file: FileInput | readonly FileInput[] }) {
   const files = (Array.isArray(input.file) ? input.file : [input.file]) as readonly FileInput[];
   const shown = files.map((file) => {
@@ -36,9 +36,8 @@ function upload(input: { runId: number; stepno?: number; file: FileInput | reado
 }
 
 /**
- * The operations a reporting run makes, by client path, with what a dry run answers: an empty list for the reads
- * (a plan without cycles, a cycle without runs, a run without steps), nothing for the writes, and made-up ids for
- * creates. Any other operation is refused in a dry run: nothing reaches the service, whatever the caller does.
+ * The operations a reporting run makes, with a dry run's answers: empty lists for reads, nothing for writes, made-up
+ * ids for creates. Any other operation is refused, so nothing reaches the service.
  */
 const STAND_INS: Record<string, StandIn> = {
   'plans.cycles': { answer: none },
@@ -85,10 +84,8 @@ export interface DryRunClients {
 }
 
 /**
- * Wraps the clients once for a dry run (option `dryRun`), as an interceptor wraps a dispatcher: every call is
- * recorded, passed to `log`, and answered with a stand-in (see STAND_INS); nothing is sent. Callers use the clients
- * as they would the real ones (`tm.runs.update(...)`), so the dry run needs no branch at each call site. `close()`
- * and everything that is not an operation reach the real clients (closing sends nothing).
+ * Wraps the clients for a dry run: every operation call is recorded, passed to `log` and answered by its stand-in;
+ * nothing is sent, and call sites need no branch. `close()` and non-operations reach the real clients.
  */
 export function withDryRun(
   clients: { tm: TestManagementClient; repo?: ContentRepositoryClient },

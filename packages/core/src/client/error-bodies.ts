@@ -1,9 +1,7 @@
 import { excerpt } from './errors.js';
 import { redact } from './secrets.js';
 
-/**
- * Reading error answers: the service's own message whatever the body's shape, and Jira's CAPTCHA challenge header.
- */
+/** Reading error answers: the service's own message whatever the body's shape, and Jira's CAPTCHA header. */
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 
@@ -20,8 +18,7 @@ function htmlText(html: string): string {
 }
 
 /**
- * The gist of an HTML error page (a servlet container's or a proxy's): its title, else its first heading, then the
- * start of its text; short, since the page's markup and stack trace say nothing a person needs in one line.
+ * The gist of an HTML error page (a servlet container's or a proxy's): its title or first heading, then a short start.
  */
 function htmlMessage(html: string): string {
   const heading =
@@ -35,9 +32,8 @@ function htmlMessage(html: string): string {
 }
 
 /**
- * The service's own message in an error answer, whatever its shape: JSON (`message`, Jira's `errorMessages` and
- * `errors`, edu-sharing's `error`), plain text (synapseRT's 500s on several bulk routes), or an HTML page (see
- * htmlMessage).
+ * The service's own message in an error answer: JSON (`message`, Jira's `errorMessages` and `errors`, edu-sharing's
+ * `error`), plain text (synapseRT's 500s on several bulk routes), or an HTML page.
  */
 export function serverMessage(text: string): string {
   const t = text.trim();
@@ -60,10 +56,7 @@ export function serverMessage(text: string): string {
   return excerpt(t) ?? '';
 }
 
-/**
- * Whether a 403 is Jira's CAPTCHA challenge, and the login page it names: `X-Authentication-Denied-Reason:
- * CAPTCHA_CHALLENGE; login-url=https://jira.example.com/login.jsp` (the part after the reason is optional).
- */
+/** Whether a 403 is Jira's CAPTCHA challenge (`X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE; login-url=…`). */
 export function captchaChallenge(
   headers: Record<string, string | string[] | undefined>,
 ): { loginUrl?: string } | undefined {

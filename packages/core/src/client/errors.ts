@@ -1,11 +1,7 @@
 import { CasebridgeError, type RequestInfo, redactWith } from '../contract/errors.js';
 import { redact } from './secrets.js';
 
-/**
- * The client's errors, in the one family of casebridge: their base, `CasebridgeError`, is in the contract
- * (`contract/errors.ts`, which says what every one carries), so that the emulator, built from the contract alone,
- * raises errors of the family too. It is exported here as well, where the engine and the CLI have always found it.
- */
+/** The client's errors. Their base, `CasebridgeError`, lives in the contract so the emulator raises the same family. */
 
 export {
   CasebridgeError,
@@ -16,8 +12,7 @@ export {
   type RequestInfo,
 } from '../contract/errors.js';
 
-// The family's messages and paths are redacted with the client's secrets; every error class of the core and the
-// CLI loads this module, so none is built before this line has run.
+// Redacts the family's messages with the client's secrets; every error class loads this module, so this runs first.
 redactWith(redact);
 
 const EXCERPT = 300;
@@ -61,10 +56,8 @@ export class ForbiddenError extends CasebridgeError {
 }
 
 /**
- * 403 with `X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE`: after failed logins Jira wants the user to log in
- * once in a browser (and solve a CAPTCHA); until then it refuses every login of the user, right password or not, and
- * each further try counts as one more failed login. The client sends nothing more once it has seen one. Its kind is
- * `captcha`: a stop of its own (the fix is a browser login, not other credentials).
+ * 403 with `X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE`: Jira refuses every login of the user until a browser
+ * login, and each try counts as another failure, so the client sends nothing more. Kind `captcha`.
  */
 export class CaptchaError extends ForbiddenError {
   constructor(
@@ -87,24 +80,11 @@ export class NotFoundError extends CasebridgeError {
 }
 
 /**
- * The service refused the input, or may have: `serverMessage` is the service's own words, read from a JSON body
- * (`message`, Jira's `errorMessages` / `errors`), a plain-text body, or an HTML error page (its title or first
- * heading, tags stripped, short).
- *
- * - **HTTP 400** (Jira, the content repository; Jira's own validation errors are 400): a certain refusal.
- *   `uncertain: false`, `retryable: false`, `mayHaveApplied: false`.
- * - **HTTP 500** (test management, and Jira on the same server): synapseRT documents every 500 as "a validation error
- *   with input data or any unknown Internal Server Error", so a 500 is ambiguous: a refusal of this input, or a
- *   transient fault (a lock timeout, a node restarting, a search past the result window). `uncertain: true` and
- *   `retryable: true`: the caller keeps the data and may try again later, or splits a batch to find a refused item.
- *   A request that does not create was already sent `serverErrorRetries + 1` times with backoff (3 by default,
- *   `retries` in the message counts the re-sends); a request that creates was sent once and not again, since the
- *   write may have committed before the fault: `mayHaveApplied: true`, and the caller reads the service's state
- *   before sending it again.
- *
- * Message shape: `HTTP 500 (a refusal or an internal error of the service) after 3 attempts: <server message>`,
- * `HTTP 500 (a refusal or an internal error of the service; it may have been applied, so it was not sent again):
- * <server message>`, `HTTP 400: the service refused the input: <server message>`.
+ * The service refused the input, or may have; `serverMessage` is the service's own words.
+ * - HTTP 400: a certain refusal (`uncertain`, `retryable`, `mayHaveApplied` all false).
+ * - HTTP 500 (synapseRT, and Jira beside it): synapseRT answers 500 for validation errors and internal faults alike,
+ *   so `uncertain` and `retryable` are true. A non-create was already sent `serverErrorRetries + 1` times; a create
+ *   was sent once (`mayHaveApplied: true`): read the service's state before sending it again.
  */
 export class ValidationError extends CasebridgeError {
   readonly serverMessage: string;
@@ -177,9 +157,8 @@ export class NetworkError extends CasebridgeError {
 }
 
 /**
- * An operation that creates something failed after the request may have reached the service (timeout waiting for
- * the answer, connection reset after the request was written, 502/504 from a gateway). It may or may not have been
- * applied, so the client did not send it again: the caller must read the service's state to find out.
+ * A create failed after the request may have reached the service (a timeout on the answer, a reset after writing,
+ * 502/504): it was not re-sent, and the caller must read the service's state to find out.
  */
 export class AmbiguousError extends CasebridgeError {
   constructor(

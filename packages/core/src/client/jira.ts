@@ -21,9 +21,8 @@ import { bindGroup, type ClientOptions, type Methods, ServiceClient } from './ba
 import { ConfigError, UnauthorizedError } from './errors.js';
 
 /**
- * The Jira platform subset casebridge uses: preflight checks, defect search and creation, and the create screen's
- * fields (`createMetaIssueTypes` / `createMetaFields` on Jira DC 8.4+, `createMeta` on older servers) that `doctor`
- * checks a defect's fields against.
+ * The Jira platform subset casebridge uses: preflight, defect search and creation, and the create screen's fields
+ * (`createMetaIssueTypes` / `createMetaFields` on Jira DC 8.4+, `createMeta` on older servers).
  */
 export const JIRA = {
   myself: jiraMyselfOp,
@@ -44,8 +43,7 @@ export const JIRA = {
 } as const;
 
 /**
- * Logs in through Jira's session resource and returns the JSESSIONID. Shared by the Jira and test-management
- * clients (both live on the same Jira server and accept the same session).
+ * Logs in through Jira's session resource and returns the JSESSIONID; the test-management client shares the session.
  */
 export async function jiraSessionLogin(client: ServiceClient, authenticator: Authenticator): Promise<string> {
   const a = authenticator.auth;
@@ -54,8 +52,7 @@ export async function jiraSessionLogin(client: ServiceClient, authenticator: Aut
   }
   try {
     const res = await client.call(jiraLogin, { username: a.username, password: a.password }, {}, '', false);
-    // Its Set-Cookie answers (JSESSIONID, the load balancer's cookie) are in the jar already; the body names the
-    // session cookie too, for a server or proxy that sets none.
+    // The body names the session cookie too, for a server or proxy that sets none.
     authenticator.jar?.setIfAbsent(res.session.name || 'JSESSIONID', res.session.value);
     return res.session.value;
   } catch (err) {

@@ -40,15 +40,9 @@ export type OutputOf<Op> =
 /** Per-call options. */
 export interface CallOptions {
   signal?: AbortSignal;
-  /**
-   * Whether a 429/502/503/504 answer may be sent again (default: always, within the client's retry options). A
-   * refused answer fails the call at once with its typed error, not retryable.
-   */
+  /** Whether a 429/502/503/504 answer may be re-sent (default: always); a refused one fails at once, not retryable. */
   retryAnswer?: (answer: { status: number; headers: Record<string, string | string[] | undefined> }) => boolean;
-  /**
-   * A long request (a bulk create: Jira's time per issue): it waits in the client's queue behind every other
-   * request, so that reads and deliveries get the next free slot instead of waiting for creates that keep coming.
-   */
+  /** A long request (a bulk create): queued behind every other request, so reads and deliveries go first. */
   background?: boolean;
 }
 

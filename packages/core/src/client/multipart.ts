@@ -11,8 +11,7 @@ export type FileInput =
   | { data: Uint8Array | string; fileName: string; contentType?: string };
 
 /**
- * Media types of the files the runners attach, for a file whose caller names none: the test-management service keeps
- * a part's type as the attachment's (a screenshot shows inline), and the content repository requires one.
+ * Media types for files with none given: synapseRT keeps it (a screenshot shows inline), the repository requires one.
  */
 const TYPES: Record<string, string> = {
   png: 'image/png',
@@ -41,10 +40,9 @@ export function contentTypeFor(fileName: string): string {
 }
 
 /**
- * The multipart/form-data body of an upload, each file a part named `field`. A file on disk is a Blob that
- * `fs.openAsBlob` reads as it is sent, so no file is held in memory whatever its size; undici sums the parts' sizes
- * into a Content-Length (Jira's upload filter and some proxies refuse chunked uploads) and reads the files again for
- * each attempt. A missing file fails here, before anything is sent.
+ * The multipart body of an upload, each file a part named `field`. Files are streamed with `fs.openAsBlob` (never held
+ * in memory) under a Content-Length, as Jira's upload filter and some proxies refuse chunked uploads. A missing file
+ * fails here, before anything is sent.
  */
 export async function formData(field: string, files: readonly FileInput[]): Promise<FormData> {
   const form = new (undici().FormData)();

@@ -7,10 +7,8 @@ export type Operation = (...args: any[]) => Promise<any>;
 const GROUPS = [...Object.keys(TM_GROUPS), 'jira'];
 
 /**
- * The client with every operation replaced by `wrap(fn, group, name)` of its own operation `fn`, as an interceptor
- * wraps a dispatcher: built once per client, not per call. Everything that is not an operation (`close()`,
- * `transport`, `call`) is the client's own (it is the result's prototype). A group's members are all functions
- * (bindGroup); anything else in a group is left out.
+ * The client with every operation replaced by `wrap(fn, group, name)`, built once per client. Non-operations
+ * (`close()`, `transport`, `call`) come from the client, the result's prototype.
  */
 export function mapOperations(
   tm: TestManagementClient,
@@ -32,32 +30,25 @@ export function mapOperations(
 export type Recovery = undefined | { answer: unknown } | 'again';
 
 /**
- * A rule applied to every call of an operation (the run's health counting, a cycle reopened), given as what it does
- * with the call's outcome rather than as a function that calls the next one. The rules stacked on a client run in
- * one function per operation (see withRules), so a rule adds no frame between a caller and the socket: a result's
- * way to the socket is measured by bench/frames.mjs.
+ * A rule applied to every call of an operation (health counting, a cycle reopened), stated as what it does with the
+ * outcome. All rules on a client run in one function per operation, so they add no stack frame (bench/frames.mjs).
  */
 export interface CallRule {
   /** The call answered (or a rule under this one answered in place of its error). */
   answered?(): void;
-  /**
-   * The call failed; a rule under this one that recovered hides the failure from it, as a wrapper's `catch` hides it
-   * from the wrappers around it. `again`: how often this rule had this call sent again so far.
-   */
+  /** The call failed (unless a rule under this one recovered); `again`: how often this rule has re-sent it so far. */
   failed?(err: unknown, again: number): Recovery | Promise<Recovery>;
 }
 
-/** The client a rule was applied to and the rules of each operation, innermost first, by the client withRules made. */
+/** For each client withRules made: the client under the first rule and each operation's rules, innermost first. */
 const stacked = new WeakMap<
   TestManagementClient,
   { under: TestManagementClient; rules: (group: string, name: string) => CallRule[] }
 >();
 
 /**
- * The client with `ruleFor(group, name)` applied to every call of each operation. Applied to a client that
- * withRules made, the new rule goes around that client's rules (it sees what they let through, and its `again`
- * sends the call through them again), exactly as a wrapper around that client would; but all of them run in one
- * function over the client under the first rule: two rules are one frame, not two.
+ * The client with `ruleFor(group, name)` applied to every call. On a client withRules made, the new rule goes around
+ * its rules, as a wrapper would, but all run in one function over the innermost client.
  */
 export function withRules(
   tm: TestManagementClient,
@@ -75,7 +66,7 @@ export function withRules(
   return client;
 }
 
-/** One call of `fn` with `rules` applied, innermost first; one function however many rules there are. */
+/** One call of `fn` with `rules` applied, innermost first. */
 function applying(fn: Operation, rules: readonly CallRule[]): Operation {
   return async (...args) => {
     const again = rules.map(() => 0);
@@ -93,7 +84,7 @@ function applying(fn: Operation, rules: readonly CallRule[]): Operation {
         }
         const recovery = await rule.failed?.(outcome.err, again[i] ?? 0);
         if (recovery === 'again') {
-          // Sent again through the rules under this one, which count afresh: a new call of their wrapper.
+          // Re-sent through the rules under this one, which count afresh, as a new call of their wrapper would.
           again[i] = (again[i] ?? 0) + 1;
           again.fill(0, 0, i);
           continue send;

@@ -1,15 +1,8 @@
 import { now as systemNow } from './time.js';
 /**
- * Pacing by Jira's rate-limit headers, before a 429. Jira Data Center (8.6+) limits REST per user with a token
- * bucket and says so on every answer: `X-RateLimit-Limit` (the bucket's size), `X-RateLimit-Remaining` (tokens left),
- * `X-RateLimit-FillRate` tokens added every `X-RateLimit-Interval-Seconds`. Without pacing a reporter drains the
- * bucket at full speed, then every request answers 429 and waits out `Retry-After`, other pipelines of the same user
- * included; with it, requests start no faster than the bucket refills once it runs low.
- *
- * The model: the level of the bucket as of the last answer that carried the headers, minus the requests sent or
- * reserved since (each takes one token), plus the refill since then (continuous, FillRate per interval, at most
- * Limit). A request that finds less than one token waits until one has refilled. Without the headers (rate limiting
- * is off on most instances) nothing waits.
+ * Pacing by Jira's rate-limit headers, before a 429. Jira Data Center 8.6+ limits REST per user with a token bucket
+ * (`X-RateLimit-Remaining`, `-FillRate` per `-Interval-Seconds`, `-Limit`); once it runs low, requests start no faster
+ * than it refills, instead of draining it into 429s for every pipeline of that user. Without the headers nothing waits.
  */
 
 export interface RateLimitHeaders {
@@ -57,8 +50,8 @@ export class RatePacer {
   }
 
   /**
-   * Takes a token for a request about to be sent; returns how long it must wait first (0 when a token is there, or
-   * the server announced no limit). Reservations are served in call order: the transport calls this from its queue.
+   * Takes a token for a request about to be sent and returns how long it must wait first (0 without a limit).
+   * Reservations are served in call order: the transport calls this from its queue.
    */
   reserve(): number {
     this.outstanding += 1;

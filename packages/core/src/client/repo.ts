@@ -13,11 +13,7 @@ const REPO = {
   uploadContent: repoUploadContent,
 } as const;
 
-/**
- * The repository refuses an upload over the owner's storage quota with 503 and no Retry-After: sending the file
- * again cannot help (and would send all of it again), so such an answer is final. A 503 with Retry-After is an
- * overloaded server or a proxy, and is retried as usual.
- */
+/** A 503 without Retry-After is the repository's storage-quota refusal: final, as re-sending the file cannot help. */
 function notQuotaRefusal(answer: { status: number; headers: Record<string, unknown> }): boolean {
   return !(answer.status === 503 && answer.headers['retry-after'] === undefined);
 }
@@ -38,10 +34,7 @@ export interface StoreFileOptions {
   signal?: AbortSignal;
 }
 
-/**
- * Client of the content repository (edu-sharing). `new ContentRepositoryClient({ baseUrl, auth })`, where `baseUrl`
- * is the server's origin and the API prefix defaults to `/edu-sharing/rest`.
- */
+/** Client of the content repository (edu-sharing); `baseUrl` is the server's origin, the prefix `/edu-sharing/rest`. */
 export class ContentRepositoryClient extends ServiceClient {
   readonly repo: Methods<typeof REPO>;
 
@@ -62,12 +55,8 @@ export class ContentRepositoryClient extends ServiceClient {
   }
 
   /**
-   * Checks the credentials: resolves with the session information, or throws UnauthorizedError.
-   *
-   * The service answers this call with 200 even for a session or ticket it has dropped (`isValidLogin: false`), so
-   * the renewal after a 401 that other calls get never happens here. When the client can renew (session mode, or a
-   * ticket obtained with user name and password), an invalid answer leads to one renewal and one more check, and
-   * that second answer decides; Basic, Bearer and a given ticket are checked once.
+   * Checks the credentials: resolves with the session information, or throws UnauthorizedError. The service answers
+   * 200 with `isValidLogin: false` for a dropped session, so a renewable client renews once and checks again.
    */
   async validateSession(options?: CallOptions) {
     const renewable = this.authenticator.renewable;
@@ -89,9 +78,8 @@ export class ContentRepositoryClient extends ServiceClient {
   }
 
   /**
-   * Stores a file in two steps (create the node, then upload its content) and returns the node with its downloadUrl.
-   * The file is streamed from disk. An upload over the owner's storage quota fails at once (HttpError 503, not
-   * retryable) instead of sending the file again.
+   * Stores a file (create the node, then upload its content, streamed) and returns the node with its downloadUrl.
+   * An upload over the storage quota fails at once (HttpError 503, not retryable).
    */
   async storeFile(file: FileInput, options: StoreFileOptions = {}) {
     const fileName =

@@ -13,10 +13,8 @@ import { now } from './time.js';
 import type { RetryOptions, TransportRequest, TransportResponse } from './transport-types.js';
 
 /**
- * When a request is tried again and after how long, or the typed error it gives up with. A create whose fate is
- * unknown is never re-sent: it fails with AmbiguousError for the caller to read the service's state. The transport's
- * loop asks this policy after each attempt. Not cockatiel 3: its retry wait ignores the AbortSignal (an aborted call
- * would wait out a Retry-After of up to 60 s, and its timer keep the process alive).
+ * When a request is tried again, or the typed error it gives up with; a create of unknown fate is never re-sent.
+ * Not cockatiel 3: its retry wait ignores the AbortSignal (an aborted call would wait out a 60 s Retry-After).
  */
 
 /** Codes of failures that happen before the request could reach the service: always safe to retry. */
@@ -28,11 +26,11 @@ const NOT_SENT = new Set([
   'ENETUNREACH',
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
-  // The proxy failed while opening the tunnel (see proxyPool in undici.ts).
+  // The proxy failed while opening the tunnel (see proxyPool in connection.ts).
   'UND_ERR_PRX_CONN',
 ]);
 
-/** TLS verification failures: retrying cannot help; the message says how to fix it. */
+/** TLS verification failures: retrying cannot help. */
 const TLS_CODES = new Set([
   'SELF_SIGNED_CERT_IN_CHAIN',
   'DEPTH_ZERO_SELF_SIGNED_CERT',
@@ -48,8 +46,7 @@ const TLS_CODES = new Set([
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
 /**
- * A search past Jira's result window (OpenSearch's `max_result_window`, 10,000 by default) answers 500 with this
- * text: the same request fails the same way every time, so it is not re-sent; the caller pages differently.
+ * Jira's 500 for a search past its result window (OpenSearch `max_result_window`, 10,000): it repeats, never re-sent.
  */
 export function isResultWindowRefusal(text: string): boolean {
   return /search limit exceeded|max_result_window|result window/i.test(text.slice(0, 4000));
@@ -66,10 +63,7 @@ function errorCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/**
- * The status with which a proxy refused to open the tunnel (undici's message), if that is what failed: the request
- * never reached the service.
- */
+/** The status with which a proxy refused to open the tunnel, if that failed: the request never reached the service. */
 function proxyRefusal(err: unknown): number | undefined {
   const m = /Proxy response \((\d{3})\) !== 200 when HTTP Tunneling|Proxy Authentication Required \((407)\)/.exec(
     err instanceof Error ? err.message : '',
@@ -80,10 +74,7 @@ function proxyRefusal(err: unknown): number | undefined {
 export class RetryPolicy {
   private readonly retry: Required<RetryOptions>;
 
-  /**
-   * @param gaveUp called once with each error the policy gives up with (not with errors it only passes on: an
-   *   abort, or an HttpError / NetworkError the exchange itself raised).
-   */
+  /** @param gaveUp called once with each error the policy gives up with, not with those it only passes on. */
   constructor(
     options: RetryOptions | undefined,
     private readonly random: (() => number) | undefined,
@@ -100,9 +91,8 @@ export class RetryPolicy {
   }
 
   /**
-   * Whether this answer is one to send again: 429/502/503/504, and a 500 to a request that does not create while
-   * `serverErrorRetries` allows (`serverErrors`: the 500s this request was answered so far, this one included),
-   * unless the request refuses it. Else the answer is final and the client turns it into its typed error.
+   * Whether to re-send this answer: 429/502/503/504, or a 500 to a non-create within `serverErrorRetries`
+   * (`serverErrors` counts this one), unless the request refuses it.
    */
   retriesAnswer(req: TransportRequest, res: TransportResponse, attempt: number, serverErrors: number): boolean {
     const candidate =
@@ -165,7 +155,7 @@ export class RetryPolicy {
 
   /** The wait before retrying an answer `retriesAnswer` accepted, or throws the error to give up with. */
   afterAnswer(req: TransportRequest, res: TransportResponse, attempt: number, info: RequestInfo): number {
-    // A transient internal error (a lock or database timeout) needs a moment: never sent again at once.
+    // A transient internal error (a lock or database timeout) needs a moment: never re-sent at once.
     if (res.status === 500) return this.pause(attempt);
     const detail: RequestInfo = { ...info, status: res.status, bodyExcerpt: excerpt(res.text) };
     // A gateway error may come after the service applied the request; a 503 or 429 means it was refused.
@@ -195,8 +185,7 @@ export class RetryPolicy {
       throw this.giveUp(new HttpError(`HTTP ${res.status} after ${attempt + 1} attempts`, detail, true));
     }
     if (retryAfter === undefined) return this.backoff(attempt);
-    // `Retry-After: 0` (or 1 s to a hundred clients at once) still wants a pause, spread so they do not all return
-    // together: at least the backoff's own pause, plus up to one base delay of jitter.
+    // Even `Retry-After: 0` gets the backoff's pause plus jitter, so a hundred clients do not return together.
     const spread = Math.floor((this.random ?? Math.random)() * this.retry.baseDelayMs);
     return Math.max(retryAfter + spread, this.pause(attempt));
   }
@@ -221,19 +210,13 @@ function backoffDelay(attempt: number, baseMs: number, capMs: number, random: ()
   return Math.floor(random() * bound);
 }
 
-/**
- * A wait of at least half the capped exponential bound ("equal jitter"): for answers that ask for a pause, a 500 or a
- * `Retry-After: 0`, where full jitter could mean sending again at once.
- */
+/** Equal jitter (at least half the bound): for a 500 or `Retry-After: 0`, where full jitter could re-send at once. */
 function pauseDelay(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random) {
   const bound = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 30));
   return Math.floor(bound / 2 + (random() * bound) / 2);
 }
 
-/**
- * A `Retry-After` header in milliseconds: delta-seconds (`120`) or an HTTP date. Undefined when absent or
- * unparseable; a date in the past is 0.
- */
+/** A `Retry-After` header (seconds or an HTTP date) in milliseconds; undefined when absent or unparseable. */
 function parseRetryAfter(value: string | string[] | undefined, from: number = now()): number | undefined {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined) return undefined;

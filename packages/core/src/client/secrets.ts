@@ -1,20 +1,14 @@
 /**
- * Secrets known to this process (passwords, tokens, tickets, session ids, Basic credentials) and the one function
- * that removes them from any text before it leaves the client: error messages, body excerpts, log lines.
- *
- * The registry is process-wide on purpose: a reporter logs through many modules, and a secret that one client
- * registered must not appear in a line another module writes.
+ * Secrets known to this process and `redact`, which removes them from any text leaving the client. Process-wide on
+ * purpose: a secret one client registered must not appear in a line another module writes.
  */
 
 const secrets = new Set<string>();
-/** The replacement; short and obviously not a value. */
 export const REDACTED = '***';
 
 /**
- * Secrets shorter than this many characters are replaced only where they stand as a whole token. A short password
- * such as `admin` also occurs inside unrelated words, and replacing it there ("administrator" → "***istrator")
- * makes messages unreadable without hiding anything; a longer value hardly occurs by chance, so it is replaced
- * wherever it occurs, even glued to other text.
+ * Secrets shorter than this are replaced only as whole tokens: `admin` inside "administrator" hides nothing and
+ * garbles the message, while a longer value hardly occurs by chance.
  */
 export const WHOLE_TOKEN_BELOW = 8;
 
@@ -23,10 +17,8 @@ const WORD_START = /^[\p{L}\p{N}_]/u;
 const WORD_END = /[\p{L}\p{N}_]$/u;
 
 /**
- * `text` with every whole-token occurrence of `secret` replaced. An occurrence is a whole token when it is not
- * continued by a word character on either side: the start or end of the text, whitespace, quotes and punctuation
- * (`:`, `=`, `&`, `,`, `/`, `@`, `;`, `.`, `-`, ...) all delimit. A secret that begins or ends with punctuation
- * needs no delimiter on that side, as with a regular expression's `\b`.
+ * `text` with every whole-token occurrence of `secret` replaced: not continued by a word character on either side
+ * (a side of the secret that is punctuation needs no delimiter, as with `\b`).
  */
 function replaceWholeTokens(text: string, secret: string): string {
   const guardStart = WORD_START.test(secret);
@@ -51,25 +43,18 @@ function replaceWholeTokens(text: string, secret: string): string {
   return from === 0 ? text : out + text.slice(from);
 }
 
-/**
- * Registers a secret. Short values are registered too (a 3-letter password is still a password) and replaced as
- * whole tokens (see WHOLE_TOKEN_BELOW); empty strings are ignored. The Basic-auth encoding of `user:secret` is
- * registered by the auth code.
- */
+/** Registers a secret (short ones too, replaced as whole tokens); empty strings are ignored. */
 export function registerSecret(value: string | undefined | null): void {
   if (!value) return;
   secrets.add(value);
-  // The same value percent-encoded, as it may appear in a URL (proxy credentials, query strings).
+  // Percent-encoded too, as in a URL (proxy credentials, query strings).
   const encoded = encodeURIComponent(value);
   if (encoded !== value) secrets.add(encoded);
   ordered = undefined;
   inJson = undefined;
 }
 
-/**
- * Forgets every registered secret. A process that reports for one configuration never needs it; one that runs many
- * in turn (the test suite, whose files share a worker) starts each afresh with it.
- */
+/** Forgets every registered secret (for processes that run many configurations in turn, such as the test suite). */
 export function forgetSecrets(): void {
   secrets.clear();
   ordered = undefined;
@@ -81,24 +66,17 @@ let ordered: string[] | undefined;
 /** The secrets as they are and as JSON escapes them, built once per change: the write-ahead log asks per result. */
 let inJson: string[] | undefined;
 
-/**
- * Text none of whose patterns below can match: most strings redacted (titles, file paths, statuses) are let through
- * after this one test instead of six replacements.
- */
+/** Fast path: most redacted strings (titles, paths, statuses) match none of the patterns below. */
 const MAY_HOLD_CREDENTIALS =
   /authorization|cookie|basic|bearer|edu-ticket|sessionid|routeid|awsalb|awselb|bigipserver|seraph|xsrf|"session"|"ticket"|\/\/[^/@\s:]+:[^/@\s]+@/i;
 
 /**
- * `name=value` of the cookies a Jira Data Center login sets (the session, the load balancer's route, Jira's
- * remember-me and XSRF tokens), wherever they stand: a short route value is not registered as a secret.
+ * The cookies a Jira Data Center login sets, wherever they stand: a short route value is not registered as a secret.
  */
 const SESSION_COOKIE =
   /\b(\w*SESSIONID\w*|ROUTEID|AWSALB\w*|AWSELB|BIGipServer[\w.-]*|seraph\.rememberme\.cookie|atlassian\.xsrf\.token)=[^;\s"',]+/gi;
 
-/**
- * Replaces every registered secret (short ones as whole tokens only), every `Authorization` value and URL
- * credentials in `text`.
- */
+/** Replaces every registered secret, every `Authorization` value and URL credentials in `text`. */
 export function redact(text: string): string {
   if (!text) return text;
   let out = text;
@@ -116,8 +94,7 @@ export function redact(text: string): string {
       )
       .replace(/\b(Basic|Bearer|EDU-TICKET)\s+[A-Za-z0-9+/=._~-]{6,}/g, `$1 ${REDACTED}`)
       .replace(SESSION_COOKIE, `$1=${REDACTED}`)
-      // Login answers carry a credential before the client has registered it (a body excerpt of an answer that
-      // could not be parsed): Jira's `{"session": {"name": "JSESSIONID", "value": ...}}`, a repository `"ticket"`.
+      // Login answers carry a credential before it is registered (in an excerpt of an answer that failed to parse).
       .replace(/("session"\s*:\s*\{[^}]*?"value"\s*:\s*")[^"]*/g, `$1${REDACTED}`)
       .replace(/("ticket"\s*:\s*")[^"]*/g, `$1${REDACTED}`)
       .replace(/(\/\/)[^/@\s:]+:[^/@\s]+@/g, `$1${REDACTED}@`)
@@ -129,9 +106,8 @@ const MAY_HOLD_CREDENTIALS_JSON =
   /authorization|cookie|basic|bearer|edu-ticket|session|routeid|awsalb|awselb|bigipserver|seraph|xsrf|ticket|\/\/[^/@\s:]+:[^/@\s]+@/i;
 
 /**
- * Whether `redact` could change any string inside the JSON text `json`: a registered secret as it is or as JSON
- * escapes it, or one of the credential patterns. When not, the value can be written as it is, without copying it
- * string by string through `redact` (the write-ahead log does this for every result).
+ * Whether `redact` could change any string inside the JSON text `json`; when not, the write-ahead log writes the
+ * value as it is instead of copying it through `redact` string by string.
  */
 export function mayNeedRedaction(json: string): boolean {
   inJson ??= [...new Set([...secrets].flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))];

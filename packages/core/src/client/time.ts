@@ -1,9 +1,5 @@
-/**
- * The system's time, in one place: the client's stamps and pauses, and the engine's clock built on them
- * (engine/kernel/clock.ts). Date.now and setTimeout are read at each call, so a test's fake timers drive these too.
- */
+/** The system's time in one place; read at each call, so a test's fake timers drive it too. */
 
-/** Now, in ms. */
 export const now = (): number => Date.now();
 
 /** Resolves after `ms`, or as soon as `signal` aborts; never rejects (a caller that must know checks the signal). */
@@ -20,10 +16,7 @@ export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/**
- * Calls `fn` after `ms`; returns its cancel. It does not keep the process alive unless `keepAlive` (work a caller
- * awaits depends on it).
- */
+/** Calls `fn` after `ms` and returns its cancel; the timer keeps the process alive only with `keepAlive`. */
 export function timer(ms: number, fn: () => void, keepAlive = false): () => void {
   const t = setTimeout(fn, ms);
   if (!keepAlive) t.unref();

@@ -6,18 +6,14 @@ import { JIRA, jiraSessionLogin } from './jira.js';
 /** The default API prefix of the test-management service (synapseRT's REST segment). */
 export const TM_PREFIX = '/rest/synapse/latest/public';
 
-/**
- * The 72 test-management operations grouped by their ids: operation `defects.ofCycle` is `client.defects.ofCycle`.
- * Derived from the contract, so every operation appears exactly once and has one name.
- */
+/** The test-management operations grouped by id (`defects.ofCycle` is `client.defects.ofCycle`), from the contract. */
 export const TM_GROUPS = groupOperations(tmOperations);
 
 type G = typeof TM_GROUPS;
 
 /**
- * Client of the test-management service: `new TestManagementClient({ baseUrl, auth })`, where `baseUrl` is the Jira
- * base URL and the API prefix defaults to `/rest/synapse/latest/public` (`prefix` changes it, e.g. to the
- * `/rest/svc/latest/public` alias). The Jira platform subset of the same server is under `jira`.
+ * Client of the test-management service; `baseUrl` is the Jira base URL, the prefix `/rest/synapse/latest/public`
+ * (or e.g. the `/rest/svc/latest/public` alias). The same server's Jira subset is under `jira`.
  */
 export class TestManagementClient extends ServiceClient {
   readonly plans: Methods<G['plans']>;

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher, FormData } from 'undici';
 
-/** The options, requests and answers of the transport (re-exported by `transport.ts`, their public home). */
+/** The transport's options, requests and answers (public through `transport.ts`). */
 
 export interface TimeoutOptions {
   /** TCP + TLS connect. Default 10 s. */
@@ -22,9 +22,8 @@ export interface RetryOptions {
   /** A Retry-After longer than this is not waited for: the call fails with RateLimitedError. Default 60 s. */
   maxRetryAfterMs?: number;
   /**
-   * Re-sends of a request that does not create after HTTP 500 (a refusal or a transient internal error; the client
-   * cannot tell), with backoff; then it fails with an uncertain ValidationError. A create answering 500 is never
-   * re-sent. Default 2 (3 attempts); at most `retries`.
+   * Re-sends of a non-create after HTTP 500 (a refusal or a transient fault: the client cannot tell) before an
+   * uncertain ValidationError; a create answering 500 is never re-sent. Default 2; at most `retries`.
    */
   serverErrorRetries?: number;
 }
@@ -58,32 +57,23 @@ export interface TransportOptions {
 export interface TransportRequest {
   /** Contract operation id, for errors and logs. */
   operation: string;
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path after the base URL, already encoded, without query. */
   path: string;
   /** Encoded query string without `?`, or empty. */
   query?: string;
   headers: Record<string, string>;
-  /**
-   * Body factory, called once per attempt (a stream is consumed; a form's files are read again). A form carries its
-   * own type and length (undici writes them); `length` is needed only for a stream.
-   */
+  /** Body factory, called once per attempt (a stream is consumed); `length` is needed only for a stream. */
   body?: () => { data: string | Buffer | Readable | FormData; contentType?: string; length?: number };
-  /**
-   * The operation creates something: after an ambiguous failure it is not re-sent (AmbiguousError instead).
-   * Connection failures that happen before anything was sent are retried all the same.
-   */
+  /** The operation creates: after an ambiguous failure it is not re-sent (failures before sending still are). */
   creates: boolean;
   signal?: AbortSignal;
   /** Waits in the queue behind every request that is not (see CallOptions.background). */
   background?: boolean;
-  /**
-   * The session's cookies (session auth): sent with each attempt as they are then, and updated from each answer's
-   * `Set-Cookie`, so a load balancer's cookie set on a retried answer is kept too.
-   */
+  /** The session's cookies: sent with each attempt and updated from each answer (a retried one's too). */
   cookies?: { header(): string | undefined; update(setCookie: string | readonly string[] | undefined): void };
   /**
-   * Whether a 429/500/502/503/504 answer may be sent again; default yes (a 500 only when the request does not create). An answer it refuses is returned as it came,
+   * Whether a 429/500/502/503/504 may be re-sent; default yes (a 500 only for non-creates). A refused one is returned
    * at once, for the client to turn into its typed error.
    */
   retryAnswer?: (res: TransportResponse) => boolean;

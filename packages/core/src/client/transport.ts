@@ -23,11 +23,8 @@ const FOREGROUND = 0;
 const BACKGROUND = -1;
 
 /**
- * The HTTP layer under both clients: one keep-alive pool per client, proxies and corporate CAs, timeouts, a
- * concurrency limit and optional rate cap, and retries that never re-send a create whose fate is unknown.
- * Its parts: `connection.ts` (how a request reaches the service, on undici), `tls.ts` (the CA bundle),
- * `retry-policy.ts` (when to try again, after how long, and which typed error to give up with); this class queues,
- * loops and counts.
+ * The HTTP layer under both clients: pool, proxies, CAs, timeouts, a concurrency limit and rate cap, and retries that
+ * never re-send a create of unknown fate. This class queues, loops and counts; see connection.ts and retry-policy.ts.
  */
 export class Transport {
   readonly stats: TransportStats = { requests: 0, retries: 0, failures: 0 };
@@ -59,8 +56,8 @@ export class Transport {
     const timeouts = { connectMs: t.connectMs ?? 10_000, headersMs: t.headersMs ?? 30_000, bodyMs: t.bodyMs ?? 60_000 };
     this.connection = openConnection(options, timeouts, tlsSettings(options));
     const rps = options.requestsPerSecond;
-    // A sliding window (`strict`): fixed windows let twice the cap start around a window's edge. The interval is
-    // stretched so that a fractional rate (0.5, 2.5) is kept as given rather than rounded up to a whole one.
+    // A sliding window (`strict`), as fixed windows let twice the cap through at an edge; the interval is stretched
+    // so a fractional rate is kept as given.
     const cap = rps && rps > 0 ? Math.max(1, Math.floor(rps)) : 0;
     this.queue = new PQueue({
       concurrency: Math.max(1, options.concurrency ?? 4),
@@ -71,8 +68,7 @@ export class Transport {
       this.log('warn', err.message);
     });
     this.maxBytes = options.maxResponseBytes ?? 32 * 1024 * 1024;
-    // A bucket that refills once an hour is not waited for that long: the request goes, and its 429's Retry-After
-    // decides (within maxRetryAfterMs, else RateLimitedError).
+    // A bucket that refills hourly is not waited for: the request goes, and its 429's Retry-After decides.
     this.maxPaceMs = options.retry?.maxRetryAfterMs ?? 60_000;
   }
 
@@ -130,13 +126,9 @@ export class Transport {
   }
 
   /**
-   * Waits for a slot under the concurrency limit and the rate cap, and returns its release: the queue decides when a
-   * request may go, and the request is sent from `send`, so the queue's own frames are not on the way to the socket
-   * (bench/frames.mjs). The slot is held until `release`; a signal that aborts while the request waits in the queue
-   * takes it out of the queue (p-queue rejects with the signal's reason), and one that aborts while it is under way
-   * frees the slot at once, as a task of the queue would (the exchange is aborted by the same signal). A background
-   * request (a bulk create, which holds its slot for Jira's time per issue) goes after every other one waiting: with
-   * creates filling every slot as each ends, a first run's re-reads and deliveries waited for all of them.
+   * Waits for a slot under the concurrency limit and rate cap and returns its release; the request is sent from
+   * `send`, keeping the queue's frames off the way to the socket (bench/frames.mjs). An abort frees the slot. A
+   * background request (a bulk create holds its slot for Jira's time per issue) goes after all other waiting ones.
    */
   private slot(signal: AbortSignal | undefined, background: boolean): Promise<() => void> {
     return new Promise((granted, refused) => {
@@ -162,10 +154,8 @@ export class Transport {
   }
 
   /**
-   * One HTTP exchange: send, read the whole answer (bounded), never retry here; first waiting for a token when the
-   * server's rate-limit headers say the bucket is empty. The wait happens inside the queue, so it holds its slot: the
-   * requests behind it wait too, in order. (The pacing and the exchange are one method: one frame, not two, between
-   * the queue and the socket.)
+   * One HTTP exchange, never retried here, after waiting for a rate-limit token if the bucket is empty. The wait holds
+   * the queue slot, so the requests behind it wait in order.
    */
   private async exchange(req: TransportRequest, info: RequestInfo): Promise<TransportResponse> {
     const wait = Math.min(this.pacer.reserve(), this.maxPaceMs);
@@ -193,7 +183,7 @@ export class Transport {
         ...(req.signal ? { signal: req.signal } : {}),
       });
       req.cookies?.update(open.headers['set-cookie']);
-      // The request as an answer too large names it: operation, method and path (send's `info` also counts retries).
+      // The request an answer too large names (send's `info` also counts retries).
       const read = { operation: req.operation, method: req.method, path: this.basePath + req.path };
       res = { status: open.status, headers: open.headers, text: await readText(open, this.maxBytes, read), retries: 0 };
     } catch (err) {

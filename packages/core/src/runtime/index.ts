@@ -1,13 +1,7 @@
 /**
- * `@casebridge/core/runtime`: what code running inside a test uses to talk to its reporter, for runners whose
- * workers cannot reach the reporter (Jest, Vitest). Node built-ins only, so importing it from a test file costs
- * nothing.
- *
- * The channel is a folder of per-test files: the reporter creates a folder before the workers start and names it in
- * `CASEBRIDGE_RUNTIME_DIR` (workers inherit the variable); a test appends one JSON line per record to the file of its
- * test (a hash of the test's file and full name); the reporter reads that file when the test ends. Appends are
- * synchronous, so the file is complete before the runner reports the test. Without the variable (no reporter, or
- * reporting is off) every function is a no-op: `step` still runs its body.
+ * `@casebridge/core/runtime`: how code inside a test talks to its reporter when workers cannot reach it (Jest,
+ * Vitest). Node built-ins only. The channel is a folder named in `CASEBRIDGE_RUNTIME_DIR`, one JSONL file per test,
+ * appended synchronously so it is complete when the test ends; without the variable every call is a no-op.
  */
 import { hash, randomUUID } from 'node:crypto';
 import {
@@ -28,7 +22,6 @@ export type { CasebridgeOptions } from '../engine/config/options.js';
 
 import type { ResultAttachment, ResultStep, TestResult } from '../engine/kernel/model.js';
 
-/** The environment variable that names the channel folder. */
 export const RUNTIME_DIR_ENV = 'CASEBRIDGE_RUNTIME_DIR';
 
 /** Which test a call belongs to: the adapter's runtime works it out from the runner's own state. */
@@ -86,13 +79,10 @@ export interface RuntimeData {
   attempts: Map<number, { steps: RuntimeStep[]; attachments: RuntimeAttachment[] }>;
 }
 
-/** The file name of one test's records in the channel folder. */
 function channelName(file: string, name: string): string {
-  // One-shot `hash` (Node 20.12+): the same digest as createHash().update(…), without a Hash object per test.
   return `${hash('sha1', `${file}\0${name}`, 'hex').slice(0, 32)}.jsonl`;
 }
 
-/** The file of one test in the channel folder. */
 export function channelFile(dir: string, file: string, name: string): string {
   return join(dir, channelName(file, name));
 }
@@ -115,9 +105,7 @@ export function closeChannel(dir: string): void {
 }
 
 /**
- * For reporters: the names of the files in the channel folder now, in one read of the folder. A reporter that hands
- * over a test file's results together lists once and passes the list to `readChannel` for each test: a test that
- * recorded nothing then costs no `stat`.
+ * For reporters: the channel folder's file names, in one read; pass them to `readChannel` to skip a `stat` per test.
  */
 export function listChannel(dir: string): ReadonlySet<string> {
   try {
@@ -134,10 +122,7 @@ export interface ReadChannelOptions {
   listed?: ReadonlySet<string>;
 }
 
-/**
- * For reporters: what the test named by `file` and `name` recorded; `undefined` when it recorded nothing. A test that
- * recorded nothing costs one `stat`, or nothing with `listed`.
- */
+/** For reporters: what one test recorded, or `undefined`; costs one `stat`, or nothing with `listed`. */
 export function readChannel(
   dir: string,
   file: string,
@@ -147,7 +132,7 @@ export function readChannel(
   const base = channelName(file, name);
   if (listed && !listed.has(base)) return undefined;
   const path = join(dir, base);
-  // Not a read that fails: a thrown ENOENT builds an error with its stack, for each of a thousand tests.
+  // Not a failing read: a thrown ENOENT builds a stack, for each of a thousand tests.
   if (!listed && !statSync(path, { throwIfNoEntry: false })) return undefined;
   const text = readFileSync(path, 'utf8');
   if (consume) rmSync(path, { force: true });
@@ -255,9 +240,8 @@ function contentTypeOf(name: string): string {
 }
 
 /**
- * Builds `caseKey`, `step` and `attach` for a runner. `identify` returns the running test (or `undefined` outside a
- * test, where the calls are no-ops). Nothing here throws into the test because of casebridge: a channel that cannot
- * be written to loses the record, never the test.
+ * Builds the runtime API for a runner. `identify` returns the running test, or `undefined` outside one (calls are
+ * then no-ops). Never throws into the test: an unwritable channel loses the record, not the test.
  */
 export function createRuntime(identify: () => RuntimeTestIdentity | undefined): RuntimeApi {
   // The open steps of the test running in this process (a worker runs one test at a time).
@@ -374,10 +358,8 @@ export function createRuntime(identify: () => RuntimeTestIdentity | undefined): 
 }
 
 /**
- * For reporters: merges what a test recorded into its result. Keys become `testCase` annotations; steps and
- * attachments go to the attempt they were recorded in (an unknown attempt number counts as the last attempt).
- * Bytes attached in a worker live in the channel folder, which the reporter removes at the end: they are read into
- * memory here, so the engine (and its journal, if delivery must wait) owns them.
+ * For reporters: merges a test's records into its result (keys as `testCase` annotations; an unknown attempt counts
+ * as the last). Bytes attached in a worker are read into memory here, as the channel folder is removed at the end.
  */
 export function mergeRuntime(result: TestResult, data: RuntimeData | undefined, dir: string): TestResult {
   if (!data) return result;
@@ -425,12 +407,9 @@ function lastRecorded(data: RuntimeData) {
 }
 
 /**
- * Types a configuration in a JavaScript config file (`casebridge.config.mjs`, a runner's config): returns its
- * argument unchanged.
+ * Types a configuration in a JavaScript config file; returns its argument unchanged.
  *
  * ```js
- * // casebridge.config.mjs
- * import { defineCasebridgeConfig } from '@casebridge/playwright';
  * export default defineCasebridgeConfig({ url: 'https://jira.example.com', projectKey: 'PROJ', testPlan: 'PROJ-1' });
  * ```
  */

@@ -7,18 +7,10 @@ import { suitePathOf } from './identity.js';
 import { mappingKey } from './mapping.js';
 
 /**
- * New test cases through Jira's bulk create (`POST /rest/api/2/issue/bulk`): a test case is a Jira issue of the
- * add-on's Test Case type, so one request makes up to `createBatchSize` of them (50 by default, Jira Cloud's cap),
- * instead of one request per case through the add-on's `testSuite/createTestCase`. What the add-on's create did in
- * the same request follows: steps with one `addSteps` per case that has steps, before the case is used; suites with
- * one `testSuite/linkTestCase` per suite path for the cases made since its last link (SuiteLinks), sent once the
- * run's creates have moved past the path's file (creates.ts, fileInSuites). A 1,400-test first run of 14 files costs
- * 28 creates and about one link per file, not 1,400 creates.
- *
- * Jira creates what it can: an element it refuses is named by its position (`failedElementNumber`) and created again
- * alone through the add-on, whose answer says what is wrong with it. A 400 for the whole batch (a server that caps
- * bulk creates lower, or every element refused) halves the batch size for the rest of the run; a batch of one goes
- * through the add-on. A Jira without the route (404, 405) is told once: the rest of the run creates one by one.
+ * New test cases through Jira's bulk create (`POST /rest/api/2/issue/bulk`, up to `createBatchSize`, 50 being Jira
+ * Cloud's cap) instead of one add-on create each; steps and suite links follow. An element Jira refuses is created
+ * alone through the add-on (whose answer says why); a 400 for the whole batch halves the batch size for the run; a
+ * Jira without the route (404, 405) means one by one. Measured cost: docs/architecture.md.
  */
 
 /** The Jira issue type of a test case (the add-on's). */
@@ -67,8 +59,8 @@ export async function bulkCreate(
   const issueUpdates = jobs.map((j) => ({
     fields: { ...caseFields(project, j.summary, j.test, j.id), issuetype: { name: TEST_CASE_TYPE } },
   }));
-  // In the background: a bulk takes Jira its time per issue (seconds), and the creates would otherwise hold every
-  // slot of the client's queue while the run's re-reads and deliveries wait behind them.
+  // In the background: a bulk takes Jira seconds per batch, and would hold every client slot ahead of re-reads and
+  // deliveries.
   const answer = await tm.jira.bulkCreateIssues({ issueUpdates }, { ...(signal ? { signal } : {}), background: true });
   const refused = new Set<number>();
   for (const e of answer.errors ?? []) {
@@ -87,10 +79,7 @@ export async function bulkCreate(
   return { created, refused: [...refused].sort((a, b) => a - b) };
 }
 
-/**
- * The steps of each new case that has some (one `addSteps` per case, all at once): before the case is used, since a
- * run made from a case copies its steps. What fails is named; the cases stay.
- */
+/** Adds the steps of each new case that has some, before it is used (a run copies them); failures are named. */
 export async function addCaseSteps(
   tm: TestManagementClient,
   made: ReadonlyArray<{ key: string; test: TestResult }>,
@@ -113,10 +102,7 @@ export async function addCaseSteps(
   return failures;
 }
 
-/**
- * New cases waiting to be filed in the suites of their files: one `testSuite/linkTestCase` per suite path for all the
- * cases made since the last `flush` (a suite is where people find a case; no run waits for it).
- */
+/** New cases waiting to be filed in their files' suites: one `testSuite/linkTestCase` per suite path per `flush`. */
 export class SuiteLinks {
   private readonly waiting = new Map<string, string[]>();
   private sending?: Promise<void>;
@@ -148,10 +134,7 @@ export class SuiteLinks {
     return this.sending !== undefined || this.waiting.size > 0;
   }
 
-  /**
-   * Sends what waits (only the paths `which` takes, given the path and how many cases wait for it), one request per
-   * suite path, all at once; resolves when answered.
-   */
+  /** Sends the waiting links for the paths `which` takes, one request per suite path, at once. */
   flush(which?: (path: string, count: number) => boolean): Promise<void> {
     const batch = [...this.waiting].filter(([path, keys]) => which?.(path, keys.length) ?? true);
     if (batch.length === 0) return this.sending ?? Promise.resolve();

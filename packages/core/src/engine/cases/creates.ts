@@ -16,27 +16,9 @@ import { caseSummary, suitePathOf } from './identity.js';
 import type { CaseIndex, Found } from './search-index.js';
 
 /**
- * The creates of autoCreate's new cases (registry.ts): the queue of tests waiting for a case, gathered into batches;
- * bulk creates, and the add-on's create one by one (bulk-create.ts); a machine that came second following the first
- * (followerRead); new cases filed in their suites (fileInSuites). It owns the state of the creates: the queue, what is
- * under way, the batch size, whether Jira has the bulk route, the suite links, the steps that failed.
- *
- * It decides nothing about which case of a test survives: that is the registry's, with the cases waiting for the
- * re-read that decides them, its timer and the duplicates. Three moments of the creates belong to the registry, and
- * their timing is part of what it decides, so they are named inputs, not a registry passed in: `made` (a case this
- * process made waits for its re-read from the moment its create is answered, before a batch's refused elements are
- * created again: a read in between must not close it as a duplicate), `ended` (a batch has ended: the re-read moves,
- * scheduleRecheck) and `read` (a fresh read after a lost answer or while following: the registry closes the
- * duplicates each read shows, as every read does).
- */
-
-/** A machine that came second re-reads this often while the first one creates cases, and waits at most this long. */
-
-/**
- * A batch that is not full goes once no new test has come for TIMING.gatherMs (the tests paused, or the run ended), or once
- * its oldest test has waited TIMING.gatherMaxMs. Playwright reports tests one by one (onTestEnd), 60 a second in the
- * bench: a batch sent whenever a create ended held about 10 (10,000 new tests: 1,023 creates), gathered it holds 50.
- * No step needs a new case before the run's end, and the end waits only TIMING.gatherMs after the last test for it.
+ * The creates of autoCreate's new cases: the queue gathered into batches, bulk and one-by-one creates
+ * (bulk-create.ts), the follower of a machine that came first, filing in suites. Which case survives is the
+ * registry's; its three moments (`made`, `ended`, `read`) are inputs because their timing is part of its decision.
  */
 
 /** A suite path whose file is still being created is filed anyway once this many batches' worth of cases wait. */
@@ -152,11 +134,9 @@ export class Creates {
   }
 
   /**
-   * Starts creates while fewer than `concurrency` are under way. A machine that came second (another machine made
-   * the cycle) first lets the other create: it re-reads the project's cases every
-   * TIMING.indexPollMs and takes what appeared, until the count has not grown for `indexLagMs` (the index lags
-   * creates: one read without growth proves nothing) or this.o.clock.timing.followerWaitMaxMs has passed, then
-   * creates only what is still missing, from the end of its list.
+   * Starts creates while fewer than `concurrency` are under way. A machine that came second first lets the other
+   * create, taking what appears, until the count stops growing for `indexLagMs` (one still read proves nothing, as
+   * the index lags) or `followerWaitMaxMs` passes; then it creates what is missing, from the end of its list.
    */
   pump(): void {
     if (this.queue.length === 0) return;
@@ -176,7 +156,8 @@ export class Creates {
     }
     const max = this.o.concurrency ?? 4;
     const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
-    // A full batch goes at once; one that is not full while tests keep coming waits for them (TIMING.gatherMs).
+    // A batch not full waits while tests keep coming (Playwright: 60 a second; ungathered, 10,000 tests took 1,023
+    // creates).
     if (n > 1 && this.queue.length < n) {
       const { clock } = this.o;
       const now = clock.now();
@@ -210,9 +191,8 @@ export class Creates {
   }
 
   /**
-   * Creates a batch of cases in one bulk create, then their steps and suites (before any waits for its re-read: a
-   * run made from a case copies its steps). Elements Jira refused go alone through the add-on; a refused batch is
-   * halved (bulk-create.ts).
+   * Creates a batch in one bulk create, then their steps (a run made from a case copies them) and suites. Elements
+   * Jira refused go alone through the add-on; a refused batch is halved (bulk-create.ts).
    */
   private async createMany(jobs: Job[]): Promise<void> {
     const { tm, project, signal } = this.o;
@@ -270,11 +250,8 @@ export class Creates {
   }
 
   /**
-   * Files the cases that wait in their suites, one request per suite path: every path once no create is left; while
-   * creates go on and a batch's worth waits, the paths that no queued or running create belongs to (the run has
-   * moved past their file: one link for a file's cases instead of one per batch, 14 instead of 28 for 1,400 tests
-   * in 14 files), and a path with LINK_MAX_BATCHES batches' worth (a file of thousands of tests). A run cut short
-   * leaves unfiled only the cases of the files its last creates were for (their cases are used all the same).
+   * Files waiting cases in their suites, one request per suite path: all once no create is left; meanwhile paths no
+   * queued or running create belongs to (one link per file, not per batch) and paths with LINK_MAX_BATCHES' worth.
    */
   fileInSuites(): void {
     if (this.links.size === 0) return;
@@ -312,8 +289,8 @@ export class Creates {
       failed = true;
     }
     this.followerTimer = undefined;
-    // The other machine's cases show in the search about a second after their creates (index lag): it has stopped
-    // only when nothing new has shown for longer than that.
+    // The other machine's cases show about a second after their creates (index lag): it has stopped only when
+    // nothing new has shown for longer than that.
     const now = this.o.clock.now();
     const quiet = now - (this.followerGrewAt ?? this.followerSince ?? now) > this.o.indexLagMs;
     if (failed || quiet || now - (this.followerSince ?? 0) > this.o.clock.timing.followerWaitMaxMs)

@@ -5,9 +5,8 @@ import { truncate } from '../kernel/text.js';
 import { mappingKey } from './mapping.js';
 
 /**
- * A test's case identity and the text of a new case. A test is its mapping name (`<file> > <title path>`); its case
- * carries the name's hash in the description (`casebridge-id: <hash>`), which is matched exactly, never by text
- * search (Jira's `~` is a fuzzy, tokenised search: `parses` finds `parses dates`).
+ * A test's case identity and a new case's text. A case carries the mapping name's hash (`casebridge-id: <hash>`) in
+ * its description, matched exactly, never by Jira's fuzzy `~` search (`parses` finds `parses dates`).
  */
 
 /** The identity hash of a mapping name: 20 hex characters. */
@@ -36,8 +35,7 @@ export function suitePathOf(file: string): string {
 }
 
 /**
- * A case summary that Jira accepts for any title: one line, at most 255 characters, never blank. A blank title
- * takes its describe path and file (`cart > (untitled test) in tests/cart.spec.ts`).
+ * A summary Jira accepts for any title: one line, at most 255 characters, never blank (then describe path and file).
  */
 export function caseSummary(t: Pick<TestResult, 'file' | 'titlePath'>, title?: string): string {
   const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();

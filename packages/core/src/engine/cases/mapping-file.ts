@@ -3,10 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { dirname } from 'node:path';
 import { type MappingFile, mappingProblems } from './mapping.js';
 
-/**
- * Adds keys to the mapping file: read, merge, write to a temporary file and rename, so a concurrent writer on the
- * same machine loses nothing and a reader never sees half a file. Keys are sorted for reviewable diffs.
- */
+/** Adds keys to the mapping file atomically (merge, temp file, rename), so concurrent writers lose nothing; sorted. */
 export function writeMapping(path: string, added: MappingFile): void {
   let current: MappingFile = {};
   try {
@@ -26,10 +23,7 @@ export function writeMapping(path: string, added: MappingFile): void {
   renameSync(tmp, path);
 }
 
-/**
- * Reads and checks the mapping file: `{}` when there is none; the problems (not valid JSON, a value that is not a
- * key of `keyRe`...) with an empty mapping when it cannot be used. The reporter, `sync` and `cycle keys` read it so.
- */
+/** Reads and checks the mapping file: `{}` when absent; its problems, with an empty mapping, when unusable. */
 export function readMappingFile(path: string, keyRe: RegExp): { mapping: MappingFile; problems: string[] } {
   if (!existsSync(path)) return { mapping: {}, problems: [] };
   try {

@@ -1,17 +1,11 @@
 import type { TestResult } from '../kernel/model.js';
 
-/**
- * Mapping a test to test-case keys: keys written in the title (`PROJ-123 logs in`, `[PROJ-123] logs in`), in tags
- * (`@PROJ-123`), in annotations (`{ type: 'testCase', description: 'PROJ-123' }`), or in the mapping file.
- */
+/** Mapping a test to case keys: from its title, tags, `testCase` annotations, or the mapping file. */
 
 /** Annotation types that carry a case key (case-insensitive). */
 const KEY_ANNOTATIONS = new Set(['testcase', 'case', 'casebridge', 'tms', 'issue']);
 
-/**
- * The key pattern: by default any `ABC-123` whose project part is 2+ characters; with `projectKeys`, only keys of
- * those projects (so `HTTP-2` in a title is not taken for a key when the project is `PROJ`).
- */
+/** The key pattern: any `ABC-123` by default; with `projectKeys`, only theirs (so `HTTP-2` is not a key of `PROJ`). */
 export function keyPattern(options: { pattern?: string | RegExp; projectKeys?: readonly string[] } = {}): RegExp {
   if (options.pattern) {
     const src = typeof options.pattern === 'string' ? options.pattern : options.pattern.source;
@@ -97,10 +91,7 @@ export function keysFromMapping(file: MappingFile, t: Pick<TestResult, 'file' | 
 /** Whether a mapping file (read once per run, never changed after) is empty. */
 const emptiness = new WeakMap<MappingFile, boolean>();
 
-/**
- * All case keys of a test: its own (title, tags, annotations) first, then the mapping file's. Several keys give one
- * run per key.
- */
+/** All case keys of a test: its own first, then the mapping file's; several keys give one run per key. */
 export function resolveKeys(t: TestResult, re: RegExp, file: MappingFile = {}): string[] {
   return [...new Set([...keysOfTest(t, re), ...keysFromMapping(file, t)])];
 }

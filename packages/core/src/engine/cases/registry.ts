@@ -12,53 +12,25 @@ import { CaseIndex, type Found } from './search-index.js';
 export { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './identity.js';
 
 /**
- * Test cases for unmapped tests (`autoCreate: true`), at the cost of one request per new case.
- *
- * Identity: a test is its mapping name (`<file> > <title path>`); its case carries the name's hash in the
- * description (`casebridge-id: <hash>`), which is matched exactly, never by text search (Jira's `~` is a fuzzy,
- * tokenised search: `parses` finds `parses dates`). Two tests with the same file and title path share a case.
- *
- * Cost: the project's casebridge-made cases are read once per run (search-index.ts: keyset paged by id, never deep
- * `startAt`, so a project of 20,000 cases on Jira's 10,000-result window reads whole: 20 requests at a page cap of
- * 1,000), then each missing case is created (one request). A case made by another machine at the same moment is
- * found by a re-read after the creates (one query per wave of creates; while creates go on, at most one per index-lag
- * window, 5 s, or per `recheckEveryMs` once another machine is seen), which reads only the cases created since the
- * window before the newest one seen. The oldest open case of a name wins on every
- * machine, so shards adopting one suite at once agree. A newer open case of a name this run uses, found by any read
- * (a lagging search let a machine create a second, in this run or an earlier one), is closed as a duplicate, or
- * labelled when the workflow offers no way to close it (duplicate.ts); from then on this run's results of the test go
- * to the survivor and the mapping file names it.
- *
- * When: as results come (Jest, Vitest), or at begin for Playwright, which names every test up front (`plan`): its
- * new cases are created while the tests run, and each result finds its case made.
- *
- * This file decides which case a test uses: the first read, the re-reads that decide this process's new cases
- * (scheduleRecheck, recheck), the duplicates and what replaces them. The creates themselves (the queue, batches, bulk
- * and one-by-one creates, the follower, the suites) are creates.ts's.
+ * Which case an unmapped test uses (`autoCreate: true`): the first read, the re-reads that decide this process's new
+ * cases, and the duplicates. A case is matched by `casebridge-id: <hash>` in its description, never by Jira's fuzzy
+ * `~` search; the oldest open case of a name wins on every machine, and newer ones are closed as duplicates. The
+ * creates are creates.ts's. Costs and the re-read schedule: docs/architecture.md.
  */
 
 export interface CaseRegistryOptions {
   /** In a dry run, wrapped by `withDryRun` (client/dry-run.ts). */
   tm: TestManagementClient;
-  /**
-   * A dry run: no case is looked up (a stand-in search finds nothing, and would show calls a dry run never made),
-   * each test gets its create, and none counts as created.
-   */
+  /** A dry run: nothing is looked up, each test gets its create, and none counts as created. */
   dryRun?: boolean;
   project: string;
   /** The summary of a new case (the engine strips keys from the title). */
   summaryOf?: (t: TestResult) => string;
   /** Creates under way at once. Default 4. */
   concurrency?: number;
-  /**
-   * New cases per create request: more than 1 goes through Jira's bulk create (bulk-create.ts), 1 through the
-   * add-on's create, one case per request. Default 50.
-   */
+  /** New cases per create request: above 1 through Jira's bulk create (bulk-create.ts), 1 through the add-on's. */
   batchSize?: number;
-  /**
-   * Whether another machine reports into the same place and came first (it made the cycle): then this one lets it
-   * create cases and takes what it made (creates.ts, pump). Asked once, before the first create.
-   */
+  /** Whether another machine came first (it made the cycle): then it creates cases and this one takes them. */
   second?: () => Promise<boolean>;
   signal?: AbortSignal;
   /** Least time between two re-reads while creates still go on. Default indexPollMs (250 ms once another machine is seen). */
@@ -66,10 +38,8 @@ export interface CaseRegistryOptions {
   /** Something reached the service (a create, a read): the end of the run keeps waiting while this happens. */
   onProgress?: () => void;
   /**
-   * How long a create may be missing from Jira's search (`jira.indexLagMs`, the clock's by default): re-reads
-   * read back this far, and the read that decides whether a create is the oldest begins this long after it. A read
-   * that shows the create decides it at once (recheck), so a first run's end waits about the real lag, at most this
-   * long; a lag beyond it leaves a duplicate to the next read that shows it (closed then, this run or the next).
+   * How long a create may be missing from Jira's search: re-reads read back this far, and the read deciding whether
+   * a create is the oldest waits this long (less when a read shows it). A longer lag leaves a duplicate for later.
    */
   indexLagMs?: number;
   /** The run's clock (kernel/clock.ts); the system's by default. */
@@ -95,19 +65,12 @@ export class CaseRegistry {
   /** When the re-read's timer fires (scheduleRecheck moves it as creates start and end). */
   private recheckAt = 0;
   private rechecking = false;
-  /**
-   * When the last re-read began: the next begins `recheckEveryMs` later at the earliest (from its beginning, not its
-   * end: a read of many pages at 100 ms put the run's last read off by its own length). The first waits as long
-   * after the start: a burst of creates, one read.
-   */
+  /** When the last re-read began; the next begins `recheckEveryMs` after that beginning, not after its end. */
   private lastRecheck: number;
   /** Cases this process created and kept (and the same as a set, for `isNew` on every result). */
   readonly created: string[] = [];
   private readonly createdSet = new Set<string>();
-  /**
-   * Cases found to be made twice (by this process, another machine or an earlier run) and closed or labelled by
-   * this process, with the case used instead.
-   */
+  /** Duplicate cases (by anyone) this process closed or labelled, with the case used instead. */
   readonly duplicates: Array<{ key: string; kept: string }> = [];
   /** What became of each duplicate's close (closed, labelled, failed), by key. */
   readonly duplicateOutcomes = new Map<string, DuplicateOutcome>();
@@ -122,17 +85,13 @@ export class CaseRegistry {
   private settled = 0;
   /** Mapping names resolved since the last `takeResolved()`: the engine writes them to the mapping file. */
   private resolved: Record<string, string> = {};
-  /**
-   * The cases asked for at begin, from the plan (`plan`), by identity: a result that brings its own key (a runtime
-   * annotation) gives its planned case up (`keyed`).
-   */
+  /** Cases asked for at begin from the plan, by identity; a result bringing its own key gives its one up (`keyed`). */
   private readonly planned = new Map<string, Promise<string>>();
   /** Cases this process made from the plan, before any result: their steps come with the first result (`keyOf`). */
   private readonly stepless = new Set<string>();
   private readonly stepsAdded = new Map<string, Promise<void>>();
   private readonly stepFailures: string[] = [];
   private readonly every: number;
-  /** `indexLagMs` (see the option). */
   private readonly lag: number;
   private readonly clock: Clock;
 
@@ -188,10 +147,8 @@ export class CaseRegistry {
   }
 
   /**
-   * The case key of an unmapped test: found among the project's casebridge cases, or created. Concurrent calls for
-   * one identity share one create. A key a later read found to be a duplicate gives way to its survivor. A case made
-   * from the plan gets the steps of the first result with some before its key is answered (a run made from a case
-   * copies its steps).
+   * The case key of an unmapped test: found or created, one create per identity; a duplicate gives way to its
+   * survivor. A case made from the plan gets its first result's steps before its key is answered.
    */
   async keyOf(test: TestResult): Promise<string> {
     const id = caseIdentity(test);
@@ -215,10 +172,8 @@ export class CaseRegistry {
   }
 
   /**
-   * Playwright names every test at begin: the cases of those without a key are found or created now, while the
-   * tests run, instead of as their results come (a first run of 1,000 new tests: Jira's 6 s of creates hidden behind
-   * the suite's own time). Their results then take the same keys (`keyOf` shares one look-up per identity). Not in a
-   * dry run: it shows the create of each result that needs one.
+   * Playwright names every test at begin: their cases are found or created now, while the tests run (a first run of
+   * 1,000 new tests hides Jira's 6 s of creates), and their results take the same keys. Not in a dry run.
    */
   plan(tests: readonly TestResult[]): void {
     if (this.o.dryRun) return;
@@ -232,10 +187,7 @@ export class CaseRegistry {
     }
   }
 
-  /**
-   * A planned test's result brought its own key (a runtime annotation or `caseKey`): the case made for it at begin
-   * is not its case. It is closed as a duplicate of that key and left out of the mapping file.
-   */
+  /** A planned test's result brought its own key: the case made for it at begin is closed as its duplicate. */
   async keyed(test: TestResult, keys: readonly string[]): Promise<void> {
     const key = keys[0];
     if (key === undefined || this.planned.size === 0) return;
@@ -289,9 +241,8 @@ export class CaseRegistry {
   }
 
   /**
-   * The cases of an identity this run uses: the first open one survives; any other open one was made twice (a
-   * lagging search, two machines) and is closed as its duplicate, once. A key already answered that turns out to be
-   * such a duplicate gives way to the survivor, in this run's later results and in the mapping file.
+   * The cases of an identity this run uses: the first open one survives, any other (a lagging search, two machines)
+   * is closed as its duplicate, once, and an already answered key gives way to the survivor.
    */
   private reconcile(): void {
     for (const [id, name] of this.touched) {
@@ -349,30 +300,21 @@ export class CaseRegistry {
   }
 
   /**
-   * One re-read for every create answered since the last: at once when no create is left, otherwise at most one
-   * per index-lag window (`indexLagMs`, 3 s; `recheckEveryMs` once another machine is seen: a 1,400-case adoption
-   * costs a handful of re-reads, not one per case), and never before the
-   * oldest waiting create has settled (`indexLagMs`); once no create is left, when the newest has, or `recheckEveryMs`
-   * after it (the index lag), whichever comes first. The timer follows the creates: set for the oldest to settle
-   * while they go on (3 s), it is brought forward to the newest's index lag (1 s) when they end, and put back when
-   * new ones start before it fires (a gap between two test files is not the end of the run: a read then would
-   * read the run's new cases once more for nothing).
+   * Times one re-read for the creates answered since the last: at most one per index-lag window while creates go on,
+   * never before the oldest waiting create has settled, brought forward when they end (docs/architecture.md).
    */
   private scheduleRecheck(): void {
     if (this.rechecking || this.waiting.size === 0) return;
     const now = this.clock.now();
     const others = this.duplicates.length > 0 || this.creates.followerReady;
     const every = others ? Math.min(this.every, 250) : this.every;
-    // While creates go on, a re-read reads back the index lag's window (search-index.ts, floor): two re-reads closer
-    // than that read the same new cases again. One per window while this machine creates alone: each new case is
-    // read about twice, not six times (a first run of 10,000 new Playwright tests: see the core README).
+    // While creates go on, one re-read per index-lag window: closer ones would read the same new cases again.
     const window = this.lag;
     const paced = this.creates.creating > 0 ? this.lastRecheck + (others ? every : Math.max(every, window)) - now : 0;
     let oldest = Number.POSITIVE_INFINITY;
     for (const list of this.waiting.values()) for (const w of list) oldest = Math.min(oldest, w.at);
-    // While creates go on, a read decides what has settled. After the last one, a read every `every` (from the
-    // newest create on) decides what it shows, and one once the newest has settled decides all the rest: on a Jira
-    // whose index lags a second, the run ends about a second after its last create, not the whole `indexLagMs`.
+    // After the last create, a read once the newest has settled decides the rest: with a 1 s index lag the run ends
+    // about a second after its last create, not the whole `indexLagMs`.
     const settle = this.lag;
     const newest = newestWaiting(this.waiting);
     const settled =
@@ -412,8 +354,7 @@ export class CaseRegistry {
     }
     try {
       await this.refresh();
-      // A create this read shows is decided by it too: a search that shows a case shows every case made before it
-      // (each node's index takes the cluster's changes in order), so an older one of its test would be here.
+      // A create this read shows is decided too: each node's index takes changes in order, so older cases show as well.
       for (const [id, list] of this.waiting) {
         const shown = list.filter((w) => this.index.shown(w.key));
         if (shown.length === 0) continue;

@@ -5,33 +5,10 @@ import { slicedKeysetSearch } from '../jira/keyset.js';
 import { type Clock, systemClock } from '../kernel/clock.js';
 
 /**
- * What the project's casebridge-made test cases are, read from Jira's search and kept up to date during a run.
- *
- * The first read takes every case (keyset paged by id, keyset.ts: any size, never deep `startAt`). Later reads take
- * only what may have changed: the cases above an id floor. Jira's index is eventual on a Data Center cluster (each
- * node polls for changes about once a second, more under load): a case another machine created a moment ago may be
- * missing from one read and appear in a later one, with an id below ones already seen. So the floor is not the
- * highest id seen: it is the highest id of a case created at least `indexLagMs` before the newest case seen
- * (`created`, the server's clock, never this machine's). Every case below it was created that long before the
- * previous read was answered, so that read had it (or an earlier one did): none is skipped, whatever its id (to
- * within the second or two one read of several pages takes: its early pages are read before its newest case). The
- * cases this process made count too, by when it had their create's answer and when its last read began (both its own
- * clock): its re-reads leave them out, so their `created` is hardly ever read. Without `created` in the answers (a
- * proxy stripping fields) and no case of its own, the floor stays 0: every re-read reads everything, correct but
- * slow.
- *
- * Cost: at 10,000 cases the first read is 10 requests at Jira's usual page cap of 1,000 (100 at a cap of 100); a
- * re-read reads the cases created in the last `indexLagMs` (5 s) and since, whatever the size of the project: one
- * request in a second run, one or two per re-read at a page cap of 100 while a first run creates about 30 cases a
- * second (at 15 s it was five: 57 of a 1,000-test adoption's 1,124 requests). A case the index shows more than 5 s
- * late, below the floor, is left to the next run's full read. A re-read leaves out the cases this process made but
- * its newest (`id not in (…)`, up to 1,000 a request, parts): it knows them, and what it reads for is what others made.
- * So the re-read at the end of a first run of 1,400 new cases is 2 requests in one round trip (it was 14 pages of
- * its own cases in 4). The newest it asks for tells whether the index has caught up with its creates (`shown`). What
- * it reads it reads in slices of a page each at once (keyset.ts, slicedKeysetSearch): the cases read before cut them.
- *
- * Cases are ordered by their key's number (in one project, the creation order, as the id is), so a case this
- * process has just created takes its place before any search shows it.
+ * The project's casebridge-made test cases, read from Jira's search and kept up to date during a run. The first read
+ * takes all (keyset paged by id); re-reads take the cases above an id floor that allows for Jira's index lag, so a
+ * late-indexed case with a lower id is not skipped. Why the floor is safe, and the costs: docs/architecture.md.
+ * Cases are ordered by key number (creation order), so one just created takes its place before any search shows it.
  */
 
 export interface Found {
@@ -42,11 +19,11 @@ export interface Found {
   n: number;
 }
 
-/** Default index lag allowed for (see the class comment). */
+/** Default index lag allowed for. */
 
 /**
- * At most this many of its own cases one request of a re-read leaves out (`id not in (…)`, parts): Jira turns each into a clause of
- * its query, and older Lucene-backed versions refuse a query of more than 1,024. More go in further parts of the range.
+ * At most this many own cases one re-read request leaves out (`id not in (…)`): older Lucene Jira refuses 1,024
+ * clauses.
  */
 const MAX_LEFT_OUT = 1_000;
 
@@ -71,15 +48,9 @@ export class CaseIndex {
   private readonly seen = new Set<string>();
   /** Ids of the cases read or added by this process: where a re-read cuts its slices. */
   private readonly ids = new Set<number>();
-  /**
-   * The cases this process created (`add`), by key: their id (a re-read leaves them out but the newest, `parts`) and
-   * when it had the create's answer (its own clock, `floor`).
-   */
+  /** The cases this process created, by key: their id and when it had the create's answer (its own clock). */
   private readonly own = new Map<string, { id: number; at: number }>();
-  /**
-   * The highest key number a read answered: the index that answered had every case made before that one (each node
-   * takes the cluster's changes in order), so a case this process made with a lower number was in it (`shown`).
-   */
+  /** The highest key number a read answered: that index had every earlier case, so lower own cases are `shown`. */
   private shownUpTo = 0;
   /** Whether a re-read leaves out this process's cases (parts): off for the run after a refusal of such a read. */
   private leaveOut = true;
@@ -124,16 +95,13 @@ export class CaseIndex {
   }
 
   /**
-   * The highest id of a case created at least the index lag before the newest case seen (see the class comment), or
-   * of a case this process made at least the index lag before the last read began.
+   * The floor of a re-read: the highest id created at least the index lag before the newest case seen (or own case).
    */
   floor(): number {
     const before = this.newest - (this.o.indexLagMs ?? this.clock.timing.indexLagMs);
     let floor = 0;
     for (const [id, created] of this.times) if (created <= before && id > floor) floor = id;
-    // This process's cases, which its re-reads leave out (so their `created` is hardly ever read): one made the index
-    // lag before the last read began (both on this machine's clock) was made that long before that read, so that
-    // read had every case made before it, as above.
+    // Own cases, which re-reads leave out: one made the index lag before the last read began was in that read.
     const made = this.lastReadBegan - (this.o.indexLagMs ?? this.clock.timing.indexLagMs);
     for (const { id, at } of this.own.values()) if (at <= made && id > floor) floor = id;
     return floor;
@@ -154,18 +122,12 @@ export class CaseIndex {
     return this.byIdentity.get(identity) ?? [];
   }
 
-  /**
-   * Whether a search has shown the case (not only `add`): it answered the case, or, for a case this process made
-   * (which a re-read leaves out), a case made after it.
-   */
+  /** Whether a search has shown the case: answered it, or (for an own case) answered a case made after it. */
   shown(key: string): boolean {
     return this.seen.has(key) || (this.own.has(key) && keyNumber(key) <= this.shownUpTo);
   }
 
-  /**
-   * A case this process created: in the index before a (lagging) search shows it. Its id (when the create answered
-   * one) tells a re-read where the cases are, so it reads them in slices at once (keyset.ts, keysetSlices).
-   */
+  /** A case this process created, indexed before a search shows it; its id lets a re-read slice its range. */
   add(identity: string, key: string, id?: number): void {
     if (id !== undefined && Number.isSafeInteger(id) && id > 0) {
       this.ids.add(id);
@@ -191,11 +153,8 @@ export class CaseIndex {
   }
 
   /**
-   * The range above `afterId` in parts, each with the cases this process made in it that its read leaves out
-   * (`id not in (…)`), at most MAX_LEFT_OUT a part: all but the newest. This process knows them (it made them, `add`),
-   * and what a re-read is for is the cases of others: at the end of a first run of 1,400 new cases the re-read is two
-   * requests, not 14 pages of its own cases. The newest is asked for: a read that shows it shows every case made
-   * before it (`shown`), so it decides them all. Without cases of its own above `afterId`, one part, nothing left out.
+   * The range above `afterId` in parts, each leaving out (`id not in (…)`, at most MAX_LEFT_OUT) the own cases but the
+   * newest, which is asked for: a read that shows it shows every case made before it.
    */
   private parts(afterId: number): Array<{ afterId: number; upToId?: number; out: number[] }> {
     const mine = this.leaveOut
@@ -222,8 +181,7 @@ export class CaseIndex {
     try {
       await this.readParts(afterId);
     } catch (err) {
-      // Refused (400) with ids left out: a Jira whose JQL validation refuses an id it no longer has (a case deleted
-      // meanwhile), or a clause limit lower than MAX_LEFT_OUT. Read everything from here on, as before.
+      // Refused (400) with ids left out (a deleted id, or a lower clause limit): read everything from here on.
       if (!(err instanceof ValidationError) || err.uncertain || !this.leaveOut || this.own.size < 2) throw err;
       this.leaveOut = false;
       await this.readParts(afterId);
@@ -237,9 +195,8 @@ export class CaseIndex {
       this.parts(afterId).map((part) => {
         const out = new Set(part.out);
         const top = part.upToId ?? Number.POSITIVE_INFINITY;
-        // The cases known in the part (read before, or made here and asked for) cut it into slices of a page each,
-        // read at once: a read of 1,400 cases at a page cap of 100 is 14 requests in about 4 round trips, not 14 in
-        // a row.
+        // Known cases cut the part into page-sized slices read at once (1,400 cases at 100 a page: 4 round trips, not
+        // 14).
         return slicedKeysetSearch({
           tm: this.o.tm,
           jql: part.out.length > 0 ? `${base} AND id not in (${part.out.join(',')})` : base,

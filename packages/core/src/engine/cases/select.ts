@@ -3,21 +3,14 @@ import { CasebridgeError } from '../../contract/errors.js';
 import { RUN_STATUSES } from '../kernel/work.js';
 
 /**
- * A cycle's cases, as a run selects them (option `select`, Playwright 1.62+ `preprocess`) and as
- * `casebridge cycle keys` prints them: the cases of the cycle's runs, filtered by run status and assigned tester.
- *
- * Cost: two requests whatever the number of runs (the plan's cycle list, to find the cycle by name; then its runs
- * by id), plus one (`myself`) for the tester `me`. At 10,000 runs it is still two or three: the runs of a cycle come
- * in one answer.
+ * A cycle's cases, filtered by run status and tester, for option `select` and `casebridge cycle keys`. Costs two
+ * requests at any size (the plan's cycles, then the cycle's runs in one answer), three for the tester `me`.
  */
 
 /** A cycle or a run status, compared as a person reads it: case and inner spaces do not matter. */
 export const sameName = (s: string): string => s.trim().replace(/\s+/g, ' ').toLowerCase();
 
-/**
- * A selection that cannot be made as asked: an unknown cycle or status. `usage`: the request itself is wrong (a
- * status the instance does not have), as opposed to a cycle that is not (or no longer) there.
- */
+/** A selection that cannot be made as asked; `usage`: the request is wrong (an unknown status), not the cycle. */
 export class SelectionError extends CasebridgeError {
   readonly usage: boolean;
   constructor(message: string, usage: boolean) {
@@ -27,9 +20,8 @@ export class SelectionError extends CasebridgeError {
 }
 
 /**
- * The statuses asked for, in canonical form (sameName); a SelectionError naming the valid ones when one is
- * unknown. Valid: the built-in statuses and whatever status the cycle's runs show (custom statuses of the
- * instance). `option` names where they came from in the message (`--status`, `select.status`).
+ * The statuses asked for, canonical; a SelectionError naming the valid ones (built-ins and those the cycle's runs
+ * show) when one is unknown. `option` names the source in the message.
  */
 export function matchStatuses(asked: readonly string[], seen: readonly string[], option: string): Set<string> {
   const known = new Map<string, string>();
@@ -58,8 +50,8 @@ export interface CycleRef {
 }
 
 /**
- * The cycle `ref` names among the plan's: `#12` is the id 12; digits are a cycle of that name when there is one,
- * else the id; anything else is a name (exact, then case-insensitive when only one cycle matches that way).
+ * The cycle `ref` names among the plan's: `#12` is id 12; digits are a name if a cycle has it, else an id; anything
+ * else a name (exact, then case-insensitive if unique).
  */
 export function findCycleRef(cycles: readonly CycleRef[], ref: string, plan: string): CycleRef {
   const byId = (id: number) => cycles.find((c) => c.id === id);
@@ -108,9 +100,8 @@ export interface CycleCases {
 }
 
 /**
- * Reads the cycle's runs and keeps the cases `q` asks for (see the module comment for what it costs). A case with
- * several runs (an advanced cycle: one per attribute set) is selected when any of its runs matches. Throws the
- * client's errors, and a SelectionError for a cycle or a status that is not there.
+ * Reads the cycle's runs and keeps the cases `q` asks for; a case with several runs is selected if any matches.
+ * Throws the client's errors, and SelectionError for a missing cycle or status.
  */
 export async function readCycleCases(
   tm: TestManagementClient,
@@ -166,10 +157,8 @@ export interface Selected<T> {
 }
 
 /**
- * The planned tests of the selected `keys`: a test is selected when one of its own keys (title, tags,
- * annotations, mapping file: `keysOf`) is, or, without a key, when the case casebridge created for it is
- * (`createdKey`: by the identity in the case's description). A test with keys none of which is selected is not
- * selected, whatever its identity says. Pure: no I/O.
+ * The planned tests of the selected `keys`: by a test's own keys (`keysOf`), or without keys by the case casebridge
+ * created for it (`createdKey`). A test whose keys are all unselected is not selected. Pure.
  */
 export function selectPlanned<T>(
   tests: readonly T[],

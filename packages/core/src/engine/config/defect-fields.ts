@@ -2,12 +2,9 @@ import * as z from 'zod';
 import type { DefectFields } from './options.js';
 
 /**
- * `defects.fields`: the Jira create fields casebridge sends with every defect it files, in Jira's create shape
- * (`POST /rest/api/2/issue` and synapseRT's `createRunBug` take the same `fields`). The fields casebridge knows are
- * typed; `customfield_NNNNN` takes any JSON value (a select's `{ value }`, a multi-select's `[{ value }]`, a user
- * picker's `{ name }`, a string, a number), because its shape depends on the field's type, which only the create
- * screen knows (`casebridge doctor` checks it there). The fields casebridge writes itself are refused: each has its
- * own option.
+ * `defects.fields`: Jira create fields sent with every defect (`POST /rest/api/2/issue` and synapseRT's `createRunBug`
+ * take the same `fields`). `customfield_NNNNN` takes any JSON, as only the create screen knows its shape (`doctor`
+ * checks it); fields casebridge writes itself are refused in favour of their own option.
  */
 
 export type { DefectFields, JiraRef } from './options.js';
@@ -97,9 +94,8 @@ export interface ScreenProblem {
 const SENT = new Set(['project', 'issuetype', 'summary', 'description']);
 
 /**
- * What is wrong with `defects.fields` for a create screen: required fields it lacks (priority is not required of it
- * when Jira has a default), fields not on the screen, values not among the allowed ones. Each names the fix with an
- * example value from the screen's allowed values.
+ * What is wrong with `defects.fields` for a create screen (missing required fields, fields not on it, disallowed
+ * values), each with a fix using an allowed value; priority is not required when Jira has a default.
  */
 export function screenProblems(screen: readonly ScreenField[], fields: DefectFields = {}): ScreenProblem[] {
   const out: ScreenProblem[] = [];

@@ -1,11 +1,7 @@
 import { STATUS_MAP_KEYS } from '../kernel/work.js';
 
-/**
- * `CASEBRIDGE_*` environment variables: which option each sets and how its text is read, and how option sources
- * merge (a higher source wins key by key, nested objects merged).
- */
+/** `CASEBRIDGE_*` variables (the option each sets, how its text is read), and how option sources merge. */
 
-/** Environment variables and the option each sets. */
 export const ENV_OPTIONS: Record<
   string,
   { path: string[]; type: 'string' | 'boolean' | 'number' | 'share' | 'dryRun' | 'statusMap' | 'list' }
@@ -79,7 +75,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): { options: Record<string
     if (spec.type === 'string') {
       if (v !== '') setPath(options, spec.path, v);
     } else if (spec.type === 'list') {
-      // `Failed,Not Tested`: comma-separated, each trimmed (a value holds no comma here; the config file's can).
+      // Comma-separated, each trimmed: a value cannot hold a comma here (the config file's can).
       const items = v
         .split(',')
         .map((x) => x.trim())
@@ -108,10 +104,8 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): { options: Record<string
 }
 
 /**
- * `skipped=Not Tested,flaky=Failed` as a `statusMap` object (`null`, `unchanged` or nothing after `=`: leave the run
- * as it is); the names of the statuses are taken by the schema (any non-empty name: the instance's own, built-in ones
- * normalised in case). A status name cannot hold a comma here (the config file can). Undefined when the value has
- * problems.
+ * `skipped=Not Tested,flaky=Failed` as a `statusMap` (`null` or empty after `=`: leave the run); the schema checks
+ * the names. Undefined when the value has problems.
  */
 function statusMapFromEnv(name: string, value: string, problems: string[]): Record<string, string | null> | undefined {
   const map: Record<string, string | null> = {};

@@ -6,9 +6,7 @@ import { ENV_OPTIONS, isPlainObject, mergeOptions, optionsFromEnv } from './env.
 import { type CasebridgeConfig, configSchema } from './schema.js';
 
 /**
- * Where the configuration comes from: the config file of the project (JSON or a module), the CASEBRIDGE_* environment
- * and the reporter's inline options, merged and checked against the schema (schema.ts) into one `CasebridgeConfig`
- * or the lines that say what to fix.
+ * The configuration from the config file, CASEBRIDGE_* variables and inline options, merged and checked (schema.ts).
  */
 
 export const CONFIG_FILE = 'casebridge.config.json';
@@ -34,10 +32,7 @@ export type LoadedConfig =
       failOnError: boolean;
     };
 
-/**
- * Where `loadConfig` looked, in one line: `./casebridge.config.{json,mjs,...}` (relative to the project folder),
- * then the other sources. For messages about a missing option and for `casebridge doctor`.
- */
+/** Where `loadConfig` looked, in one line (`./casebridge.config.{json,mjs,...}`, then the other sources). */
 export function describeSearched(cwd: string, searched: readonly string[]): string {
   const files = searched.filter((s) => isAbsolute(s));
   const others = searched.filter((s) => !isAbsolute(s));
@@ -54,10 +49,8 @@ export function describeSearched(cwd: string, searched: readonly string[]): stri
 }
 
 /**
- * Reads one config file: JSON, or a module whose default export (or `module.exports`) is the options object.
- * Modules are loaded with `require`, synchronously (the reporters start synchronously): CommonJS always, ES modules
- * through Node's require(esm) (Node 20.19 and later, without top-level await), TypeScript where Node strips types
- * (22.18 and later).
+ * Reads one config file: JSON, or a module's default export, loaded with a synchronous `require` as the reporters
+ * start synchronously (ES modules on Node 20.19+ without top-level await, TypeScript on Node 22.18+).
  */
 function readConfigFile(file: string): { options?: Record<string, unknown>; problem?: string } {
   if (file.endsWith('.json')) {
@@ -93,9 +86,8 @@ function readConfigFile(file: string): { options?: Record<string, unknown>; prob
 }
 
 /**
- * Loads the configuration: file, then environment, then inline options (highest). Never throws: problems are
- * returned as lines that name the option (and the environment variable) and say what was expected. `searched`
- * lists every place looked at, for `casebridge doctor` and for messages about a missing option.
+ * Loads the configuration: file, then environment, then inline options (highest). Never throws: problems come back
+ * as lines naming the option (and its variable) and what was expected; `searched` lists every place looked at.
  */
 export function loadConfig(
   inline: Record<string, unknown> = {},

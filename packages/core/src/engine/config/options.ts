@@ -1,8 +1,7 @@
 /**
- * The options a reporter, a `casebridge.config.*` file or the CLI takes, as a plain type: no zod in it, so a
- * reporter's declaration files need nothing but this package (schema.ts checks at compile time that it is exactly
- * the input of the schema that validates them). Every option may come from another source (`CASEBRIDGE_*`
- * variables, the config file): none is required here; the merged whole is checked when the run starts.
+ * The options of a reporter, a `casebridge.config.*` file or the CLI, as a plain type without zod, so a reporter's
+ * declarations need only this package (schema.ts checks it equals the schema's input). None is required here: the
+ * merged sources are checked when the run starts.
  */
 export interface CasebridgeOptions {
   /** Turn the reporter off without removing it from the runner's config (default true). */
@@ -31,41 +30,30 @@ export interface CasebridgeOptions {
   build?: string | undefined;
   /** Complete the cycle when the run ends (default false: shards may still be reporting). */
   completeCycle?: boolean | undefined;
-  /**
-   * A cycle the run creates gets a run for every case of the test plan, Not Tested until reported: the cycle shows
-   * what the run left out (default false: it starts empty and holds only the cases the run reports).
-   */
+  /** A cycle the run creates gets a Not Tested run for every case of the plan (default false: it starts empty). */
   preloadRuns?: boolean | undefined;
   /**
-   * Read the execution history of each failing case (one request per case and run, none for passing tests): a bug a
-   * person linked to the case's failed run is linked instead of a new defect, and each failure and flaky test is
-   * classified `new`, `known`, `flaky` or `regression` (default true; `CASEBRIDGE_HISTORY`).
+   * Read each failing case's execution history (one request per failing case): a bug a person linked is reused, and
+   * failures are classified `new`, `known`, `flaky` or `regression` (default true; `CASEBRIDGE_HISTORY`).
    */
   history?: boolean | undefined;
   /**
-   * Quarantine from the tool (default on, label `casebridge-quarantine`): a case carrying the label, or linked through
-   * one of its runs to an open issue carrying it (a known bug marked so), is quarantined. Playwright 1.62+ runs it
-   * expected-to-fail (a known failure keeps CI green, a pass is reported); Jest, Vitest and older Playwright report
-   * it classified `quarantined`. Its failure files no new defect. `CASEBRIDGE_QUARANTINE`,
-   * `CASEBRIDGE_QUARANTINE_LABEL`, `CASEBRIDGE_QUARANTINE_MAX`.
+   * Quarantine (default on, label `casebridge-quarantine`): a case with the label, or linked through a run to an open
+   * issue with it, is quarantined: expected-to-fail on Playwright 1.62+, classified `quarantined` elsewhere, and its
+   * failure files no defect. `CASEBRIDGE_QUARANTINE`, `_LABEL`, `_MAX`.
    */
   quarantine?:
     | {
         enabled?: boolean | undefined;
         /** The Jira label that quarantines a case or a bug (default `casebridge-quarantine`). */
         label?: string | undefined;
-        /**
-         * The most cases `casebridge quarantine add` quarantines at once, a share of the plan's cases (without a plan,
-         * the project's), from 0 to 1 (default 0.05: 5 %). `CASEBRIDGE_QUARANTINE_MAX` (`0.05` or `5%`).
-         */
+        /** The most cases `quarantine add` quarantines, as a share (0 to 1) of the plan's cases (default 0.05). */
         max?: number | undefined;
       }
     | undefined;
   /**
-   * The rules of `casebridge gate`, below its flags: at most `maxNew` new failures (default 0) and `maxRegressions`
-   * regressions (default 0), a pass rate of at least `minPassRate` percent (not checked unless set), every planned
-   * case run (`requireAllPlanned`), each value of a run attribute run (`requireAttributes`), and known and
-   * quarantined failures counted as new (`strict`).
+   * The rules of `casebridge gate`, below its flags: `maxNew` and `maxRegressions` (default 0), `minPassRate` percent
+   * (unchecked unless set), `requireAllPlanned`, `requireAttributes`, `strict` (known and quarantined count as new).
    */
   gate?:
     | {
@@ -78,10 +66,9 @@ export interface CasebridgeOptions {
       }
     | undefined;
   /**
-   * Run exactly a cycle's cases (Playwright 1.62+, in the reporter's `preprocess`): tests whose case has a run in the
-   * cycle with one of `status` (any when empty) assigned to `tester` (`me`: the user of the credentials); the others
-   * are excluded. `CASEBRIDGE_SELECT_PLAN`, `_CYCLE`, `_STATUS` (comma-separated), `_TESTER`. Other runners:
-   * `casebridge cycle keys --file`.
+   * Run exactly a cycle's cases (Playwright 1.62+ `preprocess`): those with a run of one of `status` (any when empty)
+   * assigned to `tester` (`me`: the credentials' user). `CASEBRIDGE_SELECT_PLAN`, `_CYCLE`, `_STATUS`, `_TESTER`.
+   * Other runners: `casebridge cycle keys --file`.
    */
   select?:
     | {
@@ -92,10 +79,7 @@ export interface CasebridgeOptions {
         tester?: string | undefined;
       }
     | undefined;
-  /**
-   * Run attributes of an advanced cycle: attribute name → template over the test, e.g. `{ Browser: '${project}' }`.
-   * Each attribute set of a case is its own run in the cycle.
-   */
+  /** Run attributes of an advanced cycle: name → template (`{ Browser: '${project}' }`); each set is its own run. */
   attributes?: Record<string, string> | undefined;
   /** Regular expression of a case key; default: keys of `projectKey`. */
   keyPattern?: string | undefined;
@@ -103,10 +87,7 @@ export interface CasebridgeOptions {
   mappingFile?: string | undefined;
   /** Create test cases for unmapped tests and record them in the mapping file (default false). */
   autoCreate?: boolean | undefined;
-  /**
-   * New cases per create request, through Jira's bulk create (default 50; a server that takes fewer halves it for
-   * the run). 1: the add-on's create, one case per request.
-   */
+  /** New cases per create request through Jira's bulk create (default 50, halved if refused); 1: one per request. */
   createBatchSize?: number | undefined;
   defects?:
     | {
@@ -120,37 +101,33 @@ export interface CasebridgeOptions {
         onFlaky?: boolean | undefined;
         /**
          * Summary template (default `${title}: ${error}`): `${title}`, `${test}`, `${error}`, `${errorFull}`,
-         * `${file}`, `${line}`, `${location}`, `${ciUrl}`, `${runner}`, `${project}`, `${key}` and any `${ENV_VAR}`.
-         * ` [cb-<hash>]` always ends the summary (deduplication searches for it).
+         * `${file}`, `${line}`, `${location}`, `${ciUrl}`, `${runner}`, `${project}`, `${key}`, any `${ENV_VAR}`.
+         * ` [cb-<hash>]` always ends it (deduplication searches for it).
          */
         summaryTemplate?: string | undefined;
         /** Description template, the same variables; default: the built-in description (test, run, error, stack). */
         descriptionTemplate?: string | undefined;
         /**
-         * Jira create fields sent with every defect, in Jira's shape: `labels`, `components`, `priority`,
-         * `fixVersions`, `versions`, `assignee`, `duedate`, `environment`, `customfield_NNNNN` (any JSON).
-         * `casebridge doctor` checks them against the create screen.
+         * Jira create fields sent with every defect, in Jira's shape (`labels`, `components`, `priority`,
+         * `customfield_NNNNN`...); `casebridge doctor` checks them against the create screen.
          */
         fields?: DefectFields | undefined;
         /**
-         * New defects at most per run (`CASEBRIDGE_DEFECTS_MAX`, default 10); in cycle mode per cycle, counted
-         * across the machines reporting into it. Beyond it failures get their status and a comment but no new
-         * defect; an existing one is still linked. 0 files none.
+         * New defects at most per run, in cycle mode per cycle across machines (`CASEBRIDGE_DEFECTS_MAX`, default
+         * 10). Beyond it failures still get status, comment and links to existing defects. 0 files none.
          */
         maxPerRun?: number | undefined;
         /**
-         * One defect for failures that share a normalised error across tests (default true): environment errors
-         * (connection refused, DNS, TLS, hook timeouts) whatever the test, others at the same source line. false:
-         * one defect per test and failure.
+         * One defect for failures sharing a normalised error (default true): environment errors across tests, others
+         * at the same source line. false: one per test and failure.
          */
         group?: boolean | undefined;
       }
     | undefined;
   /**
-   * The run status each kind of result writes (`CASEBRIDGE_STATUS_MAP=skipped=Not Tested,flaky=Failed`): a status
-   * as your instance names it (built-in `Passed`, `Failed`, `Blocked`, `Not Tested`, `NA` in any case, a renamed or a
-   * custom one), or `null` / `"unchanged"` to leave the run as it is. `casebridge doctor` warns about a name the
-   * plan's runs never show. Whether a defect is filed depends on the outcome, not on the status written.
+   * The run status each kind of result writes (`CASEBRIDGE_STATUS_MAP=skipped=Not Tested,flaky=Failed`): a status as
+   * your instance names it, or `null` / `"unchanged"` to leave the run as it is. Defects depend on the outcome, not
+   * on the status written.
    */
   statusMap?:
     | {
@@ -197,8 +174,8 @@ export interface CasebridgeOptions {
   /** How long the end of the run waits while delivery makes no progress (default 30,000 ms). */
   flushTimeoutMs?: number | undefined;
   /**
-   * How long status-only results wait for a bulk update while tests run (default 30,000 ms, doubling each time up to
-   * 300,000): lower shows a long suite's results sooner, at a request per wait (`CASEBRIDGE_BULK_WAIT_MS`).
+   * How long status-only results wait for a bulk update while tests run (default 30,000 ms, doubling up to 300,000):
+   * lower shows results sooner, at a request per wait (`CASEBRIDGE_BULK_WAIT_MS`).
    */
   bulkWaitMs?: number | undefined;
   /** Jira's behaviour where a cluster may differ from the defaults. */
@@ -206,9 +183,7 @@ export interface CasebridgeOptions {
     | {
         /**
          * How long a create may be missing from Jira's search (default 3,000 ms): each Data Center node polls its
-         * index about once a second and falls behind under load. Every read-after-write waits it: the read that
-         * decides whether a new case or defect is the oldest (two machines at once), the read before a create whose
-         * answer was lost is sent again (`CASEBRIDGE_JIRA_INDEX_LAG_MS`).
+         * index about once a second and lags under load. Read-after-writes wait it (`CASEBRIDGE_JIRA_INDEX_LAG_MS`).
          */
         indexLagMs?: number | undefined;
       }
@@ -237,9 +212,8 @@ export interface CasebridgeOptions {
   /** Log every request (redacted) to stderr; also CASEBRIDGE_DEBUG=1. */
   debug?: boolean | undefined;
   /**
-   * On GitHub Actions, an `::error` annotation per failing test (at most 10, GitHub's limit per step) naming its
-   * case, run and defect with links; also CASEBRIDGE_ANNOTATIONS=1. Off by default: a runner's own GitHub reporter
-   * may annotate the same failures.
+   * On GitHub Actions, an `::error` annotation per failing test (at most 10) with links; also
+   * CASEBRIDGE_ANNOTATIONS=1. Off by default, as a runner's own GitHub reporter may annotate the same failures.
    */
   annotations?: boolean | undefined;
   /** Report in watch mode (Vitest): each rerun once. */

@@ -16,10 +16,9 @@ export {
 export { ENV_OPTIONS, mergeOptions, optionsFromEnv } from './env.js';
 
 /**
- * The reporter's configuration: the same options for every runner and for the CLI. Sources, highest first: the
- * options in the runner's reporter config, `CASEBRIDGE_*` environment variables, then `casebridge.config.json` in the
- * project root. Validated with zod; a problem names the option and the fix, and the reporter disables itself
- * instead of failing the test run.
+ * The configuration, the same for every runner and the CLI, each option documented in options.ts. Sources, highest
+ * first: the reporter's options, `CASEBRIDGE_*` variables, `casebridge.config.json`. A problem names the option and
+ * the fix, and the reporter disables itself instead of failing the run.
  */
 
 const issueKey = z
@@ -28,11 +27,8 @@ const issueKey = z
 const projectKey = z.string().regex(/^[A-Z][A-Z0-9_]+$/, 'expected a Jira project key such as PROJ (capitals)');
 
 /**
- * A run status of `statusMap`: a name as the instance has it. Run statuses are per instance (administrators rename
- * Passed, Failed, Blocked and NA, disable them, add their own), so any non-empty name is taken; the five built-in
- * names are written as the service spells them whatever the case (`not tested` is `Not Tested`), a custom one as
- * given (trimmed: the service matches names case-insensitively). `null` / `"unchanged"` leaves the run as it is. A
- * name the instance does not have is refused by the service at delivery; `casebridge doctor` warns before the run.
+ * A run status as the instance names it (statuses are per instance: renamed, disabled, custom), so any non-empty name
+ * is taken; the five built-ins get the service's spelling. An unknown name is refused at delivery; `doctor` warns.
  */
 const runStatusName = z.union([z.string(), z.null()]).transform((value, ctx) => {
   if (value === null) return null;
@@ -78,15 +74,12 @@ export const configSchema = z
     /** A cycle the run creates gets a run (Not Tested) for every case of the test plan; false: it starts empty. */
     preloadRuns: z.boolean().default(false),
     /**
-     * Read each failing case's execution history (one request per case, none for passing tests): a bug a person linked
-     * to a failed run is linked instead of a new defect, and each failure is classified new, known, flaky or regression.
+     * Read each failing case's history (one request per failing case) to reuse a person's bug and classify failures.
      */
     history: z.boolean().default(true),
     /**
-     * Quarantine from the tool: a case is quarantined while it carries the label, or while an open issue carrying the
-     * label (a known bug marked so) is linked to one of its runs. One search per run (plus one read per quarantined
-     * bug); Playwright 1.62+ marks quarantined tests expected-to-fail before the run, the other runners report them
-     * classified `quarantined`. A quarantined failure files no new defect.
+     * Quarantine: a case with the label, or linked through a run to an open issue with it. One search per run (plus a
+     * read per quarantined bug); a quarantined failure files no new defect.
      */
     quarantine: z
       .strictObject({
@@ -96,9 +89,8 @@ export const configSchema = z
           .regex(/^[^\s"'\\]+$/, 'expected a Jira label: no spaces or quotes (e.g. casebridge-quarantine)')
           .default('casebridge-quarantine'),
         /**
-         * The most cases quarantined at once: a share of the plan's cases (without a plan, the project's), rounded
-         * down, at least one; 0.05 is 5 %. `casebridge quarantine add` refuses past it, and the reporters apply no
-         * more quarantines than it allows (defects/quarantine.ts).
+         * The most cases quarantined at once, a share of the plan's cases rounded down, at least one;
+         * `quarantine add` refuses past it and the reporters apply no more (defects/quarantine.ts).
          */
         max: z
           .number()
@@ -107,10 +99,7 @@ export const configSchema = z
           .default(0.05),
       })
       .prefault({}),
-    /**
-     * The rules of `casebridge gate` (query/gate.ts); its flags override them. By default no new failure and no
-     * regression pass, the pass rate is not checked, and known and quarantined failures are waived.
-     */
+    /** The rules of `casebridge gate` (query/gate.ts), below its flags. */
     gate: z
       .strictObject({
         maxNew: z.number().int().min(0, 'expected a count from 0').default(0),
@@ -126,18 +115,14 @@ export const configSchema = z
         strict: z.boolean().default(false),
       })
       .prefault({}),
-    /**
-     * Run exactly a cycle's cases (Playwright 1.62+ `preprocess`): the tests whose case has a run in the cycle, with
-     * one of the statuses (any, when empty) and assigned to the tester (`me`: the user of the credentials). Tests not
-     * selected are excluded; the cycle's cases no test maps are listed. Older runners: `casebridge cycle keys --file`.
-     */
+    /** Run exactly a cycle's cases (Playwright 1.62+ `preprocess`); the cycle's cases no test maps are listed. */
     select: z
       .strictObject({
         /** Test plan key; default `testPlan`. */
         plan: issueKey.optional(),
         /**
-         * Cycle name, `#<id>` or an id. Without it nothing is selected (one line says so, every test runs): a CI
-         * template that sets CASEBRIDGE_SELECT_STATUS for every job, and the cycle for some, keeps reporting.
+         * Cycle name, `#<id>` or an id. Without it nothing is selected and every test runs, so a CI template may set
+         * CASEBRIDGE_SELECT_STATUS for every job and the cycle for some.
          */
         cycle: z.string().min(1).optional(),
         /** Run statuses, as the instance names them (any case); empty: every status. */
@@ -147,9 +132,8 @@ export const configSchema = z
       })
       .optional(),
     /**
-     * Run attributes (an advanced cycle's runs, one per case and attribute set): attribute name → template over the
-     * test (`${project}`, `${tag:<prefix>}`, `${annotation:<type>}`, `${param.<name>}`). Each attribute set of a case
-     * is its own run. Without it nothing changes.
+     * Run attributes: name → template (`${project}`, `${tag:<prefix>}`, `${annotation:<type>}`, `${param.<name>}`);
+     * each attribute set of a case is its own run.
      */
     attributes: z.record(z.string().min(1), z.string().min(1)).optional(),
     /** Regular expression of a case key; default: keys of `projectKey`. */
@@ -180,10 +164,7 @@ export const configSchema = z
         group: z.boolean().default(true),
       })
       .prefault({}),
-    /**
-     * The run status each kind of result writes; `null` or `"unchanged"`: the run is left as it is. `timedOut` is a
-     * failure whose last attempt ran out of time (default: as `failed`). Defaults: today's mapping.
-     */
+    /** The run status each kind of result writes; `null` or `"unchanged"` leaves the run as it is. */
     statusMap: z
       .strictObject({
         passed: runStatusName.default('Passed'),
@@ -203,8 +184,8 @@ export const configSchema = z
         /** Other attachments (logs, custom files). */
         others: z.boolean().default(false),
         /**
-         * Folders files may be uploaded from besides the project folder, the system's temporary folder and the
-         * journal: a path elsewhere (`/etc/passwd`, a symlink out of test-results) is named in the comment, not sent.
+         * Upload roots besides the project, temp folder and journal; a path elsewhere is named in the comment, not
+         * sent.
          */
         roots: z.array(z.string().min(1)).default([]),
         /** Larger files are not uploaded; the run's comment names them. */
@@ -231,15 +212,9 @@ export const configSchema = z
         ticket: z.string().min(1).optional(),
       })
       .optional(),
-    /**
-     * How long the end of the run waits while delivery makes no progress (no request succeeds) before journaling
-     * the rest. While requests succeed it keeps going, up to `flushMaxMs`.
-     */
+    /** How long the end of the run waits while no request succeeds before journaling the rest (see `flushMaxMs`). */
     flushTimeoutMs: z.number().int().positive().default(30_000),
-    /**
-     * How long status-only results wait for a bulk update while tests run, doubling each time up to 300 s (how live
-     * a long suite's results are, against its number of requests).
-     */
+    /** How long status-only results wait for a bulk update, doubling up to 300 s: liveness against request count. */
     bulkWaitMs: z.number().int().min(100).max(TIMING.bulkWaitMaxMs).default(TIMING.bulkWaitMs),
     /** Jira's behaviour where a cluster may differ from the defaults. */
     jira: z

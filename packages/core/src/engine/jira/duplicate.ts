@@ -1,29 +1,16 @@
 import type { TestManagementClient } from '../../client/tm.js';
 
 /**
- * Closes an issue casebridge made twice (a test case or a defect that two machines, or a lagging search, created for
- * the same test or failure) as a duplicate of the survivor, the oldest by id.
- *
- * Workflows are per project and issue type, named in the instance's language, and may have no transition called
- * anything like "Done" from where the issue is. So the closing transition is found by its target's status category
- * (`done`), with its screen's fields (`expand=transitions.fields`): the resolution is Duplicate when the screen offers
- * it, else another value it allows; a transition whose screen requires another field casebridge cannot fill (a custom
- * field without a default) is skipped, never filled with a guess. When no closing transition is offered from the
- * current status, one step through another transition is tried (Open → In Progress → Done).
- *
- * When the workflow offers no way to close it (or refuses), the duplicate is labelled instead: a line
- * `casebridge-duplicate-of: <survivor>` is put at the top of its description. Every later read (this run's, the next
- * run's, every machine's) ignores an issue with that line, so the same survivor is picked everywhere; a person sees
- * which issue to use. Costs three to six requests, only when an issue was made twice.
+ * Closes an issue casebridge made twice (two machines, or a lagging search) as a duplicate of the oldest. Workflows
+ * differ per project and language, so the transition is found by its target's status category (`done`) and screen
+ * fields, never guessing a required field; failing that, the issue is labelled `casebridge-duplicate-of: <survivor>`,
+ * which every later read ignores. Costs three to six requests, only for a duplicate.
  */
 
 /** The line that marks an issue casebridge made twice and could not close; later reads ignore the issue. */
 export const DUPLICATE_LINE = /^casebridge-duplicate-of:/m;
 
-/**
- * `already`: closed or labelled before this call (another machine, an earlier run, a lagging search that still showed
- * it open): nothing was sent but the read.
- */
+/** `already`: closed or labelled before this call (elsewhere, earlier, or a lagging search): only the read was sent. */
 export type DuplicateOutcome = 'closed' | 'labelled' | 'already' | 'failed';
 
 interface Transition {
@@ -40,8 +27,8 @@ interface FieldMeta {
 }
 
 /**
- * Fields the screen of `t` needs, filled; undefined when a required one cannot be filled. The resolution is
- * `resolution` when the screen offers it (Done also takes Fixed), else another value it allows.
+ * Fields the screen of `t` needs, filled; undefined when a required one cannot be. The resolution is `resolution` if
+ * offered (Done also takes Fixed), else another allowed value.
  */
 function fieldsFor(t: Transition, resolution: Resolution): Record<string, unknown> | undefined {
   const prefer = resolution === 'Done' ? /^(done|fixed)$/i : /^duplicate$/i;
@@ -65,11 +52,7 @@ type Resolution = 'Duplicate' | 'Done';
 
 const category = (t: Transition) => t.to?.statusCategory?.key?.toLowerCase();
 
-/**
- * Closes in flight, process-wide: two reads that find the same duplicate at once (the case registry and a defect
- * search, two engines of one process) share one close, which only the first reports (`closed`, `labelled`; the
- * others get `already`, as another machine's read would). A later call reads the issue again (`already`).
- */
+/** Closes in flight, process-wide: concurrent finders of one duplicate share one close, reported by the first only. */
 const closes = new Map<string, Promise<DuplicateOutcome>>();
 
 export function closeAsDuplicate(
@@ -126,9 +109,8 @@ async function close(
 }
 
 /**
- * Moves an issue into Jira's done category through its workflow (see the file comment for how): true when it got
- * there, false when the workflow offers no way or refuses. Throws what a read throws. The duplicates' close and the
- * quarantine's release (defects/quarantine-manage.ts) both close issues so.
+ * Moves an issue into Jira's done category through its workflow (one intermediate step allowed): false when the
+ * workflow offers no way or refuses; throws what a read throws. Also used by the quarantine's release.
  */
 export async function closeIssue(
   tm: TestManagementClient,

@@ -4,20 +4,10 @@ import type { TestManagementClient } from '../../client/tm.js';
 import { type Clock, systemClock } from '../kernel/clock.js';
 
 /**
- * A JQL search read to its end at any size: keyset paging by issue id (`<jql> AND id > N ORDER BY id ASC`, every page
- * from `startAt` 0), never deep `startAt`. Jira Data Center 10/11 on OpenSearch refuses `startAt + maxResults` past
- * its result window (10,000 by default) with a 500 "Search limit exceeded", or answers an empty page while `total`
- * says more; a keyset page never goes past the first window, so a project of 20,000 or 200,000 issues reads the same
- * way. Each page asks for the page size the server answered with (its `maxResults`: Jira caps what it is asked for,
- * often at 1,000, and administrators lower it), so a small window is never overrun by the size either.
- *
- * Cost: one request per page: 10,000 issues are 10 requests at Jira's usual cap of 1,000, 100 at a cap of 100. The
- * pages of one search go one after another (each starts above the last id of the one before); a caller that knows
- * where the issues are (ids it read or created) reads slices of the range at once instead (slicedKeysetSearch): the
- * same requests in a quarter of the round trips.
- *
- * An empty page while `total` says more is never the end: it is asked again (a lagging node, a window) a few times,
- * then `SearchIncompleteError`, which names the query and how many issues were not read.
+ * A JQL search read to its end at any size by keyset paging on issue id (`AND id > N ORDER BY id ASC`, always from
+ * `startAt` 0): Jira DC 10/11 on OpenSearch answers 500 "Search limit exceeded" (or an empty page) past its 10,000
+ * result window. Each page asks the size the server last answered with, as Jira caps `maxResults`. One request per
+ * page; an empty page while `total` says more is retried, then fails with `SearchIncompleteError`.
  */
 
 /** An issue of a keyset search: its numeric id, key and the fields asked for. */
@@ -62,9 +52,8 @@ export interface KeysetResult {
 }
 
 /**
- * A search stopped before its end: an empty page while Jira's `total` still counted issues (after the retries), or a
- * page that did not follow the id range. Retryable: the engine keeps the results (journal) and a later read tries
- * again; it never takes a short list as the whole (it would create cases that exist).
+ * A search stopped short: an empty page while `total` still counted issues, or a page outside the id range.
+ * Retryable: a short list is never taken as the whole (it would create cases that exist).
  */
 export class SearchIncompleteError extends CasebridgeError {
   constructor(
@@ -85,9 +74,7 @@ export class SearchIncompleteError extends CasebridgeError {
 }
 
 /**
- * A JQL query longer than this, URL-encoded, goes in a POST body: Jira's Tomcat refuses a request line over its header
- * size (8 KB by default), and a re-read that leaves out the cases its caller made names hundreds of ids
- * (search-index.ts).
+ * A JQL query longer than this, URL-encoded, goes in a POST body: Tomcat refuses request lines over 8 KB by default.
  */
 const LONG_JQL = 3_000;
 
@@ -171,12 +158,8 @@ export interface IdSlice {
 }
 
 /**
- * Cuts the id range above `afterId` into slices that each hold `perSlice` of the `known` ids (issues the caller knows
- * are there: read before, or made by this process), the last one open above them (for what it does not know of).
- * With a page's worth in each, the slices read at once cost the round trips of one page or two instead of one per
- * page in a row, and the same requests as one search when the known ids are all there is: 1,400 known ids at a page
- * cap of 100 are 14 slices, 14 requests. An issue the caller does not know of in a full slice costs that slice a
- * second page.
+ * Cuts the id range above `afterId` into slices of `perSlice` known ids each, the last open above them, so they can be
+ * read at once: the same requests as one search in the round trips of one or two pages (1,400 ids at 100: 14 slices).
  */
 export function keysetSlices(afterId: number, known: Iterable<number>, perSlice: number): IdSlice[] {
   const ids = [...new Set(known)].filter((id) => id > afterId).sort((a, b) => a - b);
@@ -201,10 +184,8 @@ export interface SlicedKeysetSearch extends KeysetSearch {
 }
 
 /**
- * The range above `afterId` read as `keysetSlices`, at most `concurrency` slices at once, each a keyset search
- * within its bounds (never past the window, its empty pages asked again). The issues come in id order, as from one
- * search. A slice that fails fails the whole (a short list is never taken as the whole), once the slices under way
- * have ended; no slice starts after a failure.
+ * The range above `afterId` read as `keysetSlices`, `concurrency` at once, each a bounded keyset search; issues come
+ * in id order. A failing slice fails the whole, once the running ones end; none starts after it.
  */
 export async function slicedKeysetSearch(o: SlicedKeysetSearch): Promise<KeysetResult> {
   const { known, concurrency, ...search } = o;

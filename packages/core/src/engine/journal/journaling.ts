@@ -12,9 +12,8 @@ export interface Listed {
 }
 
 /**
- * What a reporting run keeps on disk: each result taken in goes to the write-ahead log (a run that dies leaves it
- * there), what is left undelivered at the end goes to the journal, and the journal of earlier runs is replayed
- * first. A dry run has none of this (it reads and writes nothing on disk).
+ * What a reporting run keeps on disk: each result goes to the write-ahead log, the undelivered rest to the journal at
+ * the end, and earlier runs' journal is replayed first. A dry run touches no disk.
  */
 export class Journaling {
   /** Items replayed from the journal, with their entry ids (removed when delivered). */
@@ -44,8 +43,7 @@ export class Journaling {
   }
 
   /**
-   * The results waiting in the journal; the write-ahead logs of runs killed before their end are journaled first.
-   * Undefined (and a problem line) when the journal cannot be read.
+   * The journal's waiting results, after journaling the logs of killed runs; undefined (and a problem) if unreadable.
    */
   async list(): Promise<Listed | undefined> {
     const journal = this.journal;
@@ -63,8 +61,8 @@ export class Journaling {
   }
 
   /**
-   * Claims each result entry (another process replaying at once gets the others) and hands its item to `take`;
-   * claims nothing more once `stopped` says the service stopped answering.
+   * Claims each result entry (a concurrent replay gets the others) for `take`, until `stopped` says the service
+   * stopped.
    */
   async claim(listed: Listed, take: (item: WorkItem) => void, stopped: () => boolean): Promise<void> {
     let settled = 0;
@@ -92,8 +90,8 @@ export class Journaling {
   }
 
   /**
-   * An item is delivered (or dropped): marked in the write-ahead log (at once: no promise, since a bulk settles
-   * thousands), or, from the journal, removed from it (the promise of that removal).
+   * An item is delivered or dropped: marked in the write-ahead log (synchronously, as a bulk settles thousands), or
+   * removed from the journal if it came from there.
    */
   settled(item: WorkItem): Promise<void> | undefined {
     const journalId = this.ids.get(item);
@@ -104,10 +102,7 @@ export class Journaling {
     return this.journal.remove(journalId).then(() => this.tick?.(item.key, !item.progress.dropped));
   }
 
-  /**
-   * Writes the undelivered items to the journal (with the run's options, for `casebridge replay`); returns how many
-   * were written. When all were, the write-ahead log is not needed any more.
-   */
+  /** Journals the undelivered items with the run's options (for `replay`); returns how many were written. */
   async write(items: WorkItem[], inline: Record<string, unknown>, runner: string): Promise<number> {
     if (items.length === 0) return 0;
     const journal = this.journal;

@@ -8,11 +8,9 @@ import { systemClock } from '../kernel/clock.js';
 import type { RefusalMark } from '../kernel/work.js';
 
 /**
- * The journal: results that could not be delivered wait here, on disk, until a later run or `casebridge replay`
- * delivers them. One file per entry, written atomically (temporary file, fsync, rename) with mode 0600, so a crash
- * leaves either the whole entry or nothing. Entries are only ever added or removed (after delivery), never edited.
- * In-memory attachment bodies are stored beside the entries as content-addressed blobs. Nothing secret is written:
- * every string passes through the redactor.
+ * The journal: undelivered results wait on disk for a later run or `casebridge replay`. One file per entry, written
+ * atomically (temp file, fsync, rename, mode 0600), only added or removed; in-memory bodies are content-addressed
+ * blobs beside them; every string is redacted.
  */
 
 export interface JournalEntry<T = unknown> {
@@ -22,18 +20,13 @@ export interface JournalEntry<T = unknown> {
   /** What the payload is, e.g. `result`. */
   kind: string;
   payload: T;
-  /**
-   * Set when the service refused this entry on its own, repeatedly, while it took the others (optional, see
-   * VERSION): the entry is kept for `casebridge replay` to try again once the cause is fixed, never dropped silently.
-   */
+  /** The service refused this entry alone, repeatedly: kept for `replay` to try once the cause is fixed. */
   refused?: RefusalMark;
 }
 
 /**
- * Format of entries, write-ahead-log lines and the run options. `refused` (a mark on an entry) is an optional field
- * added within version 1, not a new version: an older casebridge reading the folder (a CI cache restored by a
- * pinned older version) ignores it and replays the entry, which is what the mark asks for; a version 2 would have
- * made it move every entry and log line of a newer run aside as unreadable. READABLE lists what this one reads.
+ * Format of entries, log lines and run options. `refused` is an optional field within version 1, so an older
+ * casebridge replays such entries instead of moving them aside (docs/architecture.md).
  */
 const VERSION = 1;
 const READABLE = new Set([1]);
@@ -118,8 +111,7 @@ export class Journal {
   }
 
   /**
-   * Records the options the runner gave the reporter (its config's reporter entry), without credentials, so that
-   * `casebridge replay` delivers to the same place without reading the runner's config. The latest run's win.
+   * Records the runner's reporter options, without credentials, so `replay` delivers to the same place; latest wins.
    */
   async saveRunOptions(options: Record<string, unknown>, runner: string): Promise<void> {
     await this.ensure();
@@ -175,9 +167,8 @@ export class Journal {
   }
 
   /**
-   * Takes an entry for delivery: renamed to `<id>.json.claimed-<pid>`, so a second process replaying the same
-   * folder (shards on one machine) skips it. False when someone else took it first. A claim of a process that is no
-   * longer alive is given back by `list`.
+   * Takes an entry for delivery by renaming it to `<id>.json.claimed-<pid>`, so another process replaying the folder
+   * skips it; false if someone took it first. `list` gives back a dead process's claims.
    */
   async claim(id: string): Promise<boolean> {
     try {
@@ -225,10 +216,8 @@ export class Journal {
   }
 
   /**
-   * Turns the write-ahead logs of runs that died (killed, out of memory, a CI job cancelled) into journal entries:
-   * every result they took in and did not mark delivered. A log belongs to a dead run when its process is gone (same
-   * machine) or, from another machine sharing the folder, when it has not been written to for an hour. Two
-   * processes recovering at once: the rename decides which one does it. Returns the number of results recovered.
+   * Journals what the write-ahead logs of dead runs took in and did not mark delivered; returns how many. A log is dead
+   * when its process is gone (same host) or, from another host, unwritten for an hour; a rename arbitrates races.
    */
   async recoverWals(): Promise<number> {
     let names: string[];
@@ -277,10 +266,7 @@ export class Journal {
     return recovered;
   }
 
-  /**
-   * Removes blobs nothing refers to any more: no entry (claimed or not) and no write-ahead log of a run still going.
-   * `only` limits it to the given blob paths (a run cleaning up after itself leaves other runs' blobs alone).
-   */
+  /** Removes unreferenced blobs; `only` limits it to the given paths (a run cleaning up after itself). */
   async pruneBlobs(only?: ReadonlySet<string>): Promise<void> {
     let names: string[];
     try {
@@ -333,11 +319,8 @@ function holdsBodies(at: Attached): boolean {
 }
 
 /**
- * The write-ahead log of a run: each result the engine takes in is appended here at once (one JSON line), and marked
- * when delivered, so a run killed before its end (SIGKILL, a cancelled CI job) loses nothing: the next run or
- * `casebridge replay` finds the log of the dead process and journals what it had not delivered. A run that ends
- * normally journals what is left and removes its log. The lines of one tick go out in one synchronous append at
- * the end of the tick: a write to the page cache (microseconds), after which a kill of the process cannot lose them.
+ * A run's write-ahead log: each result taken in is appended at once and marked when delivered, so a killed run loses
+ * nothing (the next run or `replay` journals the rest). A tick's lines go out in one synchronous append.
  */
 export class WriteAheadLog {
   /** File descriptor of the log, opened on the first line. */
@@ -364,8 +347,7 @@ export class WriteAheadLog {
 
   private writeLine(line: string): void {
     if (this.failed) return;
-    // Lines gather for one tick and go out in one write: a thousand results in a burst cost one write, not a
-    // thousand. A kill loses at most the lines of the current tick, which the runner has not finished reporting.
+    // One write per tick: a burst of a thousand results costs one write; a kill loses only the current tick's lines.
     this.pending.push(line);
     if (this.pending.length === 1) setImmediate(() => this.flush());
   }

@@ -1,10 +1,8 @@
 import type { TestResult } from './model.js';
 
 /**
- * Run attributes (option `attributes`): the values of one result, and the key of the run they go to. A case reported
- * with attributes has one run per attribute set in an advanced cycle (`createTestRuns`); its run key is the case key
- * and the set, so that everything keyed by run (the cycle's run list, the batches that prepare runs, the bulk of
- * statuses) treats (DEMO-1, Browser=firefox) and (DEMO-1, Browser=chromium) as two runs.
+ * Run attributes (option `attributes`): a result's values and the key of its run. In an advanced cycle a case has one
+ * run per attribute set, so a run key is the case key plus the set: (DEMO-1, firefox) is not (DEMO-1, chromium).
  */
 
 /** The value sent for an attribute whose template gives nothing: the spec's "no value". */
@@ -40,11 +38,7 @@ function variableValue(test: TestResult, variable: string): string {
   return test.params?.[variable.slice('param.'.length)] ?? '';
 }
 
-/**
- * The attribute values of a result: each template with its variables filled in and trimmed; an attribute whose
- * template gives nothing is NO_VALUE (the run set then has no value for it). The first tag or annotation that
- * matches wins.
- */
+/** A result's attribute values: each template filled in and trimmed, NO_VALUE when empty; the first match wins. */
 export function attributeValuesOf(test: TestResult, templates: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, template] of Object.entries(templates)) {

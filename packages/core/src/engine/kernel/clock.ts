@@ -7,26 +7,19 @@ export type Timing = {
 };
 
 /**
- * The engine's one source of time: now, pauses, timers and the table of waits. The session makes one and hands it to
- * every part (Service.clock); nothing else in the core reads the system clock or sets a timer. Tests give a faster
- * one (EngineContext.timeScale) instead of sleeping the real waits.
+ * The engine's one source of time: now, pauses, timers and the table of waits, made by the session and handed to
+ * every part. Tests give a faster one (EngineContext.timeScale) instead of sleeping the real waits.
  */
 export interface Clock {
   readonly timing: Timing;
   now(): number;
   /** Resolves after `ms`, or as soon as `signal` aborts; never rejects. Keeps the process alive (work waits on it). */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /**
-   * Calls `fn` after `ms`; returns its cancel. It does not keep the process alive unless `keepAlive` (work that a
-   * caller awaits depends on it: a command such as `casebridge sync` has nothing else holding the process).
-   */
+  /** Calls `fn` after `ms` and returns its cancel; keeps the process alive only with `keepAlive` (e.g. `sync`). */
   after(ms: number, fn: () => void, keepAlive?: boolean): () => void;
 }
 
-/**
- * The clock of a run: the system's, or one that runs `scale` times faster (its waits `scale` times shorter, its `now`
- * advancing `scale` times faster), for tests.
- */
+/** The clock of a run: the system's, or for tests one `scale` times faster (shorter waits, faster `now`). */
 export function clockOf(settings: Partial<Timing> = {}, scale = 1): Clock {
   const start = now();
   const real = (ms: number) => Math.max(0, ms / scale);

@@ -1,24 +1,15 @@
 import { CasebridgeError } from '../../client/errors.js';
 
-/**
- * The engine's own errors, in the family of the client's (`client/errors.ts`): RunHealth.classify decides on their
- * kind, as on the client's.
- */
+/** The engine's own errors, in the client's family: RunHealth.classify decides on their kind. */
 
-/**
- * The URL does not answer as Jira (kind `not-jira`): nothing of this run can be delivered there, but the results are
- * kept; sending stops for the rest of the run.
- */
+/** The URL does not answer as Jira (kind `not-jira`): sending stops for the run, the results are kept. */
 export class NotJiraError extends CasebridgeError {
   constructor(message: string) {
     super('not-jira', message);
   }
 }
 
-/**
- * A problem that will not go away by sending again (kind `permanent`): named in the summary as its message says it
- * (the message names the item), the item is not journaled.
- */
+/** A problem that sending again will not cure (kind `permanent`): named in the summary, the item not journaled. */
 export class PermanentProblem extends CasebridgeError {
   constructor(message: string) {
     super('permanent', message);
@@ -26,9 +17,8 @@ export class PermanentProblem extends CasebridgeError {
 }
 
 /**
- * The service refused a result's run attribute set (option `attributes`: a value the project does not define): the
- * result is kept in the journal, marked with `answer`, and the summary names the set once (`line`). Kind
- * `validation` and retryable, so that wherever it is classified it waits, never dropped.
+ * The service refused a result's run attribute set: the result is journaled with `answer` and the summary names the
+ * set once (`line`). Kind `validation`, retryable, so it waits wherever it is classified, never dropped.
  */
 export class AttributeSetRefused extends CasebridgeError {
   constructor(
@@ -43,9 +33,8 @@ export class AttributeSetRefused extends CasebridgeError {
 }
 
 /**
- * A result's run (option `attributes`) is not in the cycle's run list yet: an answer of createTestRuns was lost, or
- * the list does not name the runs' attribute sets. Kind `ambiguous`: the result waits and asks again, then is
- * journaled; never dropped.
+ * A result's attribute run is not in the cycle's run list yet (a createTestRuns answer was lost, or the list omits
+ * the sets). Kind `ambiguous`: it waits and asks again, then is journaled; never dropped.
  */
 export class RunNotFoundYet extends CasebridgeError {
   constructor(message: string) {

@@ -1,7 +1,4 @@
-/**
- * The framework-neutral result model. Every adapter (Playwright, Vitest, Jest, JUnit XML) turns its runner's
- * events into these types; the engine knows nothing else about runners.
- */
+/** The framework-neutral result model: every adapter turns its runner's events into these types. */
 
 /** Status of one attempt, in Playwright's words (the richest of the three runners). */
 export type AttemptStatus = 'passed' | 'failed' | 'timedOut' | 'skipped' | 'interrupted';
@@ -74,17 +71,13 @@ export interface TestResult {
   /** Tags without the leading `@`. */
   tags: string[];
   annotations: Annotation[];
-  /**
-   * The data row of a data-driven test (name → value, e.g. `{ locale: 'de' }`), when the adapter knows it: read by
-   * the `${param.<name>}` template of option `attributes`.
-   */
+  /** A data-driven test's row (`{ locale: 'de' }`), read by the `${param.<name>}` attribute template. */
   params?: Record<string, string>;
   attempts: Attempt[];
   /** Whether the test was expected to fail (Playwright `test.fail()`): a failure is then the expected outcome. */
   expectedToFail?: boolean;
   /**
-   * Why the test is quarantined, when the adapter ran it expected-to-fail because its case is quarantined in the tool
-   * (Playwright `preprocess`, see Engine.quarantined): reported as it ended, classified `quarantined`.
+   * Why the test is quarantined, when the adapter ran it expected-to-fail for that (reported classified `quarantined`).
    */
   quarantined?: string;
 }
@@ -93,10 +86,7 @@ export function lastAttempt(t: TestResult): Attempt | undefined {
   return t.attempts[t.attempts.length - 1];
 }
 
-/**
- * The final outcome: the last attempt decides; a pass after a failed attempt is flaky. A test expected to fail that
- * failed is a pass (it did what it should).
- */
+/** The final outcome: the last attempt decides, a pass after a failure is flaky, an expected failure is a pass. */
 export function outcomeOf(t: TestResult): Outcome {
   const last = lastAttempt(t);
   if (!last) return 'skipped';

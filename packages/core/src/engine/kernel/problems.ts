@@ -3,9 +3,8 @@ import type { TestManagementClient } from '../../client/tm.js';
 import { NotJiraError } from './errors.js';
 
 /**
- * A check, made once, that throws NotJiraError when the base URL does not answer as Jira (`/rest/api/2/myself` is
- * not found or answers something that is not Jira's), so a 404 elsewhere means the URL, not the plan or the case.
- * Any other failure is forgotten: the next call checks again.
+ * A once-made check that throws NotJiraError when `/rest/api/2/myself` is not Jira's, so a 404 elsewhere means the
+ * URL, not the plan or case; any other failure is forgotten and checked again next call.
  */
 export function jiraCheck(tm: TestManagementClient, url: string, signal: AbortSignal): () => Promise<void> {
   let checked: Promise<void> | undefined;
@@ -29,22 +28,15 @@ export function jiraCheck(tm: TestManagementClient, url: string, signal: AbortSi
 /** Where a problem was found. `run`: RunHealth's classification of a failure, Journaling's disk errors. */
 export type ProblemKind = 'config' | 'mapping' | 'delivery' | 'cycle' | 'internal' | 'run';
 
-/**
- * One problem of a run. Most are a sentence (`message`); a result the service refused on its own, repeatedly,
- * while it took others is a record of its own (`refused`): the summary names those once per answer of the service.
- */
+/** One problem of a run: a sentence, or a result the service refused on its own (named once per answer). */
 export type Problem =
   | { kind: ProblemKind; message: string }
   | { kind: 'refused'; key: string; test: string; answer: string };
 
-/**
- * The run's problems, in the order they happened: one collector, passed down to every part that finds one, and
- * rendered into the summary's problem lines by report/ (problemLines).
- */
+/** The run's problems in order, one collector passed to every part; report/ renders them (problemLines). */
 export class Problems {
   private readonly records: Problem[] = [];
 
-  /** A sentence for the summary. */
   add(kind: ProblemKind, message: string): void {
     this.records.push({ kind, message });
   }
@@ -54,7 +46,6 @@ export class Problems {
     this.records.push({ kind: 'refused', key, test, answer });
   }
 
-  /** Every record so far, oldest first. */
   all(): readonly Problem[] {
     return this.records;
   }

@@ -2,14 +2,9 @@ import { CasebridgeError, NotFoundError, ValidationError } from '../../client/er
 import { now as systemNow } from '../../client/time.js';
 
 /**
- * Finding the item a batch request is refused for. synapseRT answers 500 both to a refusal of one item of a batch (a
- * run that is not in the cycle, a key that is not a test case) and to a transient fault (a lock timeout, a node
- * restarting): the client cannot tell them apart (`ValidationError.uncertain`). Dropping the whole batch on a 500 lost
- * every result of a run; so a batch that fails this way is split in halves until the refused item is found, and only
- * an item that fails on its own, repeatedly, while others succeed, is given up as refused.
- *
- * Cost, for a batch of n: one refused item costs about 2·log2(n) more requests (60 runs: 12), an outage 3 (the batch,
- * a half and a quarter fail uncertainly, nothing succeeded: every item is kept for later, none is called refused).
+ * Finding the item a batch is refused for: synapseRT answers 500 both to one bad item and to a transient fault, so a
+ * failing batch is split in halves, and only an item failing alone, repeatedly, while others succeed, is refused.
+ * Cost: about 2·log2(n) requests per refused item, 3 for an outage (docs/architecture.md).
  */
 
 /** What became of a batch. */
@@ -28,9 +23,8 @@ export interface SplitOutcome<T> {
 const OUTAGE_AFTER = 3;
 
 /**
- * Whether a batch failing with `err` may be refused for one of its items (then it is split): a 500 (uncertain or
- * not), a 400, a 404 naming a key. Anything else (network, timeouts, 429/503 after the retries, 401, 403) concerns
- * the whole request: thrown to the caller.
+ * Whether a batch failing with `err` may be refused for one item (a 400, 404 or 500); anything else concerns the
+ * whole request and is thrown.
  */
 export function splittable(err: unknown): boolean {
   return err instanceof ValidationError || err instanceof NotFoundError;
@@ -43,21 +37,17 @@ function certain(err: unknown): boolean {
 
 export interface SplitOptions {
   /**
-   * Whether the service answered another request since `since` (ms): a single item that fails twice while the
-   * service answers others is refused, not caught in an outage. Default: never (only the split's own successes count).
+   * Whether the service answered another request since `since` (ms); default never (only the split's successes count).
    */
   answeredSince?: (since: number) => boolean;
   now?: () => number;
 }
 
 /**
- * Sends `items` with `send`; when the batch is refused (see `splittable`), sends halves until each refused item is
- * alone. An item alone that fails uncertainly is tried once more after the others: refused when it fails again while
- * something else succeeded, else kept as unsent. When the first failures (the batch, then both halves) succeed
- * nowhere, the split stops: an outage, every item unsent. Errors that are not splittable are thrown as they are.
- *
- * One loop over the parts still to send, not a recursive walk around a function that sends: every request of the
- * split is sent from here, one frame between the caller and `send` (bench/frames.mjs counts the way to the socket).
+ * Sends `items`, splitting a refused batch in halves until each refused item is alone. An item failing alone
+ * uncertainly is tried once more after the others: refused if something else succeeded meanwhile, else unsent. If
+ * the batch and both halves fail with nothing succeeding, it is an outage: every item unsent. Non-splittable errors
+ * are thrown. A loop, not recursion: one frame between caller and `send` (bench/frames.mjs).
  */
 export async function splitBatch<T>(
   items: readonly T[],
@@ -66,9 +56,9 @@ export async function splitBatch<T>(
 ): Promise<SplitOutcome<T>> {
   const now = o.now ?? systemNow;
   const out: SplitOutcome<T> = { sent: [], refused: [], unsent: [] };
-  // A stack, the next part last: halves go first half first, depth first, the order of a recursive walk.
+  // A stack, the next part last: depth first, the order of a recursive walk.
   const parts: T[][] = items.length > 0 ? [[...items]] : [];
-  // Items that failed alone, uncertainly: each sent once more when no part is left (the others went through, or not).
+  // Items that failed alone, uncertainly: each sent once more when no part is left.
   const suspects: Array<{ item: T; at: number }> = [];
   let succeeded = false;
   let failedInRow = 0;

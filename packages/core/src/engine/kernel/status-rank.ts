@@ -1,15 +1,9 @@
 import type { StatusMap, StatusMapKey } from './work.js';
 
 /**
- * The rank of run statuses when two results meet on one run (two tests of one case, two machines of one pipeline):
- * the worse status wins. The built-in order is NA < Passed < Not Tested < Blocked < Failed.
- *
- * Run statuses are per instance: administrators rename Passed, Failed, Blocked and NA and add their own, so a
- * `statusMap` may name statuses casebridge has never heard of (`failed: 'Fehlgeschlagen'`, `skipped: 'Übersprungen'`).
- * Such a name ranks as the outcome it is mapped from would with the built-in mapping: a renamed Failed is as bad as
- * Failed, whatever it is called. A name mapped from several outcomes takes the worst of them. A name that is in
- * neither (a status a person set by hand) ranks below all: it never overwrites a mapped one, and one overwrites it.
- * Names are compared case-insensitively, as the service matches them.
+ * The rank of run statuses when two results meet on one run: the worse wins (NA < Passed < Not Tested < Blocked <
+ * Failed). A renamed or custom status in `statusMap` ranks as the outcome it is mapped from (the worst, if several);
+ * an unmapped one (set by hand) ranks below all. Compared case-insensitively, as the service does.
  */
 
 const BUILT_IN: Record<string, number> = { na: 1, passed: 2, 'not tested': 3, blocked: 4, failed: 5 };

@@ -10,10 +10,8 @@ export function ciBuildUrl(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /**
- * This pipeline run, across its machines: `CASEBRIDGE_PIPELINE_ID`, or the CI's id of the pipeline run and its
- * attempt (GitHub Actions: run id and attempt; GitLab: pipeline id; Jenkins: BUILD_TAG; Azure: build id;
- * CircleCI: workflow id; Buildkite: build id and retry count). Machines of one pipeline run share it; a new run
- * or attempt has another one. Undefined outside CI.
+ * This pipeline run across its machines: `CASEBRIDGE_PIPELINE_ID`, or the CI's pipeline run id with its attempt
+ * (a new attempt gets a new id). Undefined outside CI.
  */
 export function pipelineId(env: NodeJS.ProcessEnv): string | undefined {
   const id =
@@ -33,10 +31,7 @@ export function pipelineMarker(pipeline: string): string {
   return `casebridge-pipeline: ${pipeline}`;
 }
 
-/**
- * Text from a test (error messages, stacks) on its way into a run comment or a defect: ANSI colours stripped, the
- * configured secrets redacted (a test that prints the token must not publish it in Jira), then cut to `max`.
- */
+/** Test text on its way into Jira: colours stripped, secrets redacted (a printed token must not be published), cut. */
 export function truncate(s: string, max: number): string {
   const clean = redact(s.replace(ANSI, ''));
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;

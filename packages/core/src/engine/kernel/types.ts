@@ -1,19 +1,12 @@
 import type { Annotation, TestResult } from './model.js';
 
-/**
- * Which runner an adapter serves; named in summaries, defect descriptions and the debug log. The name is open: a new
- * adapter names its runner (`'cypress'`) without a change here. `junit` is the CLI (JUnit import, replay).
- */
+/** Which runner an adapter serves, named in summaries and defects; open (`'cypress'`); `junit` is the CLI. */
 export interface RunnerInfo {
   name: 'playwright' | 'vitest' | 'jest' | 'junit' | (string & {});
   version?: string;
 }
 
-/**
- * A test known before it runs (Playwright's `onBegin` suite, a runner's list mode). Handing the planned tests to
- * `begin` lets the engine map every key and prepare the cycle's runs in a few requests up front instead of a few per
- * batch of results.
- */
+/** A test known before it runs: handed to `begin`, it lets the engine map keys and prepare runs up front. */
 export interface PlannedTest {
   id: string;
   file: string;
@@ -70,9 +63,8 @@ export interface RunSummary {
   url?: string;
   cycle?: { name: string; id: number; plan: string; url?: string };
   /**
-   * `notFiled`: failures that got no defect because the cap (`defects.maxPerRun`) was reached, and `notFiledReason`
-   * says so in words; `notFiledGroups` names each group of failures left without a defect with its number of failing
-   * tests, largest first; all absent when every failure got its defect.
+   * `notFiled`: failures left without a defect by the cap (`defects.maxPerRun`), explained in `notFiledReason`;
+   * `notFiledGroups`: those groups with their failing tests, largest first. All absent when every failure got one.
    */
   defects: {
     created: string[];
@@ -85,16 +77,13 @@ export interface RunSummary {
   failures?: FailureLine[];
   failuresOmitted?: number;
   /**
-   * The quarantine (option `quarantine`, defects/quarantine.ts); absent when its set was never read (no failure, and
-   * a runner that cannot act before the run). `failed`: quarantined cases that failed (reported, no new defect);
-   * `passed`: quarantined cases whose tests all passed (the quarantine can be lifted); `marked`: tests the runner ran
-   * expected-to-fail because of it (Playwright 1.62+); `problem`: why the set could not be read.
+   * The quarantine; absent when its set was never read. `failed`: quarantined cases that failed; `passed`: those whose
+   * tests all passed (can be lifted); `marked`: tests run expected-to-fail for it; `problem`: why it was not read.
    */
   quarantine?: { label: string; failed: string[]; passed: string[]; marked: number; problem?: string };
   /**
-   * The selection (option `select`, Playwright 1.62+): the cycle read before the run and its filters, the cases it
-   * selected, the planned tests (un-sharded) and how many of them were selected, the selected cases no test maps;
-   * `problem`: why it was not applied (every test ran). Absent without `select`.
+   * The selection (option `select`): the cycle and filters, cases selected, planned and selected tests, selected cases
+   * no test maps; `problem`: why it was not applied. Absent without `select`.
    */
   selection?: {
     plan: string;
@@ -119,10 +108,7 @@ export interface RunSummary {
   problems: string[];
   /** Results written to the journal for a later run or `casebridge replay`. */
   journaled: number;
-  /**
-   * Failures among them whose run has its status, while their classification and defect could not be written
-   * (Jira failed): their keys and why.
-   */
+  /** Failures whose run has its status but whose classification and defect could not be written (Jira failed). */
   undecided?: { keys: string[]; reason: string };
   journalDir?: string;
   /** What dry run would have sent, one line per call. */
@@ -134,12 +120,9 @@ export interface RunSummary {
 }
 
 /**
- * What a failing or flaky result is, from its case's execution history in synapseRT (defects/history.ts):
- * - `new`: the case never failed before, or its last executed run passed;
- * - `known`: it failed the same way before (a run comment with the same signature), or has an open known bug;
- * - `flaky`: it passed on retry in this run, or flipped between pass and fail at least twice in its last 10 runs;
- * - `regression`: its known bug is closed;
- * - `quarantined`: its case is quarantined in the tool (option `quarantine`, defects/quarantine.ts): no new defect.
+ * A failing or flaky result, by its case's history (defects/history.ts): `new` (never failed, or last run passed),
+ * `known` (same failure before, or an open known bug), `flaky` (passed on retry, or 2+ flips in its last 10 runs),
+ * `regression` (its known bug is closed), `quarantined` (no new defect).
  */
 export type Classification = 'new' | 'known' | 'flaky' | 'regression' | 'quarantined';
 

@@ -18,25 +18,19 @@ export interface AttachmentChoice {
 }
 
 /**
- * A unit of delivery: one test result for one case key. It is what waits in memory, in the journal, and in a
- * replay; `progress` records what already reached the service so that a retry or a replay never does it twice.
+ * A unit of delivery: one test result for one case key, in memory, the journal or a replay; `progress` records what
+ * reached the service, so a retry or replay never does it twice.
  */
 export interface WorkItem {
   /** Random id of this result for this key (journal entries and logs name it). */
   id: string;
   key: string;
-  /**
-   * Run attribute name → value (option `attributes`; `-`: no value), set when the result is taken in and kept in the
-   * journal, so a replay goes to the same run. Absent: the case's one run in the cycle, as without the option.
-   */
+  /** Run attribute name → value (`-`: none), kept in the journal so a replay goes to the same run. */
   attributes?: Record<string, string>;
   test: TestResult;
   target: Target;
   progress: Progress;
-  /**
-   * The service refused this result on its own, repeatedly, while it took the others (see splitBatch): named in
-   * the summary, kept in the journal with this mark (the entry's `refused`), tried again by the next replay.
-   */
+  /** The service refused this result alone, repeatedly (see splitBatch): named in the summary, kept for a replay. */
   refused?: RefusalMark;
 }
 
@@ -56,9 +50,8 @@ export interface Target {
   /** A cycle this run creates gets a run for every case of the plan (option `preloadRuns`); absent: it does not. */
   preloadRuns?: boolean;
   /**
-   * The cycle name is new per run (a build number, a CI run id; see cycleNamePerRun): the cycle is created first and
-   * looked for only when the create is refused (ValidationError: it exists). Absent: looked for first. Kept in the
-   * journal with the rest: a replay into a cycle that exists by then costs that one refused create.
+   * The cycle name is new per run (see cycleNamePerRun): the cycle is created first and looked for only if the create
+   * is refused. A replay into a cycle that exists by then costs that one refused create.
    */
   perRunCycle?: boolean;
 }
@@ -77,10 +70,7 @@ export interface Progress {
   defectCreated?: boolean;
   /** The defect was filed from this run (createRunBug): the service linked it, no run update is needed for it. */
   defectOnRun?: boolean;
-  /**
-   * The run has its status; its classification and defect are still to come (Jira did not answer in time, or failed):
-   * the result counts as delivered, and stays in the journal until they are written.
-   */
+  /** The run has its status, its classification and defect still to come: delivered, but kept in the journal. */
   status?: boolean;
   /** The run's result, comment and bugs were written: the item is delivered (or dropped, see below). */
   done?: boolean;
@@ -91,10 +81,7 @@ export interface Progress {
 /** The five run statuses every synapseRT has (administrators may add more; no call of the service lists them). */
 export const RUN_STATUSES = ['Passed', 'Failed', 'Blocked', 'Not Tested', 'NA'] as const;
 
-/**
- * What `statusMap` maps: the final outcome, with `timedOut` split off `failed` (a failure whose last attempt ran out
- * of time).
- */
+/** What `statusMap` maps: the final outcome, with `timedOut` split off `failed`. */
 export type StatusMapKey = 'passed' | 'failed' | 'timedOut' | 'flaky' | 'skipped' | 'interrupted';
 
 /** The run status of each kind of result; `null`: leave the run as it is. `timedOut` absent: as `failed`. */
@@ -187,16 +174,14 @@ export function needsDetails(item: WorkItem, config: { attachments: AttachmentCh
 }
 
 /**
- * The empty list every status-only result shares where it has nothing (tags, annotations, errors, steps, files): a
- * result waits for its bulk with five fewer arrays (about 160 bytes; 1.6 MB at 10,000 tests). Frozen: nothing adds
- * to a result once it is taken in, and a change would throw instead of reaching every other result.
+ * The frozen empty list status-only results share: five fewer arrays per waiting result (1.6 MB at 10,000 tests);
+ * frozen so that a change throws instead of reaching every other result.
  */
 const NONE: never[] = Object.freeze([]) as unknown as never[];
 
 /**
- * What a status-only result still needs once its write-ahead-log line is written: identity, tags, annotations and
- * each attempt's status, duration and errors (a test expected to fail passes with errors). Output excerpts and
- * files that are not uploaded are left out; they can be 8 kB per test, kept until the bulk at the end of the run.
+ * What a status-only result still needs once it is in the write-ahead log: identity, tags, annotations, each
+ * attempt's status, duration and errors. Output and unsent files (up to 8 kB per test) are dropped.
  */
 export function statusOnly(t: TestResult): TestResult {
   return {
@@ -215,7 +200,7 @@ export function statusOnly(t: TestResult): TestResult {
   };
 }
 
-/** Appends `value` to the list of `key`, in place: copying the list per value makes grouping n values quadratic. */
+/** Appends `value` to the list of `key` in place (copying it per value would be quadratic). */
 export function appendTo<K, V>(groups: Map<K, V[]>, key: K, value: V): void {
   const list = groups.get(key);
   if (list) list.push(value);

@@ -2,17 +2,10 @@ import type { CasebridgeConfig } from '../config/schema.js';
 import { type CycleDigest, cycleRead, type Failure, type Reader } from './results.js';
 
 /**
- * The quality gate of a cycle (`casebridge gate`): rules over what the reporters wrote, each with its figure and
- * verdict. `gateCycle` reads the cycle (query/results.ts `cycleRead`) and, for `requireAllPlanned`, the plan's cases,
- * then `judge` (pure) decides; `casebridge gate` and the demo call `gateCycle`.
- *
- * - `maxNew`: failures classified new, flaky or unclassified (the reporter wrote none: history off), at most this many;
- *   known and quarantined failures are waived unless `strict`, when they count as new too.
- * - `maxRegressions`: failures classified regression (a closed defect's failure came back).
- * - `minPassRate`: passed ÷ runs with a result, in percent (not checked unless set).
- * - `requireAllPlanned`: every case of the plan has a run with a result in the cycle (a shard that never reported
- *   leaves its cases Not Tested).
- * - `requireAttributes`: for each attribute, each value has a run with a result (every browser of the matrix ran).
+ * The quality gate of a cycle (`casebridge gate`): `gateCycle` reads, `judge` (pure) decides, each rule with its
+ * figure and verdict. `maxNew` counts new, flaky and unclassified failures (known and quarantined too if `strict`);
+ * `maxRegressions`; `minPassRate` (passed ÷ runs with a result, %); `requireAllPlanned` (every plan case has a result);
+ * `requireAttributes` (each value of an attribute has a result, e.g. every browser ran).
  */
 
 export interface GateRules {
@@ -27,8 +20,7 @@ export interface GateRules {
 export const DEFAULT_RULES: GateRules = { maxNew: 0, maxRegressions: 0 };
 
 /**
- * The rules of a gate: the configuration's (option `gate`), each one asked for (a flag of `casebridge gate`, an
- * argument of the MCP tool `cycle_gate`) above its own.
+ * The rules of a gate: the configuration's (option `gate`), overridden by each one asked for (CLI flag, MCP argument).
  */
 export function rulesOf(configured: CasebridgeConfig['gate'], asked: Partial<GateRules> = {}): GateRules {
   const minPassRate = asked.minPassRate ?? configured.minPassRate;
@@ -132,10 +124,7 @@ export function judge(input: GateInput, rules: GateRules): GateVerdict {
 
 const round = (n: number) => Math.round(n * 10) / 10;
 
-/**
- * The gate as Markdown for a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY`): the verdict, each rule, and the pass
- * rate of the plan's last cycles as a Mermaid `xychart-beta` (GitHub renders it).
- */
+/** The gate as Markdown for a CI job summary: verdict, rules, and the plan's recent pass rates as a Mermaid chart. */
 export function gateMarkdown(
   v: GateVerdict,
   where: { plan: string; cycle: string; url: string },
@@ -170,10 +159,7 @@ export function gateMarkdown(
 
 const escapeMd = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-/**
- * The gate of a cycle: one cycle read (2 requests: shards of one cycle are all in it), 1 more for the plan's cases
- * with `requireAllPlanned`; the failures as the reporters classified them, and the verdict.
- */
+/** The gate of a cycle: 2 requests (3 with `requireAllPlanned`), the failures as the reporters classified them. */
 export async function gateCycle(
   r: Reader,
   plan: string,

@@ -10,16 +10,10 @@ import type { StatusMap } from '../kernel/work.js';
 import { cycleUrl, issueUrl, runUrl } from '../report/links.js';
 
 /**
- * What the reporters wrote, read back for people and agents: a plan's cycles, a cycle's counts and failures, a case's
- * history, the plan's flaky cases. The CLI's queries (`casebridge failures`, `history`, `flaky`), its gate and its MCP
- * server all answer from here, and each reads what the engine wrote through the engine's own code: the run comment
- * through `readComment` (delivery/comment.ts, beside the writer), a status through `resultOfStatus` (history.ts),
- * flips through classify.ts. The classification is the one the reporter wrote when the failure came in (its triage);
- * a failure reported without one (history off) is `unclassified`, never classified again here.
- *
- * Cost: a cycle's summary or failures 2 requests at any size (the plan's cycle list, then the cycle's runs, which come
- * in one answer); a case's history 1; the flaky cases 1 + one per cycle looked at; the cycles with progress 1 + one
- * per cycle listed. No per-test reads.
+ * What the reporters wrote, read back for the CLI's queries, gate and MCP server through the engine's own readers
+ * (`readComment`, `resultOfStatus`, classify.ts); a failure reported without a classification is `unclassified`,
+ * never classified here. Costs: a cycle's summary or failures 2 requests at any size, a case's history 1, flaky
+ * cases and cycle lists 1 + one per cycle. No per-test reads.
  */
 
 export interface Reader {
@@ -296,10 +290,7 @@ export async function caseHistory(r: Reader, key: string, page: Page = {}): Prom
 export interface FlakyCase {
   key: string;
   title: string;
-  /**
-   * Runs with a result in the cycles looked at, failed ones among them, and flips between pass and fail over the last
-   * FLIP_WINDOW of them (flipRule, as the reporters classify).
-   */
+  /** Runs with a result in the cycles looked at, failed ones, and flips over the last FLIP_WINDOW (flipRule). */
   runs: number;
   failed: number;
   flips: number;
@@ -308,8 +299,8 @@ export interface FlakyCase {
 }
 
 /**
- * The plan's flaky cases over its last `cycles` cycles (by creation), most flips first: flaky as the reporters
- * classify a failure (flipRule: 2 or more flips in the last 10 results). 1 + `cycles` requests.
+ * The plan's flaky cases over its last `cycles` cycles, most flips first (flipRule: 2+ flips in 10). 1 + `cycles`
+ * requests.
  */
 export async function flakyCases(
   r: Reader,

@@ -4,11 +4,9 @@ import type { Classification, FailureLine } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
 
 /**
- * Where a person reads the results in Jira. Issues are at Jira's own `/browse/<KEY>`. synapseRT shows a test cycle
- * as a view of its test plan's issue page, so a cycle's link is the plan's page with the cycle's id
- * (`/browse/<PLAN>?cycle=<id>`), and a run's is that page at the run (`&run=<id>#run-<id>`: a long cycle is shown a
- * page at a time, and `run` picks the page that holds it): the emulator's web UI
- * serves the same paths, so the links printed in a local rehearsal open there.
+ * Where a person reads the results in Jira: issues at `/browse/<KEY>`; synapseRT shows a cycle on its plan's page
+ * (`/browse/<PLAN>?cycle=<id>`) and a run at `&run=<id>#run-<id>` (`run` picks the page of a long cycle). The
+ * emulator's web UI serves the same paths.
  */
 export function issueUrl(base: string, key: string): string {
   return `${trimSlash(base)}/browse/${encodeURIComponent(key)}`;
@@ -31,10 +29,7 @@ function trimSlash(url: string): string {
 /** How many failures the summary names; the rest are counted. */
 export const MAX_FAILURES = 200;
 
-/**
- * The failed results of a run, with what a person opens next: the case, the run and the defect. Worst first is the
- * order they failed in (the order of the run's results).
- */
+/** The failed results of a run, in the order they failed, with their case, run and defect links. */
 export function failuresOf(
   items: readonly WorkItem[],
   base: string | undefined,

@@ -87,8 +87,7 @@ export function assembleSummary(p: SummaryParts): RunSummary {
 }
 
 /**
- * Prints the summary: to the console, as a CI annotation when results stay behind, as markdown to
- * $GITHUB_STEP_SUMMARY, and (a dry run with `dryRun: "<file>"`) the calls as JSON to that file.
+ * Prints the summary: console, a CI annotation when results stay behind, $GITHUB_STEP_SUMMARY, and a dry run's calls.
  */
 export function printSummary(
   summary: RunSummary,
@@ -142,8 +141,8 @@ export function failReason(journaled: number, summary: RunSummary): string {
 }
 
 /**
- * The summary's problem lines: each sentence in the order it happened, then the results the service refused on their
- * own, one line per answer of the service (a status it refuses on every run update is one line, not one per test).
+ * The summary's problem lines in order, then the service's refusals of single results, one line per answer (a status
+ * refused on every run update is one line, not one per test).
  */
 export function problemLines(records: readonly Problem[]): string[] {
   const lines: string[] = [];

@@ -5,10 +5,7 @@ import { issueUrl } from './links.js';
 /** The command that delivers what waits in the journal, as a user's install runs it. */
 export const REPLAY = 'npx @casebridge/cli replay';
 
-/**
- * The CI annotation when results stay behind (GitHub Actions shows it on the run's page), or undefined outside it.
- * A runner's disk goes away with the job: this must not pass unnoticed.
- */
+/** The CI annotation when results stay behind, as a runner's disk goes away with the job; undefined outside CI. */
 export function ciWarning(s: RunSummary, env: NodeJS.ProcessEnv): string | undefined {
   if (!s.journaled || env.GITHUB_ACTIONS !== 'true') return undefined;
   return `::warning title=casebridge: ${s.journaled} result(s) not delivered::${s.journaled} test result(s) were not delivered to Jira${s.serviceDown ? ` (${s.serviceDown.replace(/[\r\n]+/g, ' ')})` : ''}. They wait in ${s.journalDir}; run \`${REPLAY}\` in this job to deliver them.`;
@@ -27,10 +24,7 @@ function commandProperty(text: string): string {
   return commandData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
 }
 
-/**
- * `::error` annotations for the failing tests (GitHub Actions, `annotations: true`): each on the test's file and
- * line, titled with its case, saying where its run and defect are.
- */
+/** `::error` annotations for failing tests (`annotations: true`), each on the test's file and line, with its links. */
 export function ciAnnotations(s: RunSummary, env: NodeJS.ProcessEnv): string[] {
   if (env.GITHUB_ACTIONS !== 'true' || !s.failures?.length) return [];
   return s.failures.slice(0, MAX_ANNOTATIONS).map((f) => {
@@ -75,8 +69,8 @@ function byClassification(failures: readonly FailureLine[]): FailureLine[] {
 }
 
 /**
- * The console's failure lines, when the run classified its failures (option `history`): how many of each kind, then
- * one line each (at most 10), new ones and regressions first.
+ * The console's failure lines when the run classified them: counts per kind, then at most 10, new and regressions
+ * first.
  */
 function failureLines(s: RunSummary): string[] {
   const failures = s.failures ?? [];
@@ -96,10 +90,7 @@ function failureLines(s: RunSummary): string[] {
 /** The command that prints the quarantined cases as a pattern the runner can leave out. */
 export const QUARANTINED_KEYS = 'npx @casebridge/cli cycle keys --quarantined';
 
-/**
- * What the quarantine did, in a few lines: the set that could not be read, quarantined failures (and, where the
- * runner could not run them expected-to-fail, how to leave them out), quarantined cases that passed.
- */
+/** What the quarantine did: an unreadable set, quarantined failures (and how to leave them out), cases that passed. */
 function quarantineLines(s: RunSummary): string[] {
   const q = s.quarantine;
   if (!q) return [];
