@@ -152,7 +152,8 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
       title: 'Failed runs of a cycle',
       description:
         "A cycle's failed runs: case key, test title, the reporter's classification (new, known, flaky, regression, " +
-        'quarantined; unclassified when it wrote none), the first line of the error, the linked defects, a link.',
+        'quarantined; unclassified when it wrote none), the test file and line, the meaningful lines of the error ' +
+        '(Expected and Received), the linked defects, a link.',
       inputSchema: { plan, cycle, limit, cursor },
       outputSchema: {
         plan: z.string(),
@@ -164,6 +165,9 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
             classification: z.string(),
             reason: z.string().optional(),
             error: z.string().optional(),
+            errorLines: z.array(z.string()).optional(),
+            file: z.string().optional(),
+            line: z.number().optional(),
             context: z.string().optional(),
             defects: z.array(z.string()),
             run: z.number(),
@@ -181,12 +185,12 @@ export function buildServer(o: Opened, opts: ServerOptions, version: string): Mc
         ...(a.limit ? { limit: a.limit } : {}),
         ...(a.cursor ? { cursor: a.cursor } : {}),
       });
-      const lines = out.failures.map(
-        (f) =>
-          `- ${f.key} ${f.title}: ${f.classification}${f.defects.length ? `, defects ${f.defects.join(', ')}` : ''}${
-            f.error ? `; ${f.error}` : ''
-          }`,
-      );
+      const lines = out.failures.flatMap((f) => [
+        `- ${f.key} ${f.title}${f.file ? ` (${f.file}${f.line ? `:${f.line}` : ''})` : ''}: ${f.classification}${
+          f.defects.length ? `, defects ${f.defects.join(', ')}` : ''
+        }`,
+        ...(f.errorLines ?? (f.error ? [f.error] : [])).map((l) => `    ${l}`),
+      ]);
       const head = `${out.total} failed run(s) in cycle "${out.cycle.name}" of ${out.plan}`;
       return ok([head, ...lines, ...(out.next ? [`more: cursor ${out.next}`] : [])].join('\n'), out);
     }),

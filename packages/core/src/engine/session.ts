@@ -21,6 +21,7 @@ import type { Problems } from './kernel/problems.js';
 import { pipelineId } from './kernel/text.js';
 import type { EngineContext } from './kernel/types.js';
 import type { Target } from './kernel/work.js';
+import { repoPrefixOf } from './publish/commit.js';
 
 /**
  * Everything a reporting run works with, made once when the configuration is valid and reporting is on: an engine
@@ -101,6 +102,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
     onProgress: () => pipeline.progress(),
     ...(pipelineRun ? { pipeline: pipelineRun } : {}),
     track: (work, what) => pipeline.track(work, what),
+    repoPrefix: repoPrefixOf(ctx.cwd),
   });
   const journal = new Journal(resolve(ctx.cwd, c.journalDir));
   const journaling = new Journaling(

@@ -150,7 +150,7 @@ describe('readComment reads back what commentFor wrote', () => {
       },
     }) as unknown as WorkItem;
 
-  it('the classification, its reason, the error’s first line and the signature', () => {
+  it('the classification, its reason, the error’s lines and the signature', () => {
     const text = commentFor(
       item('Expected 3\nReceived 2'),
       ['Page state at the failure: error-context.md (attached)'],
@@ -162,6 +162,7 @@ describe('readComment reads back what commentFor wrote', () => {
     );
     expect(readComment(text)).toEqual({
       error: 'Expected 3',
+      errorLines: ['Expected 3', 'Received 2'],
       classification: 'regression',
       reason: 'DEMO-40 (closed) failed the same way (run 12)',
       signature: 'cb-0123456789abcdef',

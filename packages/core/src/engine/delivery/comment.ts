@@ -1,6 +1,6 @@
 import { marker } from '../defects/text.js';
 import { displayName, lastAttempt, outcomeOf } from '../kernel/model.js';
-import { ciBuildUrl, pipelineMarker, truncate } from '../kernel/text.js';
+import { ciBuildUrl, errorLines, pipelineMarker, truncate } from '../kernel/text.js';
 import type { Classification } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
 
@@ -10,16 +10,16 @@ export interface FailureNote {
   classification?: { classification: Classification; reason: string } | undefined;
   /** The failure group's hash (defects/groups.ts): written as `casebridge signature: cb-<16 hex>`. */
   signature?: string | undefined;
+  /** Where it failed, `path:line` from the repository's root (kernel/text.ts failureAt): the reads and PRs show it. */
+  at?: string | undefined;
 }
 
 /** The line that carries a failure's signature in a run comment; later runs of the case find it there. */
 export const signatureLine = (hash: string) => `casebridge signature: ${marker(hash)}`;
 
 /**
- * The run comment: what failed and where, flaky attempts, the failure's classification, `notes` (files that were not
- * uploaded or were stored elsewhere), the CI build, the failure's signature (a failed or flaky result: a later run
- * of the case matches its failure by it, defects/classify.ts) and the pipeline marker (see heldByPipeline in
- * delivery.ts). Empty when there is nothing to say.
+ * The run comment: what failed and where, flaky attempts, the classification, `notes`, the CI build, the signature
+ * (later runs match the failure by it) and the pipeline marker. Empty when there is nothing to say.
  */
 export function commentFor(item: WorkItem, notes: string[], pipeline?: string, failure: FailureNote = {}): string {
   const t = item.test;
@@ -29,6 +29,7 @@ export function commentFor(item: WorkItem, notes: string[], pipeline?: string, f
   if (outcome === 'failed' || outcome === 'interrupted') {
     const err = lastAttempt(t)?.errors[0];
     lines.push(`${outcome === 'failed' ? 'Failed' : 'Interrupted'}: ${where}`);
+    if (failure.at) lines.push(`${AT}${failure.at}`);
     if (err) lines.push(truncate(err.message, 4000));
     if (t.attempts.length > 1) lines.push(`Attempts: ${t.attempts.length} (all failed)`);
   } else if (outcome === 'flaky') {
@@ -55,6 +56,11 @@ export function commentFor(item: WorkItem, notes: string[], pipeline?: string, f
 export interface CommentRead {
   /** The first line of the failure's error (`Failed:` or `Interrupted:` comments). */
   error?: string;
+  /** Its meaningful lines (kernel/text.ts errorLines): the matcher's Expected and Received. */
+  errorLines?: string[];
+  /** Where it failed, from the repository's root. */
+  file?: string;
+  line?: number;
   classification?: Classification;
   /** Why, as `commentFor` wrote it after the classification. */
   reason?: string;
@@ -63,6 +69,12 @@ export interface CommentRead {
   /** Where Playwright's page state at the failure is (`error-context.md (attached)`, a link), from attachments.ts. */
   context?: string;
 }
+
+/** The line that says where a failure is. */
+const AT = 'At: ';
+/** Lines commentFor and the notes write after a failure's error. */
+const WRITTEN_AFTER =
+  /^(Attempts|Classification|Classification and defect|casebridge signature|casebridge-pipeline|CI|Defect|Defect not filed|Page state at the failure): |^\S+ not uploaded: /;
 
 /** The line attachments.ts writes for the failure context (Playwright's error-context.md). */
 export const CONTEXT_LINE = 'Page state at the failure:';
@@ -74,8 +86,21 @@ export function readComment(text: string | null | undefined): CommentRead {
   const lines = (text ?? '').split('\n');
   const out: CommentRead = {};
   if (/^(Failed|Interrupted): /.test(lines[0] ?? '')) {
-    const error = lines[1]?.trim();
-    if (error && !/^(Attempts|Classification|casebridge signature|CI): /.test(error)) out.error = error;
+    let i = 1;
+    const at = lines[1]?.startsWith(AT) ? /^(.+?)(?::(\d+))?$/.exec(lines[1].slice(AT.length).trim()) : null;
+    if (at?.[1]) {
+      out.file = at[1];
+      if (at[2]) out.line = Number(at[2]);
+      i = 2;
+    }
+    // The error runs to the first line commentFor (or a note) writes after it.
+    const end = lines.findIndex((l, n) => n >= i && WRITTEN_AFTER.test(l));
+    const block = lines.slice(i, end === -1 ? undefined : end).join('\n');
+    const error = block.split('\n')[0]?.trim();
+    if (error) {
+      out.error = error;
+      out.errorLines = errorLines(block);
+    }
   }
   for (const line of lines) {
     const c = /^Classification: (\w+) \((.*)\)$/.exec(line);

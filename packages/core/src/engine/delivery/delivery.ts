@@ -10,7 +10,7 @@ import { displayName, outcomeOf } from '../kernel/model.js';
 import { jiraCheck } from '../kernel/problems.js';
 import { splitBatch } from '../kernel/split.js';
 import { type StatusRank, statusRanker, worseOf } from '../kernel/status-rank.js';
-import { pipelineMarker } from '../kernel/text.js';
+import { failureAt, pipelineMarker } from '../kernel/text.js';
 import type { Classification, CycleInfo, RunnerInfo, RunSummary } from '../kernel/types.js';
 import { runKeyOf, runStatusOf, type Target, topSteps, type WorkItem } from '../kernel/work.js';
 import { AdhocRuns } from './adhoc.js';
@@ -38,10 +38,7 @@ export interface DeliveryStats {
   badKeys: string[];
   /** Problems with the content repository (it is optional: the files went to the runs). */
   repoProblems: string[];
-  /**
-   * Failures whose run has its status but whose classification and defect could not be written (Jira failed): the
-   * keys, and why. They stay in the journal: the next run or `casebridge replay` finishes them.
-   */
+  /** Failures whose run has its status but not its verdict and defect (Jira failed), and why; kept in the journal. */
   undecided?: { keys: string[]; reason: string };
   /** `notFiled`: failures that got no defect because of `defects.maxPerRun`, with the reason. */
   defects: RunSummary['defects'];
@@ -69,17 +66,14 @@ export interface DeliveryOptions {
   pipeline?: string;
   /** Work of the run besides the results' (a new defect read again later): the end of the run waits for it. */
   track?: (work: Promise<unknown>, what: string) => void;
+  /** The project root's path in its repository (`web/`), for a failure's `At:` line; empty at the root. */
+  repoPrefix?: string;
 }
 
 /**
- * Talks to the service for the pipeline: makes sure each case has a run (in the cycle, see Cycles and CycleRuns, or
- * ad hoc, see AdhocRuns), sends status-only results in bulk and the others with their steps, files, defect and
- * comment, and keeps the status writes of each run in order. Look-ups are fetched once and cached; concurrent
- * callers share one request.
- *
- * It answers with outcomes and never marks an item done: `deliver` resolves when the result's run is written (a
- * failure's with `failure`, its writes under way), `bulk` says which items were delivered, dropped, refused
- * or left unsent; the pipeline (pipeline.ts) owns `done`.
+ * Talks to the service for the pipeline: each case's run (cycle or ad hoc), status-only results in bulk, the others
+ * with steps, files, defect and comment, each run's writes in order. It answers with outcomes and never marks an
+ * item done: the pipeline owns `done`.
  */
 export class Delivery {
   private readonly svc: DeliveryService;
@@ -95,6 +89,7 @@ export class Delivery {
   private readonly config: CasebridgeConfig;
   private readonly onProgress: () => void;
   private readonly pipeline?: string;
+  private readonly repoPrefix: string;
   /** Keys the service refused as test cases (in a cycle or ad hoc). */
   private readonly badKeys = new Set<string>();
   /** Run ids of a dry run's cycles, where nothing is created. */
@@ -114,10 +109,7 @@ export class Delivery {
   private readonly rank: StatusRank;
   /** The parts of the bulk status updates (split when the service fails one; per run where it has none). */
   private readonly statuses: BulkStatuses;
-  /**
-   * The bulk reads the cycle's runs again right before it goes (CI, a pipeline id: another job may have failed some
-   * of them since): a read of the list before then is a request the bulk repeats.
-   */
+  /** In CI with a pipeline id the bulk reads the cycle's runs again (another job may have failed some) before it goes. */
   get readsRunsAtBulk(): boolean {
     return this.pipeline !== undefined && !this.svc.dryRun;
   }
@@ -128,6 +120,7 @@ export class Delivery {
     this.config = config;
     this.onProgress = o.onProgress ?? (() => undefined);
     if (o.pipeline) this.pipeline = o.pipeline;
+    this.repoPrefix = o.repoPrefix ?? '';
     const signal = svc.o.signal ?? new AbortController().signal;
     this.checkJira = jiraCheck(svc.tm, config.url, signal);
     this.rank = statusRanker(config.statusMap);
@@ -172,10 +165,8 @@ export class Delivery {
   }
 
   /**
-   * Sends status-only results of one cycle: one bulk update per status. A bulk the service fails is split to find
-   * the runs it refuses (see splitBatch): the others are delivered, the refused ones come back in `refused`, and
-   * those of an outage in `unsent` (kept for later); `delivered` holds those whose run got its status (or that had
-   * nothing to write), `dropped` those whose key the plan refused.
+   * Sends status-only results of one cycle: one bulk update per status, split when the service fails it to find the
+   * runs it refuses (splitBatch); an outage's come back `unsent`.
    */
   async bulk(t: Target, items: WorkItem[], readAgain = this.readsRunsAtBulk): Promise<BulkOutcome> {
     const started = this.svc.clock.now();
@@ -186,17 +177,14 @@ export class Delivery {
     }
     const runs = await this.runs.ensure(t, [...byKey.keys()]);
     const cycle = await this.cycles.ensure(t);
-    // In CI, other machines of this pipeline may have failed some of these runs since the list was read: read it
-    // again (one request) so that their Failed stays (see heldByPipeline).
+    // Other machines of this pipeline may have failed some of these runs since: read again so their Failed stays.
     if (readAgain) await this.runs.readSince(t, cycle, started);
     const wanted = new Map<number, string>();
     for (const [key, status] of byKey) {
       const runId = runs.get(key);
       if (runId !== undefined && status && !this.heldByPipeline(runId, status)) wanted.set(runId, status);
     }
-    // In the runs' turn, after the status writes queued before on them (see statusFor): one bulk per status, split
-    // when the service fails it (see splitBatch). The split's `send` is sendOne bound, not an arrow forwarding to it
-    // (one frame fewer on the way to the socket, as bindGroup's methods).
+    // In the runs' turn. `send` is bound, not an arrow: one frame fewer on the way to the socket.
     const sent: Sent = { sent: new Set(), refused: new Map(), problems: [] };
     await this.runOrder([...wanted.keys()], async () => {
       for (const [status, runIds] of this.statuses.toWrite(wanted, sent)) {
@@ -217,10 +205,8 @@ export class Delivery {
   }
 
   /**
-   * Delivers one result with its steps, files, defect and comment; resumes from `item.progress`. A result that is not
-   * a failure resolves when its run is written. A failure (failed, or flaky) resolves once its run, steps and files are
-   * there, with `failure`: its status, verdict and defect written outside the delivery slot (see finish); the pipeline
-   * marks it done when that resolves. Throws when the run could not be written.
+   * Delivers one result, resuming from `item.progress`. A failure resolves once its run, steps and files are there,
+   * with `failure`: its status, verdict and defect, written outside the delivery slot. Throws when the run was not written.
    */
   async deliver(item: WorkItem, replaying: boolean): Promise<{ failure?: Promise<void> }> {
     const t = item.target;
@@ -242,18 +228,14 @@ export class Delivery {
       await write(undefined);
       return {};
     }
-    // The failure's verdict and defect (history, quarantine, Jira's search, a create) run beside its status, outside
-    // the delivery slot: the run gets its status by `statusDue` whatever Jira does, what follows in one more update.
+    // Verdict and defect run beside the status, outside the slot: the status goes by `statusDue` whatever Jira does.
     const deciding = triaging.then((triaged) =>
       this.failures.defectOf(item, triaged, { cycle, runId, stepRunId, dueAt: this.dueAt(item) }),
     );
     return { failure: this.finish(item, deciding, write) };
   }
 
-  /**
-   * A failure's run writes once its verdict and defect are known: in one update when they are by its status's due
-   * time, else its status first and the rest in one more update (a defect the cap's ranking decides: one more).
-   */
+  /** A failure's run update: one with everything if known by the due time, else the status first (docs/architecture.md). */
   private async finish(
     item: WorkItem,
     deciding: Promise<DefectNow>,
@@ -267,8 +249,7 @@ export class Delivery {
     ]);
     due.abort();
     if (!decided) {
-      // Jira (or the history) has not answered in time: the status goes now (unless an earlier try wrote it), in a
-      // cycle with the failures due at the same moment (one bulk), else by its run update.
+      // Not answered in time: the status goes now, in a cycle in one bulk with the failures due at the same moment.
       if (!p.status && !(await this.statusAhead(item))) await write(undefined, 'verdict');
       p.status = true;
       try {
@@ -286,9 +267,8 @@ export class Delivery {
   }
 
   /**
-   * A failure's status ahead of its verdict, in one bulk with those of the failures due within gatherMs of it (a
-   * file's failures at once cost one request, not one each); true when its run has it. Cycle mode only. Not read
-   * again before (readsRunsAtBulk): a Failed is never held back by another machine's.
+   * A failure's status ahead of its verdict, in one bulk with those due within gatherMs (a file's failures: one
+   * request); true when its run has it. Cycle mode only; no read again: a Failed is never held back.
    */
   private statusAhead(item: WorkItem): Promise<boolean> {
     const t = item.target;
@@ -328,8 +308,7 @@ export class Delivery {
 
   /** How long a failure's run waits for its verdict and defect before its status goes alone (statusWithinMs). */
   private statusDue(item: WorkItem): number {
-    // A failure that waited for its delivery slot past that still gets a moment: with Jira answering, its verdict
-    // and defect are known by then and go in the same update (one request, not two).
+    // A failure that waited past it for its slot still gets statusGraceMs: one update, not two, when Jira answers.
     const { clock } = this.svc;
     return Math.max(clock.timing.statusGraceMs, this.dueAt(item) - clock.now());
   }
@@ -353,6 +332,7 @@ export class Delivery {
     const comment = commentFor(item, [...notes, ...this.failures.notes(item, pending)], this.pipeline, {
       classification: verdict,
       signature: this.signatureOf(item),
+      at: failureAt(item.test, this.repoPrefix),
     });
     const status = runStatusOf(item.test, this.config.statusMap);
     await this.runOrder([runId], async () => {
@@ -399,10 +379,7 @@ export class Delivery {
     return groupOf(item.test, this.config.defects.group).hash;
   }
 
-  /**
-   * Whether another machine of this pipeline run wrote a worse status to the run (its comment names the pipeline):
-   * then a better one from here does not overwrite it. A new pipeline run (or attempt) has another id and may.
-   */
+  /** Whether another machine of this pipeline run wrote a worse status to the run (its comment names the pipeline). */
   private heldByPipeline(runId: number, status: string): boolean {
     const now = this.runs.now(runId);
     if (!this.pipeline || !now || this.runStatus.has(runId)) return false;
@@ -410,9 +387,8 @@ export class Delivery {
   }
 
   /**
-   * The status to write to a run: the worse of `status` and what this run wrote there; undefined when unchanged.
-   * With the writes of a run in order (runOrder, kernel/keyed.ts), when several tests report one case the worse status stays (a
-   * Failed is not overwritten by a later bulk Passed), whatever order the deliveries finish in.
+   * The worse of `status` and what this run wrote there; undefined when unchanged. With each run's writes in order,
+   * a Failed is never overwritten by a later bulk Passed.
    */
   private statusFor(runId: number, status: string | undefined): string | undefined {
     const written = this.runStatus.get(runId);

@@ -36,3 +36,42 @@ export function truncate(s: string, max: number): string {
   const clean = redact(s.replace(ANSI, ''));
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
 }
+
+/** Lines of an error that say what differed: a matcher's Expected, Received and diff lines, a locator. */
+const TELLING = /^\s*(Expected|Received|Locator|Difference|[-+] |[-+]\s*(Expected|Received))/;
+
+/**
+ * The meaningful lines of an error message, at most `max`: all of it when short, else its first line and the lines
+ * that say what differed (Jest's and Vitest's `Expected:`/`Received:` and diff lines, Playwright's locator and
+ * strings). Colours removed; stack frames and Playwright's call log left out.
+ */
+export function errorLines(message: string, max = 8): string[] {
+  const lines: string[] = [];
+  for (const raw of message.replace(ANSI, '').split('\n')) {
+    if (/^\s*Call log:/.test(raw) || /^\s+at .+(:\d+|\))$/.test(raw)) break;
+    if (raw.trim()) lines.push(raw.trimEnd());
+  }
+  if (lines.length <= max) return lines;
+  const [first = '', ...rest] = lines;
+  const telling = rest.filter((l) => TELLING.test(l));
+  return [first, ...(telling.length ? telling : rest)].slice(0, max);
+}
+
+/**
+ * Where a failure is, `path:line` from the repository's root (`prefix`: the project root's path in it): the failing
+ * line in the test's file when the runner says, else the test's own line.
+ */
+export function failureAt(
+  t: {
+    file: string;
+    line?: number;
+    attempts: ReadonlyArray<{ errors: ReadonlyArray<{ location?: { file: string; line?: number } }> }>;
+  },
+  prefix = '',
+): string {
+  const errs = t.attempts.at(-1)?.errors ?? [];
+  const inFile = errs.find((e) => e.location?.file === t.file && e.location.line !== undefined)?.location?.line;
+  const line = inFile ?? t.line;
+  const path = prefix ? `${prefix.replace(/\/$/, '')}/${t.file}` : t.file;
+  return line !== undefined ? `${path}:${line}` : path;
+}

@@ -81,6 +81,11 @@ export interface Failure {
   reason?: string;
   /** The error's first line. */
   error?: string;
+  /** Its meaningful lines: a matcher's Expected and Received (kernel/text.ts errorLines). */
+  errorLines?: string[];
+  /** Where it failed, from the repository's root, as the reporter wrote it. */
+  file?: string;
+  line?: number;
   /** Where the page state at the failure is (Playwright's error-context.md: `error-context.md (attached)`). */
   context?: string;
   defects: string[];
@@ -189,6 +194,9 @@ export function failuresOf(r: Reader, plan: string, cycle: CycleDigest, runs: re
         classification: said.classification ?? 'unclassified',
         ...(said.reason ? { reason: said.reason } : {}),
         ...(said.error ? { error: said.error } : {}),
+        ...(said.errorLines ? { errorLines: said.errorLines } : {}),
+        ...(said.file ? { file: said.file } : {}),
+        ...(said.line !== undefined ? { line: said.line } : {}),
         ...(said.context ? { context: said.context } : {}),
         defects: (run.bugs ?? []).map((b) => b.key),
         run: run.id,
