@@ -17,15 +17,9 @@ import { cycleKeysInstead, NO_CYCLE, type SelectionSummary, selectTests } from '
 import { openSession, type Session, saveMapping } from './session.js';
 
 /**
- * The reporting engine: what every adapter hands its results to, a façade over the run's session. `add` only hands
- * a result to the delivery pipeline, so a runner's per-test hook never waits on the network; results are delivered
- * while the suite runs; `end` drains what is left within `flushTimeoutMs` of no progress and writes anything
- * undelivered to the journal. No method throws and `end` never rejects: a problem becomes a line of the summary, and
- * the test run's exit code is only touched when `failOnError` asks.
- *
- * What a run works with (clients, delivery and its pipeline, journal, case registry, target) is its `Session`, made
- * when reporting is on. The pipeline (delivery/pipeline.ts) owns the results on their way; the engine counts them,
- * knows the plan, and assembles the summary (`assembleSummary`). Nothing below calls back into it.
+ * The reporting engine every adapter hands its results to: a façade over the run's `Session`. `add` never waits on the
+ * network; `end` drains what is left and journals the rest. No method throws and `end` never rejects: a problem is a
+ * summary line, and the exit code changes only when `failOnError` asks. Nothing below calls back into it.
  */
 export class Engine {
   /** False when the config is invalid or `enabled: false`: every method is then a no-op. */
@@ -138,13 +132,11 @@ export class Engine {
       }
       if (!templates && keys.size > 0) pipeline.prepare(keys);
       else if (runKeys.size > 0) {
-        // The whole matrix in one createTestRuns per 100 cases, before the first result: not one per project as
-        // the results of each come in. A set this did not foresee is still prepared from its results.
+        // The whole matrix before the first result, one createTestRuns per 100 cases, not one per project.
         pipeline.track(delivery.runs.ensure(target, [...runKeys]), 'preparing the cycle');
       } else if (plan.tests) {
-        // A test run whose runner names no tests up front (Jest, Vitest), or whose sets only its results give: find
-        // or create and start the cycle now, while the tests run, not when the first results are already waiting.
-        // A replay (`begin()` with no plan) does not: it must not leave an empty cycle of today's default name behind.
+        // No tests named up front (Jest, Vitest): the cycle is made now, while the tests run. Not in a replay
+        // (`begin()` with no plan): it must not leave an empty cycle of today's default name behind.
         pipeline.track(delivery.cycles.ensure(target), 'preparing the cycle');
       }
     } else if (!s.dry) {
@@ -165,11 +157,8 @@ export class Engine {
   }
 
   /**
-   * The planned tests whose case is quarantined in the tool (option `quarantine`), with why: for a runner that can
-   * act on it before the run (Playwright 1.62+ `preprocess` runs them expected-to-fail). A test finds its case by its
-   * key (title, tags, annotations, mapping file) or, without one, by the identity of a case casebridge created for
-   * it. One search (and one read per labelled bug), bounded by `timeoutMs`: the run starts without quarantine when
-   * Jira does not answer in time (one line says so). Never throws; an empty map when off or unread.
+   * The planned tests whose case is quarantined, with why, for a runner that acts before the run (Playwright 1.62+).
+   * Bounded by `timeoutMs`: without an answer the run starts without quarantine. Never throws; empty when off or unread.
    */
   async quarantined(
     tests: readonly PlannedTest[],
@@ -204,12 +193,8 @@ export class Engine {
   }
 
   /**
-   * The ids of the planned tests the run selects (option `select`): those whose case has a run in the cycle with one
-   * of the statuses and the tester asked for, found by key (title, tags, annotations, mapping file) or, without one,
-   * by the identity of the case casebridge created for it. For a runner that can leave tests out before the run
-   * (Playwright 1.62+ `preprocess` excludes the others). Two requests (three with the tester `me`), bounded by
-   * `timeoutMs`; one line says what was selected and names the cycle's cases no test maps. Undefined: no selection,
-   * every test runs (off, a dry run, or not read: one line says why). Never throws.
+   * The ids of the planned tests option `select` keeps, for a runner that can leave tests out before the run
+   * (Playwright 1.62+). Two requests, bounded by `timeoutMs`. Undefined: every test runs (one line says why). Never throws.
    */
   async selected(tests: readonly PlannedTest[], o: { timeoutMs?: number } = {}): Promise<Set<string> | undefined> {
     const s = this.session;
@@ -227,11 +212,7 @@ export class Engine {
     }
   }
 
-  /**
-   * The runner could not apply `select` (it has no way to leave tests out before the run): one line says so, with
-   * `why` and the `casebridge cycle keys --file` line that selects instead; every test runs. Nothing without the
-   * option, or once the selection was asked for.
-   */
+  /** The runner cannot apply `select`: one line says `why` and what selects instead (`casebridge cycle keys`). */
   selectNotApplied(why: string): void {
     const sel = this.config?.select;
     if (!sel || this.selectAsked || !this.enabled) return;
@@ -356,10 +337,8 @@ export class Engine {
 }
 
 /**
- * The run's abort signal. Every request of the run carries it, and each request waiting in the client's queue (p-queue)
- * listens on it until it starts: a first run with a thousand results waiting has a thousand listeners, none leaked.
- * Node warns past 10 ("Possible EventTarget memory leak detected") in the user's CI log: the limit is raised for
- * this signal only.
+ * The run's abort signal: each queued request listens on it, so a thousand waiting results are a thousand listeners,
+ * none leaked. Node warns past 10 in the user's CI log: the limit is raised for this signal only.
  */
 function runAbort(): AbortController {
   const abort = new AbortController();

@@ -5,30 +5,10 @@ import type { FailureGroup } from './groups.js';
 import { DefectLedger } from './ledger.js';
 
 /**
- * The flood guard's count: at most `defects.maxPerRun` new defects per run, and in cycle mode per cycle, across the
- * machines (shards) that report into it. The cycle's defect list (`defects.ofCycle`) is the state they share: the
- * defects casebridge filed carry `[cb-<hash>]` in their summary, so the list says both how many new defects the
- * cycle already has and which group already has one (linked without a search).
- *
- * Costs: the list is read once per cycle and run (one request, lazily, at the first failure that needs a defect),
- * and again before each of the last `NEAR` defects under the cap, when another machine may have filed meanwhile:
- * at most 1 + NEAR reads per cycle, whatever the number of failures. Two machines that create at the very same
- * moment near the cap can still both pass it, by at most one defect each.
- *
- * The count includes defects of other machines that were linked (not created) into the cycle: the list cannot
- * tell the two apart, so the cap errs on the side of filing fewer. Those this process linked are left out.
- *
- * Which groups get the slots: the widest blast radius, not the first to arrive. The engine tells the cap every
- * failing test's group as it comes in (`saw`). The first half of the slots go to groups as they need a defect
- * (streaming: the first failures of a run get their defect while it runs); a group that needs one when those are
- * taken is decided once every result of the run is in (`allIn`: the last planned test reported, or the run ended):
- * its failure's run gets its status now, and its defect, if it gets one, is linked by a later run update. Then
- * the groups still without a defect are ranked by their number of failing tests (environment errors first on a tie,
- * then the one seen first), and the slots left go to the top of that list; the rest are named in the summary,
- * largest first. A group ranked in whose failure finds an existing defect (linked, no slot needed) gives its slot to
- * the next group of the ranking: a group ranked out that asks while ranked groups are still undecided stands by (at
- * most TIMING.standbyMs) for such a slot, so a night whose top groups all had defects the night before still files its
- * cap of new ones, whatever order the deliveries take.
+ * The flood guard: at most `defects.maxPerRun` new defects per run, and per cycle across the machines reporting into
+ * it, counted from the cycle's defect list (`[cb-<hash>]` markers; other machines' linked defects count too, so it errs
+ * towards filing fewer). Half the slots stream; the rest go by blast radius once every result is in (`allIn`). Costs
+ * and the ranking: docs/architecture.md.
  */
 
 /** How close to the cap the cycle's list is read again before each new defect. */
@@ -83,7 +63,7 @@ export class DefectCap {
   /** The groups `allIn` ranked (those outside its slots among them are refused), and their order. */
   private rankedFrom = new Set<string>();
   private rankOrder: string[] = [];
-  /** Groups ranked out that wait for a slot a ranked group leaves unused (see the class comment). */
+  /** Groups ranked out that wait (at most `standbyMs`) for a slot a ranked group leaves unused. */
   private readonly standby = new Map<string, (granted: boolean) => void>();
   /** Groups the cap left without a defect. */
   private readonly refused = new Set<string>();
@@ -117,10 +97,7 @@ export class DefectCap {
       });
   }
 
-  /**
-   * Every result of the run is in: the groups waiting for a slot, and those seen whose delivery has not asked yet,
-   * are ranked by blast radius and the slots left go to the top ones (see the class comment). Once only.
-   */
+  /** Every result is in: the groups not served are ranked by blast radius and the slots left go to the top. Once. */
   allIn(cycle?: CycleInfo): void {
     if (this.ranked) return;
     const left = Math.max(0, this.max - this.count(cycle ? this.cycles.get(cycle.id) : this.anyCycle()));
@@ -138,11 +115,8 @@ export class DefectCap {
   }
 
   /**
-   * Takes a slot for one new defect of the group: `true` (a slot now), `false` (the cap leaves it without one; in
-   * cycle mode counted over the cycle), or `{ later }` when the run's ranking decides (the first half of the slots is
-   * taken and results still come in, or the group stands by after the ranking: see the class comment). It never waits
-   * for other results: a caller that gets `later` writes its run now and acts on `later` when it resolves, outside any
-   * delivery slot. A taken slot is given back with `settle`: the key that was created, or undefined when none was.
+   * A slot for one new defect of the group: `true`, `false`, or `{ later }` when the run's ranking decides. Never waits
+   * for other results: a caller given `later` writes its run now. A taken slot is given back with `settle`.
    */
   async reserve(cycle: CycleInfo | undefined, group?: FailureGroup): Promise<Slot> {
     if (this.max === 0) return this.refuse(group);
@@ -171,13 +145,12 @@ export class DefectCap {
     return Promise.resolve(this.slot(cycle, c));
   }
 
-  /** Takes a slot under the cap; near it, after reading the cycle's list again (see the costs above). */
+  /** Takes a slot under the cap; near it, after reading the cycle's list again. */
   private slot(cycle: CycleInfo | undefined, c: CycleDefects | undefined): boolean | Promise<boolean> {
     if (!cycle || !c) return this.take(undefined);
     if (this.count(c) < this.max - NEAR) return this.take(c);
-    // Near the cap another machine may have filed since the last read: read again (see the costs above). One
-    // reservation at a time, once this process's creates have settled: a defect created here whose answer has not
-    // arrived yet would be in the list without being known as ours, and be counted twice.
+    // Near the cap, read the list again, once this process's creates settled: one whose answer is still on its way
+    // would be in the list without being known as ours, and counted twice.
     const turn = this.near.then(async () => {
       await this.idle();
       if (this.count(c) < this.max) await this.refresh(cycle, c);
@@ -255,8 +228,8 @@ export class DefectCap {
   }
 
   /**
-   * Whether the group may take a slot once the streaming half is taken: as ranked by `allIn` (a promise until then,
-   * and while it stands by). A group `allIn` did not know (a replayed result) takes what no ranked group still needs.
+   * Whether the group may take a slot once the streaming half is taken (a promise until `allIn`, and while it stands
+   * by). A group `allIn` did not know (a replayed result) takes what no ranked group still needs.
    */
   private ranksIn(c: CycleDefects | undefined, hash: string): Promise<boolean> | boolean {
     if (!this.ranked) {
@@ -341,8 +314,7 @@ export class DefectCap {
         if (!c.byMarker.has(m[1])) c.byMarker.set(m[1], d.key);
       }
     } catch {
-      // The list is an optimisation and the cross-machine count: without it the cap holds for this process and the
-      // search before each create still finds an existing defect.
+      // Without the list the cap holds for this process, and the search before each create still finds a defect.
     }
   }
 }

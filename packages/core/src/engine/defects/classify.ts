@@ -2,16 +2,8 @@ import type { Classification } from '../kernel/types.js';
 import { marker } from './text.js';
 
 /**
- * What a failure is, from its case's execution history (history.ts reads it): pure rules, no I/O.
- *
- * The signature of a failure is its group's marker, `cb-<16 hex>` (groups.ts): casebridge writes it into every failed
- * and flaky run it reports (`casebridge signature: cb-…`, delivery/comment.ts), so a later run of the case finds the
- * runs that failed the same way by their comment.
- *
- * Known bugs of a failure, newest first: (a) the bugs linked to earlier runs of the case whose comment holds the same
- * signature (linked by anyone: casebridge's defect or a person's bug, marker or not), newest run first; then (b) the
- * bugs linked to the case's last failed run (a person triaging in synapseRT links a bug to the failed run: that marks
- * it known for the test). A casebridge defect of another group (its summary carries another `[cb-…]`) is left out.
+ * What a failure is, from its case's execution history (history.ts reads it): pure rules, no I/O. A failure's
+ * signature is its group's marker, written into every failed run's comment, so later runs find the same failure.
  */
 
 /** One executed run of the case, as its execution history lists it. */
@@ -34,17 +26,13 @@ export interface Verdict {
   /** Why, for the run comment (`Classification: known (failed the same way in run 12)`). */
   reason: string;
   /**
-   * The first open known bug, when it is not the group's own defect (its summary does not end in this signature's
-   * `[cb-…]`): linked at once instead of a new defect. The group's own defect is found by the defect search as
-   * without history (which also closes a defect filed twice, defects.ts).
+   * The first open known bug that is not the group's own defect: linked at once. The group's own is left to the
+   * defect search, which also closes one filed twice (defects.ts).
    */
   knownBug?: string;
   /** Every known bug is closed: the new defect is a regression of the newest. */
   regressionOf?: string;
-  /**
-   * The known bugs were all the group's own casebridge defects, whose state was left to the defect search (history.ts):
-   * when it finds them all closed, the failure is a regression (Delivery turns the verdict into one).
-   */
+  /** The known bugs were all the group's own defects: a regression if the defect search finds them all closed. */
   ownDefects?: string[];
 }
 
@@ -55,7 +43,10 @@ export const FLIPS_FLAKY = 2;
 
 const OTHER_MARKER = /\[cb-([0-9a-f]{16})\]/;
 
-/** The known bugs of a failure with `signature`, newest first (see the file comment). */
+/**
+ * The known bugs of a failure, newest first: those linked (by anyone) to earlier runs with the same signature, then
+ * those linked to the case's last failed run (a person's triage). Another group's casebridge defect is left out.
+ */
 export function knownBugs(history: readonly Execution[], signature: string): string[] {
   const sig = marker(signature);
   const ofThisGroup = (b: { summary?: string }) => {
@@ -73,9 +64,8 @@ export function knownBugs(history: readonly Execution[], signature: string): str
 }
 
 /**
- * The flip rule, the one the reporters' classification and every read (`casebridge flaky`, `history`, the MCP tools)
- * apply: over a case's last FLIP_WINDOW executed results (oldest first), its flips between pass and fail, and
- * whether they make it flaky (FLIPS_FLAKY or more). A case that passed and then failed once flipped once: not flaky.
+ * The flip rule of the reporters and every read: flips in a case's last FLIP_WINDOW results (oldest first), flaky at
+ * FLIPS_FLAKY or more. Passed then failed once is one flip: not flaky.
  */
 export function flipRule(results: ReadonlyArray<'passed' | 'failed'>): { flips: number; flaky: boolean } {
   const n = flips(results.slice(-FLIP_WINDOW));
@@ -90,9 +80,8 @@ export function flips(results: ReadonlyArray<'passed' | 'failed'>): number {
 }
 
 /**
- * Classifies a failing (`failed`) or flaky (passed on retry) result of a case, given the case's earlier executed runs
- * (oldest first, this run's own writes left out), its failure signature and the states of its known bugs (a bug
- * whose state could not be read is left out). In order:
+ * Classifies a failing or flaky (passed on retry) result from the case's earlier runs (oldest first, this run's left
+ * out), its signature and its known bugs' states (an unread state is left out). In order:
  * - passed on retry in this run: `flaky`;
  * - known bugs, every one closed: `regression` of the newest;
  * - at least FLIPS_FLAKY flips between pass and fail in the last FLIP_WINDOW runs (this failure included): `flaky`

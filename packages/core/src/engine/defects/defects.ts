@@ -16,31 +16,14 @@ import { type DefectTextInput, defectDescription, defectSummary, marker, templat
 import { afterSearch, type GroupAction, type GroupFacts, judgeGroup, type Triage } from './triage.js';
 
 /**
- * One defect per distinct failure. The failure's group (groups.ts: an environment error whatever the test, another
- * error by type, normalised message and source line; per test when it has no frame in the project) is written into
- * the end of the defect's summary as `[cb-<hash>]`, whatever `defects.summaryTemplate` says: a summary is
- * searchable with JQL (`summary ~`) on every Jira, and labels are the user's (`defects.fields.labels`). Before creating, the project is searched for it: an
- * open match is linked, a closed one makes the new defect a regression that names it. Within one process, one
- * search-and-create per fingerprint runs at a time, and a create whose answer was lost is searched for before it is
- * sent again. Across machines, a search after each create finds a defect another machine filed for the same failure
- * at the same moment: the oldest open one is kept by both, the other closed as Duplicate.
- *
- * The flood guard (DefectCap): in a cycle, a group whose marker is already in the cycle's defect list links that
- * defect without a search; a new defect takes a slot under `defects.maxPerRun` first, and without one the failure
- * is not filed (its run still gets its status and a comment saying why).
- *
- * A failure whose case's history names a known bug (history.ts) links it when it is open, and files a new defect
- * naming it as a regression when every known bug is closed.
- *
- * A create Jira refuses for its fields (refusals.ts) is not sent again: the failure is not filed, its run
- * gets its status and a comment naming the fields, and no other defect is created in the run.
+ * One defect per distinct failure group, marked `[cb-<hash>]` at the end of its summary (searchable with JQL on every
+ * Jira; labels are the user's). Found and linked, or filed under the cap; one search-and-create per group at a time;
+ * of two open defects of a group the oldest wins. The path and its failure modes: docs/architecture.md.
  */
 
 /**
- * The search-and-create under way per fingerprint, process-wide (engines of one process queue behind each other);
- * an entry goes when it settles. What was found or filed is remembered per run only (`DefectInput.known`): a later
- * run in the same process (watch mode, a replay) searches again, because the defect may have been closed or
- * deleted meanwhile.
+ * The search-and-create under way per group, process-wide. What was found is remembered per run only: a later run
+ * (watch mode, a replay) searches again, as the defect may have been closed meanwhile.
  */
 const inFlight = serialByKey<string>();
 
@@ -51,10 +34,7 @@ export interface DefectInput {
   runId: number;
   /** The run step that failed, when the failure belongs to a step: the defect is filed from the step. */
   stepRunId?: number;
-  /**
-   * What the failure's facts said (triage.ts): `link` a bug known from its case's history (no search, no new defect,
-   * no slot under the cap), or `find` the group's defect (`regressionOf`: its known bugs are all closed).
-   */
+  /** What the failure's facts said (triage.ts): `link` a bug known from its history, or `find` the group's defect. */
   triaged: Triage;
   /** The cycle of the run (cycle mode): its defect list is the state shared with other machines. */
   cycle?: CycleInfo;
@@ -69,17 +49,15 @@ export interface DefectInput {
   /** When the failure's run is due its status (clock time): its group's first look goes in time for it. */
   dueAt?: number;
   /**
-   * A defect was filed: `recheck` reads the project again once Jira's index shows every create made before this one
-   * (see recheckLater) and answers the older open defect this one was closed as the duplicate of, if any. The caller
-   * runs it outside this search-and-create (it waits `jira.indexLagMs`) and relinks what it linked to `key`.
+   * A defect was filed: `recheck` (recheckLater) answers the older open defect it was closed as a duplicate of, if
+   * any. The caller runs it outside the search-and-create (it waits up to `jira.indexLagMs`) and relinks.
    */
   filed?: (key: string, recheck: () => Promise<string | undefined>) => void;
 }
 
 /**
- * What became of a failure: its defect (filed now or existing), or none because the cap was reached or (`refusal`)
- * Jira refused the create's fields. `regressionOf`: the group's defects are all closed, the newest is this one (the
- * failure is a regression of it; history.ts leaves the state of the group's own defects to this search).
+ * What became of a failure's defect: filed, existing, none (the cap, or a `refusal` of its fields), or decided later
+ * by the cap's ranking. `regressionOf`: the group's defects are all closed; this names the newest.
  */
 export type DefectOutcome = Decided | Later;
 
@@ -88,10 +66,7 @@ export type Decided =
   | { key: string; created: boolean; regressionOf?: string; onRun?: true }
   | { key?: undefined; notFiled: true; refusal?: Refusal | undefined; regressionOf?: string };
 
-/**
- * The cap's ranking decides the failure's defect once every result is in (DefectCap.reserve answered `later`): its run
- * is written now, without it, and `later` answers the defect (filed or not) when the ranking has spoken.
- */
+/** The cap's ranking decides the defect once every result is in: the run is written now, `later` answers it. */
 export interface Later {
   key?: undefined;
   later: Promise<Decided>;
@@ -112,15 +87,13 @@ export function findOrFileDefect(input: DefectInput): Promise<Judged> {
   const group = groupOf(input.item.test, input.config.defects.group);
   const project = input.config.defects.projectKey ?? input.config.projectKey;
   const k = groupKey(project, group);
-  // A bug known for this case (a person linked it to the case's failed run, or to a run that failed the same way):
-  // this failure's own, not the group's; other tests of the group go on to the group's defect.
+  // A bug known from this case's history is this failure's own, not the group's.
   if (t.action.kind === 'link') {
     input.cap.noteLinked(t.action.key, group);
     return Promise.resolve({ verdict: t.verdict, defect: { key: t.action.key, created: false } });
   }
   return inFlight([k], async () => {
-    // A second failure of the group in this run links the defect of the first (or, capped, gets none either; or
-    // waits with it for the ranking).
+    // A second failure of the group in this run takes the first's outcome.
     const known = input.cap.ledger.groups;
     const earlier = known.get(k);
     if (earlier) {
@@ -152,16 +125,9 @@ function linkedAs(earlier: Decided): Decided {
 }
 
 /**
- * The read after a create cannot see a defect filed in the second before it: Jira's index lags (about a second on
- * Data Center, per node). Two runs that start close together (a job run again at once, two pipelines) would then
- * each keep their own open defect for one failure, and nothing in this run would read the group again: its later
- * failures link the defect through the cycle's list, without a search. So a new defect the read after its create did
- * not show yet is read again once the index has caught up: every TIMING.indexPollMs until a read shows it (a read
- * that shows this create shows every one made before it), at the latest `jira.indexLagMs` after its create. Then,
- * under the group's search-and-create, an older open one wins, this one is closed as its duplicate, and the rest of
- * the run links the survivor. On a Jira whose index lags a second the run's end waits about that, not the whole
- * setting. The read waits up to TIMING.gatherMaxMs more while the run goes on (nothing waits on it), so it shares the
- * search of the failures coming in and of the other defects filed meanwhile (search.ts).
+ * Jira's index lags, so two runs starting together may each file a defect for one failure. The group is read again
+ * every indexPollMs until a read shows this create (at the latest `jira.indexLagMs` after it); an older open defect
+ * then wins and this one is closed as its duplicate. Why: docs/architecture.md.
  */
 function recheckLater(
   input: DefectInput,
@@ -192,12 +158,7 @@ function recheckLater(
   };
 }
 
-/**
- * The project's defects of a failure group, oldest (lowest id) first (search.ts: the groups asked for together share
- * one search). A newer open defect beside the oldest was filed twice (two machines at once, or a lagging search let
- * a run file it again): it is closed here as the oldest one's duplicate, whichever read finds it (this run's or a
- * later one's).
- */
+/** The project's defects of a group, oldest first (batched, search.ts); newer open ones are closed as duplicates. */
 async function search(input: DefectInput, project: string, hash: string, first = false) {
   const { searches, dueAt } = input;
   return closeTwice(input, await (first ? searches.first(project, hash, dueAt) : searches.of(project, hash)));
@@ -303,16 +264,13 @@ async function createDefect(
   try {
     key = await send();
   } catch (err) {
-    // The create may have committed: its answer was lost, or it answered 500 (the client did not send it again). A
-    // 500 that names the create's fields is Jira refusing them (every create would be): not sent again.
+    // The create may have committed (answer lost, or a 500); a 500 naming its fields is a refusal: not sent again.
     const mayExist =
       err instanceof AmbiguousError ||
       (err instanceof ValidationError && err.mayHaveApplied && !input.refusals.namesFields(err));
     if (!mayExist) return refusedOr(err);
-    // Read before sending again: never file twice. Jira's search shows a create about a second late (each node polls
-    // its index once a second), so the read waits for it first: read at once, it missed the defect the lost answer
-    // made and filed a second one. A failed read is not a refusal of the defect: thrown, the result is tried again
-    // later (and its defect searched for first).
+    // Never file twice: read before sending again, after the index lag (a read at once missed the lost create and
+    // filed a second). A failed read is thrown: the result is tried again later.
     await input.clock.sleep(input.clock.timing.indexLagMs, signal);
     const again = await search(input, project, hash).catch((e: unknown) => {
       cap.settle(undefined);
@@ -330,10 +288,7 @@ async function createDefect(
     }
   }
   cap.settle(key);
-  // Another machine may have filed the same failure at the same moment (two jobs of one pipeline, one failing test):
-  // the oldest open defect wins on both, and this one is closed as its duplicate. A read right after the create
-  // cannot show it (the index lags), so the one read that decides comes once the index shows it (recheckLater): one
-  // search per new defect, shared with the other searches of the moment (search.ts).
+  // Another machine may have filed the same failure at once: one deciding read once the index shows this create.
   input.filed?.(key, recheckLater(input, project, group, key));
   return { key, created: true, ...(onRun ? { onRun: true } : {}) };
 }
@@ -362,11 +317,7 @@ function defectFields(input: DefectInput, project: string, group: FailureGroup, 
 /** The default summary template (config/schema.ts). */
 const DEFAULT_SUMMARY = '${title}: ${error}';
 
-/**
- * An environment error's defect is every test's that hit it, not the first one's: with the default template its
- * summary names the error and its kind instead of a test (`Environment error (connection refused): connect
- * ECONNREFUSED 10.0.0.5:5432`). A template the user set is used as it is.
- */
+/** An environment error's defect belongs to every test that hit it: the default summary names the error, not a test. */
 function summaryTemplateOf(template: string, group: FailureGroup): string {
   return group.environment && template === DEFAULT_SUMMARY
     ? `Environment error (${group.environment}): \${error}`

@@ -3,9 +3,8 @@ import { ANSI } from '../../adapter/text.js';
 import type { ResultError, TestResult } from '../kernel/model.js';
 
 /**
- * The fingerprint of a failure: the same test failing the same way gives the same fingerprint on every run, machine
- * and shard, so that one defect is filed per distinct failure. It hashes the test id, the normalised error message
- * (numbers, ids, paths, URLs and timestamps removed) and the first stack frame in the test's own file.
+ * A failure's fingerprint, the same on every run, machine and shard: the test id, the normalised message and the
+ * first stack frame in the test's own file.
  */
 
 /** The message with run-specific details replaced by placeholders. */
@@ -46,10 +45,7 @@ export function firstFrameIn(stack: string | undefined, testFile: string): strin
   return undefined;
 }
 
-/**
- * The error a fingerprint is computed from: the first error of the last attempt, or, when the last attempt passed
- * (a flaky test), of the last attempt that has one: the failure is what a defect of a flaky test is about.
- */
+/** The first error of the last attempt, or of the last attempt that has one (a flaky test's defect is its failure). */
 export function primaryError(t: TestResult): ResultError | undefined {
   const last = t.attempts[t.attempts.length - 1];
   if (last?.status !== 'passed') return last?.errors[0];

@@ -4,17 +4,9 @@ import type { Fingerprint } from './fingerprint.js';
 import { fingerprintOf, normaliseMessage, primaryError } from './fingerprint.js';
 
 /**
- * Failure groups: the failures of several tests that are one bug get one defect (see defects.ts). A group is
- * identified by a fingerprint without the test id, so every run, shard and machine computes the same one:
- *
- * - an **environment error** (connection refused or reset, `socket hang up`, DNS, TLS and certificates, a network
- *   timeout, a timeout in a before/after hook) groups by its kind and its message with hosts, ports and numbers
- *   removed, whatever the test: 30 tests that cannot reach the database are one failure;
- * - any other error groups by its type (`Error`, `AssertionError`, ...), its normalised message and where it failed
- *   in the project (file:line of the first stack frame outside `node_modules` and the runtime): two tests failing on
- *   the same line of a shared helper (or of a `test.each`) group, the same assertion message on two lines does not,
- *   because two tests with the same "expected 200, received 500" are not necessarily the same bug;
- * - an error with no frame in the project stays per test (today's fingerprint, see fingerprint.ts).
+ * Failure groups, one defect each, the same on every machine: an environment error by its kind and hostless message,
+ * whatever the test; another error by type, message and its first project frame (one message on two lines is not
+ * necessarily one bug); an error with no frame in the project per test (fingerprint.ts).
  */
 
 export type EnvironmentKind =
@@ -90,10 +82,7 @@ export function hostlessMessage(message: string): string {
 /** A stack frame that belongs to the runtime or a dependency, not to the project. */
 const FOREIGN = /node_modules|\bnode:|\binternal\/|<anonymous>|\(native\)|\/jest-circus\/|\/@vitest\//;
 
-/**
- * `file:line` of the first stack frame in the project, the file relative to the project root (found from the test's
- * own file, a path relative to the root): absolute paths differ between machines, so they cannot go into a hash.
- */
+/** `file:line` of the first project frame, relative to the root: absolute paths differ between machines. */
 export function projectFrame(stack: string | undefined, testFile: string): string | undefined {
   if (!stack) return undefined;
   const test = testFile.replace(/\\/g, '/');
@@ -115,10 +104,7 @@ export function projectFrame(stack: string | undefined, testFile: string): strin
 
 const hash16 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
-/**
- * The group of a test's failure. With `group` false it is the test's own fingerprint (one defect per test and
- * failure, as before groups existed).
- */
+/** The group of a test's failure; with `group` false, the test's own fingerprint. */
 export function groupOf(t: TestResult, group = true, error?: ResultError): FailureGroup {
   if (error !== undefined) return groupOfError(t, group, error);
   // Once per result: the cap, the search, the history and the run comment all ask for a failure's group.

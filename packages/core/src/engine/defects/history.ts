@@ -10,24 +10,13 @@ import { type BugState, classify, type Execution, knownBugs, type Verdict } from
 import { marker } from './text.js';
 
 /**
- * The execution history of the failing cases of a run, read from synapseRT (`GET /testRun/{key}/testRuns`,
- * `runs.caseTestRuns`), and the states of their known bugs (one Jira search per batch), for classify.ts.
- *
- * Costs: one history read per failing case and run (cached: a case with two failing tests, or a delivery tried
- * again, reads once), at most READS at a time; none for passing tests. The known bugs' states: one search
- * (`key in (...)`) for the bugs asked for within TIMING.gatherMs of each other (dataloader), so failures
- * delivered together share it. At 10,000 tests with 1,000 failing: 1,000 reads and a few tens of searches.
- *
- * A read that fails (an outage after the client's retries, a 404) classifies the failure as unknown: the result is
- * delivered as without history, never held back. A read that fails for any reason but a 404 (the case's own) stops
- * the reads for the rest of the run: with the route down, each read would hold its result for the client's retries
- * (about 8 s), READS at a time, and 100 failures would wait minutes; so at most the reads under way pay that. A key
- * the bug-state search does not show is read by key (see `search`): absent from a lagging index is not closed.
+ * The history of a run's failing cases (one read per case and run) and their known bugs' states (one batched search),
+ * for classify.ts. At 10,000 tests with 1,000 failing: 1,000 reads and a few tens of searches. A failed read leaves
+ * the failure unclassified, never held back; any failure but a 404 stops the reads (each would wait ~8 s of retries).
  */
 
 /** History reads under way at once: the transport's queue bounds all requests; this keeps room for the writes. */
 const READS = 4;
-/** How long the first bug asked for waits for others, so failures delivered together share one search. */
 /** Keys per search: `key in (...)` of 100 keys is about 1 KB of query. */
 const SEARCH_KEYS = 100;
 
@@ -45,7 +34,7 @@ export class KnownFailures {
   });
   /** Cases whose history could not be read in this run. */
   readonly unread = new Set<string>();
-  /** A read failed for another reason than a 404: no more reads in this run (see the file comment). */
+  /** A read failed for another reason than a 404: no more reads in this run. */
   private stopped = false;
 
   constructor(
@@ -63,9 +52,7 @@ export class KnownFailures {
     const read = await this.read(key);
     if (!read) return undefined;
     const history = read.filter((e) => !ours(e.runId, e.comment));
-    // When every known bug is the group's own casebridge defect (the usual case of a suite casebridge files for),
-    // its state is not searched for: the defect search that follows reads it anyway, and says a regression when
-    // the defects are all closed (DefectOutcome.regressionOf). A person's bug among them: all are searched for.
+    // The group's own defects' states are left to the defect search that follows; a person's bug among them: all read.
     const own = `[${marker(signature)}]`;
     const isOwn = (k: string) => history.some((e) => e.bugs.some((b) => b.key === k && !!b.summary?.includes(own)));
     const known = knownBugs(history, signature);
@@ -82,7 +69,7 @@ export class KnownFailures {
     return bugs.length === 0 && known.length > 0 ? { ...verdict, ownDefects: known } : verdict;
   }
 
-  /** The case's executed runs, oldest first; undefined when it could not be read (see the file comment). */
+  /** The case's executed runs, oldest first; undefined when it could not be read. */
   private read(key: string): Promise<Execution[] | undefined> {
     let r = this.reads.get(key);
     if (!r) {
@@ -118,15 +105,14 @@ export class KnownFailures {
     });
   }
 
-  /** A bug's state, from the next search (see the costs above); undefined when it could not be read. */
+  /** A bug's state, from the next batched search; undefined when it could not be read. */
   private state(key: string): Promise<BugState | undefined> {
     return this.states.load(key);
   }
 
   /**
-   * The states of `keys`, in their order. A key the search does not show is read by key: Jira's index lags (a bug a
-   * person filed a second ago), and a search that names a deleted key answers 400; a key Jira does not have, or a
-   * search that failed otherwise (an outage), is unknown (undefined).
+   * The states of `keys`, in order. A key the search does not show is read by key: Jira's index lags, and a search
+   * naming a deleted key answers 400. Unknown (undefined) when Jira lacks it or the search failed otherwise.
    */
   private async search(keys: readonly string[]): Promise<Array<BugState | undefined>> {
     const found = new Map<string, BugState>();
@@ -166,10 +152,7 @@ function stateOf(fields: Record<string, unknown>): BugState {
   return { open: !isDone(fields), duplicate: /duplicate/i.test(String(resolution ?? '')) };
 }
 
-/**
- * What a run's status says of its result, as `statusMap` writes them: passed, failed, or neither (Not Tested,
- * Blocked, a status casebridge does not write). History, the CLI's queries and the gate read statuses so.
- */
+/** What a run's status says of its result, as `statusMap` writes them: passed, failed, or neither (Not Tested). */
 export function resultOfStatus(statusMap: StatusMap): (status: string) => 'passed' | 'failed' | undefined {
   const lower = (s: string | null | undefined) => (s ?? '').toLowerCase();
   const passed = new Set(['passed', lower(statusMap.passed), lower(statusMap.flaky)].filter(Boolean));

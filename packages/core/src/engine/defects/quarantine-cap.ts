@@ -1,16 +1,9 @@
 import type { TestManagementClient } from '../../client/tm.js';
 import { compareKeys } from '../kernel/issue-keys.js';
 
-/**
- * The quarantine's cap (option `quarantine.max`): how many cases may be quarantined at once, the count of cases it is
- * a share of, and which quarantines apply when more are active than it allows (quarantine.ts reads them, `quarantine
- * add` refuses past it in quarantine-manage.ts).
- */
+/** The quarantine's cap (`quarantine.max`): how many cases at once, of what count, and which apply past it. */
 
-/**
- * How many cases may be quarantined at once: `max` (a share, 0..1) of `total`, rounded down (5 % of 30 cases: 1).
- * The epsilon keeps 0.29 × 100 at 29 (floating point makes it 28.999…).
- */
+/** `max` (a share, 0..1) of `total`, rounded down; the epsilon keeps 0.29 × 100 at 29, not 28.999…. */
 export function quarantineCap(max: number, total: number): number {
   // A share of a small plan still allows one: 5 % of 12 cases is 0.6, and no quarantine at all is not what it means.
   return max <= 0 ? 0 : Math.max(1, Math.floor(max * total + 1e-9));
@@ -28,9 +21,8 @@ export async function countCases(
 }
 
 /**
- * The active quarantines past the `allowed` first ones. First come those `quarantine add` made (`added`: they passed
- * the cap when they were made), in the order they were made (the key of their bug: Jira numbers issues as it creates
- * them); then those made by hand, by the key of the issue that carries the label.
+ * The active quarantines past the `allowed` first: those `quarantine add` made come first (they passed the cap), by
+ * their bug's key (Jira's creation order), then those made by hand.
  */
 export function pastTheCap<T extends { entry: { key: string; bug?: string }; added: boolean }>(
   active: readonly T[],

@@ -19,16 +19,11 @@ import {
 import { countCases, quarantineCap } from './quarantine-cap.js';
 
 /**
- * The quarantine managed by people and agents (`casebridge quarantine`, the MCP server's quarantine tools): listed,
- * added with a reason, an owner and an end within the cap `quarantine.max`, and removed. What it writes is what
- * quarantine.ts reads for the reporters: one rule, read in one place.
+ * The quarantine as people and agents manage it (`casebridge quarantine`, the MCP tools); what it writes is what
+ * quarantine.ts reads for the reporters.
  */
 
-/**
- * What the quarantine's reads and changes take from a configuration: its project, label, cap (`quarantine.max` of
- * the plan's cases, `plan` defaulting to `testPlan`) and the issue type of the bug `quarantineAdd` files. The CLI and
- * the MCP server call it, so their quarantine is the reporters'.
- */
+/** The quarantine options of a configuration, so the CLI's and the MCP server's quarantine is the reporters'. */
 export function quarantineOptions(c: CasebridgeConfig, tm: TestManagementClient, plan = c.testPlan) {
   return {
     tm,
@@ -70,12 +65,9 @@ interface QuarantineChange {
 }
 
 /**
- * Quarantines a test case, with who and until when recorded in Jira where a person sees them: casebridge files a
- * bug of `bugType` (default Bug) carrying the label, with the quarantine line first in its description, assigned to
- * the owner and due on `until` when its create screen has those fields, and links it to a new ad hoc run of the case
- * (commented, so the reporters never adopt that run as their own). Refused (QuarantineRefused): an unknown key, not a test case, a bad or past date,
- * a case already quarantined, the cap reached (`max` of the plan's cases, or without a plan of the project's).
- * Costs about eight requests (a read of the set, a count, the create screen, the run, the bug, its comment).
+ * Quarantines a test case: files a labelled bug (the quarantine line in its description, assigned and due where the
+ * screen allows) linked to a new, commented ad hoc run of the case. Throws QuarantineRefused for an unknown key, not a
+ * test case, a bad or past date, a case already quarantined, or the cap reached. About eight requests.
  */
 export async function quarantineAdd(
   o: QuarantineChange & {
@@ -186,11 +178,8 @@ export async function quarantineAdd(
 }
 
 /**
- * Ends the quarantine of a case: casebridge's own bug for it is closed (when the workflow offers no way to close it,
- * its line ends yesterday); a case labelled by hand gets a line that ends yesterday (Jira's issue edit as casebridge
- * sends it changes the description, not labels: a person removes the label to take it off the list). Refused when a
- * bug that also quarantines other cases holds it (closing it would lift theirs). `removed: false`: it was not
- * quarantined. Costs the read of the set plus two to five requests.
+ * Ends a case's quarantine: its bug is closed, or its line made to end yesterday (a hand-made label stays: the edit
+ * changes the description only). Refused when its bug also quarantines other cases. `removed: false`: not quarantined.
  */
 export async function quarantineRemove(
   o: QuarantineChange & { caseType?: string; now?: Date },

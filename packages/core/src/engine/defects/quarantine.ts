@@ -9,33 +9,9 @@ import type { RunSummary } from '../kernel/types.js';
 import { countCases, pastTheCap, quarantineCap } from './quarantine-cap.js';
 
 /**
- * The quarantined cases of a project, read from Jira once per run (option `quarantine`); the CLI and the MCP server
- * manage them through quarantine-manage.ts (`quarantineList`, `quarantineAdd`, `quarantineRemove`).
- *
- * A case is quarantined while it carries the label (`casebridge-quarantine` by default), or while an open issue that
- * carries it is linked to one of the case's runs: a person marks a known bug "quarantine" and every case whose failed
- * run it is linked to is quarantined until the bug is closed or the label removed. Only open issues count (a closed
- * case or bug quarantines nothing).
- *
- * Owner and end: a line `casebridge-quarantine: reason=…; owner=…; until=YYYY-MM-DD` in the description of the
- * labelled case or bug (QUARANTINE_LINE) says why, who and until when; a labelled bug's assignee and due date, when
- * set, are its owner and end (what a person sets in Jira wins over the line). A quarantine whose end has passed (UTC)
- * no longer applies: it is left out of `cases` and reported in `expired`.
- *
- * The cap (option `quarantine.max`, a share of the plan's cases, else the project's): `casebridge quarantine add`
- * refuses past it, and quarantines made by hand past it do not apply either. Those `quarantine add` made (a labelled
- * bug with the quarantine line) passed the cap when they were made: they apply first, in the order they were made
- * (Jira numbers issues as it creates them); then those made by hand (a label on a case or on a bug without the line),
- * by key. The rest are left out of `cases`, marked `overCap` and named in the summary. Counting the cases costs one
- * request, and only when two or more quarantines apply (a cap always allows one); cases that cannot be counted leave
- * every quarantine applied (`capUnread`, said in the summary).
- *
- * Cost: one Jira search (`project = P AND labels = L`, keyset pages of 1,000: one request for any usual set), plus
- * one read of the runs of each labelled bug (`getTestRunsForDefect`), at most READS at a time and at most MAX_BUGS
- * bugs (a label on hundreds of bugs is a mistake; the summary says what was left out). None per test.
- *
- * What a quarantined test does depends on the runner: Playwright 1.62+ marks it expected-to-fail before the run
- * (`preprocess`), the other runners report it classified `quarantined`. Either way its failure files no new defect.
+ * The quarantined cases of a project, read from Jira once per run: a case with the label, or linked through a run to
+ * an open issue with it (packages/core/README.md, "Quarantine from the tool"). Cost: one search, plus one read per
+ * labelled bug (at most MAX_BUGS); none per test.
  */
 
 /** Labelled bugs whose runs are read at once. */
@@ -56,7 +32,7 @@ export interface QuarantineEntry {
   /** The label is on the case itself, or on a bug linked to one of its runs (`bug`). */
   via: 'label' | 'bug';
   bug?: string;
-  /** Active, but past the cap `quarantine.max`: it does not apply (see the module comment for which do). */
+  /** Active, but past the cap `quarantine.max`: it does not apply (pastTheCap says which do). */
   overCap?: boolean;
 }
 
@@ -315,10 +291,7 @@ export async function readQuarantine(o: QuarantineRead): Promise<QuarantineSet> 
   };
 }
 
-/**
- * What a run's quarantine came to, for the summary (see RunSummary.quarantine); `expired`: quarantines that ended;
- * `overCap`: quarantines past the cap, not applied.
- */
+/** What a run's quarantine came to, for the summary; `overCap`: quarantines past the cap, not applied. */
 export type QuarantineStats = NonNullable<RunSummary['quarantine']> & {
   expired?: string[];
   overCap?: { keys: string[]; max: number; allowed: number; total: number; of: string };
@@ -326,8 +299,8 @@ export type QuarantineStats = NonNullable<RunSummary['quarantine']> & {
 };
 
 /**
- * A run's quarantine: the set, read at most once (before the run where the runner can act on it, else on the first
- * failing or flaky result: a run where everything passes reads nothing), and what the run's results did with it.
+ * A run's quarantine: the set, read at most once (before the run, or at the first failure: a passing run reads
+ * nothing), and what the run's results did with it.
  */
 export class Quarantine {
   private reading: Promise<QuarantineSet | undefined> | undefined;

@@ -2,11 +2,9 @@ import type { ValidationError } from '../../client/errors.js';
 import type { DefectFields } from '../config/defect-fields.js';
 
 /**
- * Creates Jira refused because of their fields (synapseRT's createRunBug answers 500 naming them, Jira's create 400
- * `{"errors": {fieldId: message}}`): a required field missing, one not on the create screen, a value not allowed.
- * Sending again cannot help, and every defect of the run carries the same `defects.fields`: after the first refusal
- * no other defect is created in this run (open defects are still found and linked). The run of each failure still
- * gets its status and a comment saying why; the summary has one problem line per distinct refusal, with the count.
+ * Creates refused for their fields (synapseRT's createRunBug answers 500 naming them, Jira's create 400). Every defect
+ * carries the same `defects.fields`, so after the first refusal no other is created in the run (existing ones are
+ * still linked).
  */
 
 export interface Refusal {
@@ -45,9 +43,8 @@ export class DefectRefusals {
   }
 
   /**
-   * Before a create: until one has succeeded in this run, creates go one at a time, so that a refusal (which
-   * every other create would get too) costs one request, not one per group. Call the answer when the create
-   * has answered.
+   * Before a create: until one succeeds, creates go one at a time, so a refusal costs one request, not one per group.
+   * Call the answer when the create has answered.
    */
   async turn(): Promise<() => void> {
     while (!this.proven && this.probe) await this.probe;
@@ -69,9 +66,8 @@ export class DefectRefusals {
   }
 
   /**
-   * Records a refused create. A refusal of the fields (named in the answer), or a certain one (400), stops the
-   * creates that follow: they carry the same `defects.fields`. A 500 that names none (a fault that outlasted the
-   * retry) costs this defect only: the run's other failures still get theirs.
+   * Records a refused create. One naming fields, or a certain one (400), stops the creates that follow; a 500 naming
+   * none (a fault that outlasted the retry) costs this defect only.
    */
   refused(err: ValidationError): Refusal {
     const fields = refusedFields(err.serverMessage);

@@ -34,19 +34,10 @@ interface Early {
 }
 
 /**
- * The project's defects of failure groups, oldest (lowest id) first. The groups asked for close together share one
- * JQL search, `project = "P" AND (summary ~ "cb-…" OR summary ~ "cb-…" …)`, keyset paged: each ask says how long it
- * may wait (TIMING.gatherMs for a look a delivery waits on, TIMING.gatherMaxMs for a failure's early ask and for the
- * read after a create, which nothing waits on while the run goes on), and a search goes when its most impatient ask
- * is due. A run whose 100 failures each fail their own way searches a few times, not 100 (dataloader's batch,
- * without its cache: every ask is answered by a search sent after it, so a defect filed a moment ago is looked for
- * again, not remembered missing).
- *
- * Jira's `~` is a tokenised, stemmed word search (`cb-1a2b` finds any summary with the words `cb` and `1a2b`, in any
- * order), so each hit is checked on the client: its summary must hold the exact marker `[cb-<hash>]`, and a defect
- * casebridge labelled as a duplicate (it could not close it: duplicate.ts) is left out, so every machine and every
- * later run picks the same survivor. Open is not resolved and not in a status of the done category (a workflow's
- * Done may set no resolution).
+ * The project's defects of failure groups, oldest first: groups asked for close together share one search, sent when
+ * its most impatient ask is due (100 distinct failures: a few searches, not 100). No cache: a defect filed a moment
+ * ago is looked for again. Jira's `~` is a tokenised word search, so each hit must hold the exact `[cb-<hash>]`;
+ * defects labelled as duplicates are left out, so every machine picks the same survivor.
  */
 export class GroupSearch {
   private readonly loaders = new Map<string, DataLoader<string, GroupDefect[]>>();
@@ -80,10 +71,8 @@ export class GroupSearch {
   }
 
   /**
-   * Starts the group's search as its failure comes in, before its delivery: the failures that come within
-   * TIMING.gatherMaxMs of the first (a Jest file at once; Playwright's, whose worker restarts after each failure,
-   * about one every half second) share one search, which a delivery at a time could not. Once per group. The
-   * failure's run is written once the search answered: at most that long later, while the test run goes on.
+   * Starts the group's search as its failure comes in, once per group: failures within gatherMaxMs of the first (a
+   * Jest file at once; Playwright about one every half second) share one search, which deliveries one by one could not.
    */
   early(project: string, hash: string): void {
     const k = `${project}:${hash}`;
@@ -93,10 +82,7 @@ export class GroupSearch {
     this.started.set(k, asked);
   }
 
-  /**
-   * The group's first look: the search started early, if any (taken once), else a new one. `dueAt`: the failure's
-   * status is due then (clock time): the search goes early enough for its answer to be in that update.
-   */
+  /** The group's first look: the early search (taken once), else a new one, sent in time for `dueAt`'s update. */
   first(project: string, hash: string, dueAt?: number): Promise<GroupDefect[]> {
     const k = `${project}:${hash}`;
     const early = this.started.get(k);
@@ -105,9 +91,7 @@ export class GroupSearch {
     const search = early.search;
     if (search) {
       search.needed = true;
-      // Every result is in: no other failure will join it (a search already sent is not sent again). Else a delivery
-      // waits on it now: it goes in time for the failure's status (its answer, a create and the update take about
-      // statusGraceMs), gathering the failures that come until then (Playwright's: one every half second or so).
+      // Once all are in, none will join it; else it goes statusGraceMs before the status is due (answer, create, update).
       if (this.done) search.send();
       else if (this.waiting.has(search)) {
         const now = this.clock.now();
@@ -119,19 +103,13 @@ export class GroupSearch {
     return early.answer;
   }
 
-  /**
-   * Every result is in: no other failure will join a search, so one a look waits for is sent now (one only
-   * failures' early asks are in waits on: a failure known from its history may never need it).
-   */
+  /** Every result is in: a search a look waits for is sent now (early asks alone may never be needed). */
   allIn(): void {
     this.done = true;
     for (const search of [...this.waiting]) if (search.needed) search.send();
   }
 
-  /**
-   * The run has ended: a search no look took is never sent (it went out after the end, into whatever the process
-   * did next: the next run of a long-lived process, a test's next case).
-   */
+  /** The run has ended: a search no look took is never sent (it would go out into the process's next run). */
   close(): void {
     for (const search of this.waiting) search.timer?.();
     this.waiting.clear();

@@ -5,12 +5,8 @@ import { ciBuildUrl, truncate } from '../kernel/text.js';
 import type { FailureGroup } from './groups.js';
 
 /**
- * The summary and description of a defect, from `defects.summaryTemplate` and `defects.descriptionTemplate`.
- * Variables (both templates): `${title}` the test's title, `${test}` file > describe > title, `${error}` the first
- * line of the error, `${errorFull}` its message and stack (bounded), `${file}` the test file, `${line}` the line in
- * it that failed (else the test's line), `${location}` file:line, `${ciUrl}` the CI build, `${runner}`,
- * `${project}` the runner's project (Playwright), `${key}` the test case; any other `${NAME}` is the environment
- * variable (empty when unset).
+ * A defect's summary and description from `defects.summaryTemplate` and `descriptionTemplate`; their variables are
+ * listed in packages/core/README.md (any other `${NAME}` is the environment variable).
  */
 
 /** Bound of `${errorFull}` and of the error and stack in the default description. */
@@ -69,9 +65,8 @@ function failedLine(t: TestResult, error: ResultError | undefined): number | und
 }
 
 /**
- * The summary: the template expanded on one line, cut to fit, then ` [cb-<hash>]` — always last whatever the
- * template, because deduplication searches for it (and the cycle's defect list is read by it). A marker-like text
- * in the expansion (an error message quoting a summary) is removed so that only the group's own is found.
+ * The summary on one line, cut to fit, then ` [cb-<hash>]` always last: the search and the cycle's list find it. A
+ * marker quoted in the expansion (an error quoting a summary) is removed.
  */
 export function defectSummary(template: string, vars: Record<string, string>, hash: string, env = process.env) {
   const tag = ` [${marker(hash)}]`;

@@ -1,13 +1,8 @@
 import type { Verdict } from './classify.js';
 
 /**
- * What becomes of a failing or flaky result: every rule of it, pure, over facts gathered once (no service, no clock).
- * `triage` takes the case's facts (the quarantine set, its history through classify.ts): nothing, link a known bug,
- * or find the group's defect; `judgeGroup` takes the group's defects (the cycle's list or the batched search) and
- * gives the final verdict and action (link one, or file one) before anything is done (defects.ts acts on it). The
- * engine asks `countsForCap` as a result comes in, so the cap ranks exactly the failures that may file.
- *
- * In order:
+ * What becomes of a failing or flaky result: every rule, pure, over facts gathered once. `triage` takes the case's
+ * facts, `judgeGroup` the group's defects, and gives the final verdict and action before anything is done. In order:
  * - a quarantined case: `quarantined`; its known bug (from the history) linked, nothing filed;
  * - flaky with `defects.onFlaky` off: `flaky` (the history's verdict when it has one), nothing filed;
  * - defects off, or a dry run: the history's verdict, nothing filed;
@@ -60,10 +55,7 @@ export function needsHistory(outcome: 'failed' | 'flaky', s: Omit<DefectSettings
   return outcome === 'failed' || (s.enabled && s.onFlaky);
 }
 
-/**
- * Whether a result that comes in counts towards its failure group's blast radius for the cap (cap.ts ranks by it): it
- * may file, and no quarantine known so far keeps it from it.
- */
+/** Whether a result counts towards its group's blast radius for the cap: it may file, and is not quarantined. */
 export function countsForCap(outcome: string, s: Omit<DefectSettings, 'dryRun'>, quarantined: boolean): boolean {
   return wantsDefect(outcome, s) && !quarantined;
 }
@@ -106,9 +98,8 @@ export interface GroupFacts {
 export type GroupAction = { kind: 'link'; key: string } | { kind: 'file'; regressionOf?: string };
 
 /**
- * The verdict and action of a failure whose triage said `find`, from its group's defects, before anything is done:
- * the group's defect in the cycle, else the project's oldest open one, is linked; else a new one is filed, a
- * regression of the newest closed one (or of the history's closed known bug), and the verdict says so (afterSearch).
+ * The final verdict and action of a `find`: the group's defect in the cycle, else the oldest open one, is linked;
+ * else one is filed, a regression of the history's closed known bug or the newest closed one.
  */
 export function judgeGroup(t: Triage, g: GroupFacts): { verdict: Verdict | undefined; action: GroupAction } {
   const key = g.inCycle ?? g.found.find((d) => d.open)?.key;
@@ -119,9 +110,8 @@ export function judgeGroup(t: Triage, g: GroupFacts): { verdict: Verdict | undef
 }
 
 /**
- * The verdict once the group's defect search has answered: when the case's known bugs were all the group's own
- * defects (`ownDefects`, whose state the history leaves to that search) and the search found them all closed
- * (`closedOf`, the newest), the failure is a regression of it. Flaky, quarantined and regression verdicts stay.
+ * The verdict after the group's search: known bugs that were all the group's own defects, found all closed
+ * (`closedOf`, the newest), make it a regression. Flaky, quarantined and regression verdicts stay.
  */
 export function afterSearch(verdict: Verdict | undefined, closedOf: string | undefined): Verdict | undefined {
   if (!closedOf || !verdict?.ownDefects) return verdict;

@@ -6,10 +6,8 @@ import type { Service } from '../kernel/service.js';
 import type { WorkItem } from '../kernel/work.js';
 
 /**
- * The ad hoc run of each result (mode `adhoc`): created, or adopted (after a lost answer, or in a replay the run a
- * crashed process created). Creates for one case run one after the other, and a run this process created or
- * adopted is never adopted again: the untouched run found after a lost answer is the one that create made, not the
- * run of another result for the same case that is about to be written.
+ * The ad hoc run of each result: created, or adopted after a lost answer or in a replay. Creates of one case go one at
+ * a time, and a run once claimed is never adopted again (it may be another result's, about to be written).
  */
 export class AdhocRuns {
   private readonly perCase = serialByKey<string>();
@@ -31,7 +29,6 @@ export class AdhocRuns {
 
   private async runNow(item: WorkItem, replaying: boolean): Promise<number> {
     // A replay after a crash may find the run it created last time: adopt it instead of creating another.
-    // (A dry run replays nothing: it never reads or writes the journal.)
     const adopted = replaying ? await this.untouched(item.key) : undefined;
     if (adopted !== undefined) return adopted;
     const input = { testCaseIssueKey: item.key };
@@ -43,8 +40,7 @@ export class AdhocRuns {
         this.badKeys.add(item.key);
         throw new PermanentProblem(`${item.key}: no such test case (${displayName(item.test)})`);
       }
-      // A lost answer, or a 500 after which the client did not send it again: the create may have happened. Adopt
-      // the newest untouched ad hoc run of the case, or create again.
+      // The create may have happened (a lost answer, or a 500): adopt the newest untouched run, or create again.
       if (!(err instanceof AmbiguousError || (err instanceof ValidationError && err.mayHaveApplied))) throw err;
       const found = await this.untouched(item.key);
       if (found !== undefined) return found;

@@ -25,9 +25,8 @@ interface Destination {
 }
 
 /**
- * The name of Playwright's failure context (`error-context.md`, 1.53+; the adapter gives 1.51's and 1.52's internal
- * ones this name too): the error, the test's source and, when the test had a page, the page's ARIA snapshot at the
- * failure, as a few kB of Markdown. People and assistants triage from it.
+ * Playwright's failure context (`error-context.md`, 1.53+; the adapter names 1.51's and 1.52's so): the error, the
+ * source and the page's ARIA snapshot, a few kB of Markdown people and assistants triage from.
  */
 export const ERROR_CONTEXT = 'error-context';
 
@@ -40,11 +39,8 @@ export interface ChosenFile {
 }
 
 /**
- * The files of a result to send: those the config asks for (`selectedAttachments`), and a failed result's failure
- * context whatever kinds the config asks for (by default only screenshots): it is small text that says what the
- * page showed. Only a config that asks for no files at all (`screenshots: 'off'`, no traces, videos or others) leaves
- * it out. The size cap, the allowed folders and the content repository apply to it as to any file. Cost: none beside
- * a screenshot (a run's files go in one upload); alone, one upload of a few kB per failed test.
+ * The files of a result to send: those the config asks for, plus a failed result's failure context unless the config
+ * asks for no files at all. Cost: none beside a screenshot (one upload a run); alone, a few kB per failed test.
  */
 export function filesToSend(t: TestResult, c: AttachmentChoice): ChosenFile[] {
   const out: ChosenFile[] = selectedAttachments(t, c).map((f) =>
@@ -75,9 +71,8 @@ export interface AttachmentStats {
 }
 
 /**
- * A result's files: uploaded to its run (or to the step they belong to), stored in the content repository when
- * large and one is configured, or named in the run comment with the reason they were not sent. The older service
- * variant has no attachment operations (404 on the route): then files are named in the comment.
+ * A result's files: uploaded to its run or step, stored in the content repository when large, or named in the run
+ * comment with why they were not sent (also when the older service variant has no attachment routes).
  */
 export class Attachments {
   /** Why the content repository is not used any more in this run (it refused a file). */
@@ -103,9 +98,8 @@ export class Attachments {
   }
 
   /**
-   * Sends the selected files of the result to its run; resumes from `item.progress`. Returns comment lines. The files
-   * of one destination (the run, or one of its steps) go in one request (the upload takes several parts): a failed
-   * Playwright test's screenshot and failure context cost one upload, not two.
+   * Sends the result's files, resuming from `item.progress`; returns comment lines. One request per destination (run
+   * or step): a failed Playwright test's screenshot and failure context cost one upload.
    */
   async send(cycle: CycleInfo | undefined, item: WorkItem, runId: number, replaying: boolean): Promise<string[]> {
     const p = item.progress;
@@ -146,11 +140,7 @@ export class Attachments {
     return out;
   }
 
-  /**
-   * One file, through the checks that need no upload: its comment line when it is not to be uploaded (missing,
-   * outside the allowed folders, stored in the content repository, over the size cap, or there already: no line),
-   * else the file to upload.
-   */
+  /** One file through the checks that need no upload: its comment line when it is not to be uploaded, else the file. */
   private async check(
     to: Destination,
     attachment: ResultAttachment,
@@ -196,10 +186,7 @@ export class Attachments {
     return note;
   }
 
-  /**
-   * The names of the files the run holds (a replay may have uploaded some before it stopped); one request. A dry run
-   * never replays.
-   */
+  /** The names of the files the run holds (a replay may have uploaded some before it stopped); one request. */
   private async existingNames(runId: number): Promise<Set<string> | undefined> {
     if (this.svc.lacks('attachments')) return undefined;
     // Undefined when the service has no attachment operations (see DeliveryService.lacks).
@@ -208,9 +195,8 @@ export class Attachments {
   }
 
   /**
-   * Stores a large file in the content repository and returns its link; undefined when the repository refused it.
-   * The repository is optional: when it refuses (quota 503, rights, down), the file goes to the run like any other,
-   * and the repository is not asked again in this run.
+   * Stores a large file in the content repository and returns its link; undefined when refused (quota 503, rights,
+   * down): the file then goes to the run, and the repository is not asked again in this run.
    */
   private async store(repo: ContentRepositoryClient, file: FileInput, fileName: string): Promise<string | undefined> {
     try {
@@ -264,9 +250,7 @@ export class Attachments {
   }
 }
 
-/**
- * The comment's line for the failure context: where a person (or `list_failures`) finds it, or why it is not there.
- */
+/** The comment's line for the failure context: where a person (or `list_failures`) finds it, or why it is not there. */
 function contextNote(to: Destination, fileName: string, note: string | undefined): string {
   const head = CONTEXT_LINE;
   if (to.stored[fileName]) return `${head} ${fileName} (${to.stored[fileName]})`;

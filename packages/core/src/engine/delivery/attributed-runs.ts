@@ -16,19 +16,13 @@ import type { CycleInfo, PlannedTest } from '../kernel/types.js';
 import type { Target } from '../kernel/work.js';
 import type { DeliveryService } from './compose.js';
 
-/**
- * Keys per createTestRuns request. The request creates keys × sets runs: 100 keys of a three-browser matrix are 300
- * runs in one call, the size of a bulk status update the service takes in a few seconds.
- */
+/** Keys per createTestRuns request, which makes keys × sets runs: 100 keys on three browsers are 300 runs. */
 export const CREATE_RUNS_KEYS = 100;
 
 /**
- * The attribute set a planned test's result will have, when the start of the run knows it already (Engine.begin
- * prepares its runs then: one createTestRuns per CREATE_RUNS_KEYS cases for the whole suite, instead of one per wave
- * of results, e.g. per Playwright project). `${project}`, `${tag:...}` and text are known from the plan (a runner
- * declares tags before the run); what only the test's run gives is not guessed, as a wrong guess would leave a run
- * of a set no result has: undefined for any test when a template reads `${param.<name>}` (the data row), for a test
- * without an `${annotation:<type>}` the template reads (the test may add it as it runs), and for a set with no value.
+ * The attribute set a planned test's result will have, when the plan knows it, so Engine.begin makes the suite's
+ * runs at once. What only the test's run gives (`${param.…}`, a missing `${annotation:…}`) is not guessed: a wrong
+ * guess leaves a run no result has.
  */
 export function plannedSet(test: PlannedTest, templates: Record<string, string>): Record<string, string> | undefined {
   for (const template of Object.values(templates)) {
@@ -65,10 +59,8 @@ export class AttributedRuns {
   }
 
   /**
-   * Creates the runs of these run keys that `runs` lacks, and records their ids in `runs`. One request per group of
-   * sets wanted by the same cases and per CREATE_RUNS_KEYS keys: a suite of N cases on M browsers is one request per
-   * 100 cases, whatever M. Answers whether the run list must be read again (a run existed already, or an answer was
-   * lost: the list shows which run is whose). A transient failure is thrown: the results wait and ask again.
+   * Creates the runs `runs` lacks and records their ids: one request per 100 cases, whatever the number of sets.
+   * Answers whether the run list must be read again (a run existed, or an answer was lost). A transient failure throws.
    */
   async create(cycle: CycleInfo, runs: Map<string, number>, runKeys: readonly string[]): Promise<boolean> {
     const casesOf = new Map<string, Set<string>>();
@@ -133,9 +125,7 @@ export class AttributedRuns {
       // The answer was lost: the run list read next shows what was created; what was not is asked for again.
       if (err instanceof AmbiguousError) return true;
       if (err instanceof ValidationError && !cycle.created) {
-        // A cycle this run found: a normal cycle of the same name (made before `attributes` was set, or by hand)
-        // refuses runs with attributes, every time. A 500 twice for the same cycle is taken as that: the results are
-        // kept, marked, and the cycle is named once; a fault that passes is delivered by the next replay.
+        // A normal cycle of the same name refuses runs with attributes every time: a 500 twice is taken as that.
         if (this.cycleFailed.has(cycle.id)) {
           const answer = answerOf(err);
           for (const set of sets) this.refuse(set, answer, this.cycleLine(cycle, answer));

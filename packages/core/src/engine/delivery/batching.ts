@@ -28,11 +28,8 @@ interface PrepareBatch {
 }
 
 /**
- * The preparation of each key's run in the cycle: a key whose run the cycle will need is added with the others in
- * the next batch (see TIMING.prepareWaitMs), so that the end of the run does not add every case to the cycle at once.
- *
- * Not a memoByKey: a key's entry is replaced when a result needs its run id at once and the batch waiting to go
- * holds the key (that batch must then read the run ids back), and a failed batch is not asked again per key.
+ * Each key's run prepared in the cycle in batches (prepareWaitMs), so the run's end does not add every case at once.
+ * Not a memoByKey: an entry is replaced when a result needs its run id at once, and a failed batch is not re-asked.
  */
 export class CyclePreparation {
   private readonly prepared = new Map<string, Promise<unknown>>();
@@ -59,8 +56,7 @@ export class CyclePreparation {
     const batch = this.next ?? this.open();
     batch.keys.add(key);
     batch.load ||= load;
-    // A result waits on its run id (a failure's status is due soon, TIMING.statusWithinMs): the batch goes shortly,
-    // with the results that come with it.
+    // A result waits on its run id (a failure's status is due within statusWithinMs): the batch goes shortly.
     if (load && !this.ended && !batch.soon) {
       batch.soon = true;
       this.timer?.();

@@ -10,10 +10,7 @@ export interface BulkOutcome {
   delivered: WorkItem[];
   /** Results whose key the plan refused as a test case: named in the summary, never journaled. */
   dropped: WorkItem[];
-  /**
-   * Results the service refused on their own, repeatedly, with its answer (short, redacted). `line`: the refusal
-   * was of the result's run attribute set, named once by this line for all its results (see AttributeSetRefused).
-   */
+  /** Results the service refused on their own, repeatedly, with its answer; `line`: their attribute set was refused. */
   refused: Array<{ item: WorkItem; answer: string; line?: string }>;
   /** Results not delivered because the service failed for all alike: to be tried again, else journaled. */
   unsent: WorkItem[];
@@ -31,9 +28,8 @@ export interface Sent {
 type Fields = { result?: string; comment?: string; bugs?: string[] };
 
 /**
- * The parts of a bulk's status writes (Delivery.bulk sends them, in the runs' turn): which runs get which status,
- * one `bulkStatusUpdate` per status (the split's `send`, see splitBatch) or one run update per run where the service
- * has no bulk update (the older variant: 404 on the route), and what became of each status's runs.
+ * The parts of a bulk's status writes (Delivery.bulk sends them): which runs get which status, one bulk update per
+ * status (or a run update per run on the older variant), and what became of each status's runs.
  */
 export class BulkStatuses {
   /** Statuses already named in the summary as failing for every run. */
@@ -53,10 +49,7 @@ export class BulkStatuses {
     this.splitOptions = svc.answeredSince ? { answeredSince: svc.answeredSince } : {};
   }
 
-  /**
-   * The runs of `wanted` by the status to write to them; a run that holds this status or a worse one already has
-   * nothing to write and goes to `out.sent`. Asked in the runs' turn, after the writes before it (see statusFor).
-   */
+  /** The runs of `wanted` by status; a run holding this status or a worse one goes to `out.sent`. In the runs' turn. */
   toWrite(wanted: Map<number, string>, out: Sent): Map<string, number[]> {
     const byStatus = new Map<string, number[]>();
     for (const [runId, status] of wanted) {
@@ -87,8 +80,7 @@ export class BulkStatuses {
       this.runStatus.set(runId, status);
     }
     for (const r of split.refused) out.refused.set(r.item, r.error);
-    // Every run of the status failed while the service answered other requests: the instance may not know the
-    // status (administrators rename and disable them), or its bulk update is failing. Said once; the runs wait.
+    // Every run of the status failed while others were answered: the instance may not know the status. Said once.
     if (
       split.sent.length === 0 &&
       split.unsent.length === runIds.length &&
@@ -104,10 +96,8 @@ export class BulkStatuses {
 }
 
 /**
- * What became of each item of a bulk: delivered when its run got its status or there was nothing to write (no
- * status, a worse one held by another machine of the pipeline), dropped when the plan refused its key, refused
- * (with the service's answer) or unsent. An item whose run is unknown (an add to the cycle whose answer was lost and
- * that did not happen) is unsent, never counted as delivered. Only the run id is recorded on the item.
+ * What became of each item of a bulk: delivered (or nothing to write), dropped (a refused key), refused, or unsent.
+ * An item whose run is unknown is unsent, never counted as delivered.
  */
 export function settleBulk(
   items: WorkItem[],

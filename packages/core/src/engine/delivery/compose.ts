@@ -6,10 +6,8 @@ import type { CycleInfo } from '../kernel/types.js';
 import { findCycle, resumeCycle } from './cycles.js';
 
 /**
- * Routes the older service variant does not have (it answers 404 on the route itself): a call of one resolves
- * `undefined` instead of failing, and `lacks` says so for the rest of the run, so that delivery takes the other way
- * (one run update per run instead of a bulk; files named in the comment instead of uploaded). Only these: a 404 of
- * any other call means a missing thing (a run step, a case), not a missing route.
+ * Routes the older service variant lacks (404 on the route): a call resolves `undefined` and `lacks` says so for the
+ * run. Only these: a 404 elsewhere means a missing thing (a step, a case), not a missing route.
  */
 const OPTIONAL_ROUTES: Record<string, OptionalRoute> = {
   'runs.bulkStatusUpdate': 'bulkStatus',
@@ -30,10 +28,8 @@ export interface DeliveryService extends Service {
 }
 
 /**
- * Decorates the service once for a reporting run, as undici composes interceptors around a dispatcher: each call
- * of `svc.tm` (and of `inCycle(c)`) goes through one rule: the optional routes and, for a cycle's client, the
- * reopen. The client under it is the session's (health-counted, or a dry run's); the health
- * counting is a rule too, so both run in one function per operation (client/operations.ts, withRules).
+ * Decorates the service once for a run, as undici composes interceptors: the optional routes and, for a cycle's
+ * client, the reopen, in one function per operation with the health counting (client/operations.ts, withRules).
  */
 export function composeService(base: Service): DeliveryService {
   const missing = new Set<OptionalRoute>();

@@ -16,11 +16,8 @@ export interface RunNow {
 }
 
 /**
- * The runs of each cycle: which case has which run, adding cases to the plan and to the cycle when they have none.
- * The run list of a cycle is read once and then only after adding cases (one request for the whole cycle).
- *
- * Keys are run keys (see runKeyOf): a case key, or, with option `attributes`, a case key and its attribute set, whose
- * run an advanced cycle gets from createTestRuns (AttributedRuns) instead of addMembersToTestCycle.
+ * Which run key (runKeyOf) has which run in each cycle, adding cases to the plan and the cycle when they have none.
+ * The cycle's run list is read once, and again only after adding cases.
  */
 export class CycleRuns {
   /** Run id per run key, per cycle (see Cycles.key). */
@@ -71,10 +68,8 @@ export class CycleRuns {
   }
 
   /**
-   * Makes sure each key has a run in the cycle (adding it to the plan and to the cycle when missing) and returns the
-   * run ids. Calls for one cycle are batched: keys asked for while a batch is under way go together in the next
-   * one, so a thousand results arriving one by one cost a few batches of three requests, never one per result, and
-   * never add a case twice.
+   * Makes sure each key has a run in the cycle and returns the run ids. Batched per cycle: a thousand results one by
+   * one cost a few batches of three requests, never one per result, and never add a case twice.
    */
   ensure(t: Target, keys: readonly string[], load = true): Promise<Map<string, number>> {
     const k = this.cycles.key(t);
@@ -91,16 +86,12 @@ export class CycleRuns {
     if ((this.readAt.get(this.cycles.key(t)) ?? 0) < since) await this.read(t, cycle);
   }
 
-  /**
-   * `load: false` adds the cases to the cycle without reading the run ids back (one request instead of two): what
-   * a run of Jest or Vitest does while tests still run; the bulk at the end reads them once for all.
-   */
+  /** `load: false` adds the cases without reading the run ids back (one request, not two); the final bulk reads them. */
   private async ensureNow(t: Target, all: readonly string[], load: boolean): Promise<Map<string, number>> {
     const cycle = await this.cycles.ensure(t);
     const ck = this.cycles.key(t);
     let runs = this.runs.get(ck);
-    // A cycle this run just created empty has no runs yet: no need to ask. One preloaded holds the plan's cases: its
-    // list was read by name as it was created (Cycles.takeListed), or is read now.
+    // A cycle this run just created empty has no runs; a preloaded one's list was read as it was created, or is now.
     if (!runs) {
       runs =
         cycle.created && !cycle.preloaded
@@ -163,10 +154,8 @@ export class CycleRuns {
   }
 
   /**
-   * Adds the keys to the cycle. When it refuses them (a case is not a member of the plan yet, or a key is bad), adds
-   * what is missing to the plan and tries again; when it still refuses, splits the keys (splitBatch) so that the
-   * others still get their runs and a key refused on its own, repeatedly, is named. When the service fails for every
-   * key alike (an outage, a 500 for all), nothing is called bad: the error goes up and the results wait.
+   * Adds the keys to the cycle; refused, adds the missing ones to the plan and splits the keys (splitBatch) so the
+   * others get their runs. An outage calls nothing bad: the error goes up and the results wait.
    */
   private async join(cycle: CycleInfo, keys: string[]): Promise<void> {
     if (keys.length === 0) return;

@@ -6,10 +6,9 @@ import type { CycleInfo } from '../kernel/types.js';
 import type { Target } from '../kernel/work.js';
 
 /**
- * The cycle lifecycle: find, create, start, resume, complete. The functions are each safe from several processes at
- * once (shards, CI jobs): when the service refuses a create or a move because another process won the race, they
- * read the cycle again and accept the outcome they wanted. `casebridge cycle` uses them as they are; a reporting
- * run goes through `Cycles`, which does each once per cycle and remembers what it must complete at the end.
+ * The cycle lifecycle: find, create, start, resume, complete, each safe from several processes at once (a refusal
+ * after a lost race reads the cycle again). `casebridge cycle` uses them as they are; a reporting run goes through
+ * `Cycles`.
  */
 
 /** Which cycle: its test plan and name, and what a new one is created with. */
@@ -18,10 +17,7 @@ export interface CycleSpec {
   name: string;
   environment?: string;
   build?: string;
-  /**
-   * Whether the new cycle gets a run for every case of the plan (`preloadRuns: yes`, runs Not Tested), or starts
-   * empty. Always sent: the service's default when it is left out is not documented.
-   */
+  /** Whether the new cycle gets a run per case of the plan. Always sent: the service's default is undocumented. */
   preloadRuns?: boolean;
   /** An advanced cycle (`testCycleType: Advanced`): its runs carry run attributes (option `attributes`). */
   advanced?: boolean;
@@ -36,10 +32,7 @@ export const CYCLE_STATUS_AFTER = {
 } as const;
 export type CycleWorkflow = keyof typeof CYCLE_STATUS_AFTER;
 
-/**
- * A cycle's runs as listed by name (cycles.testRuns) right after this process created it preloaded, and when the
- * answer came: the list the run would read next anyway (see CycleRuns), read while the cycle's id is still unknown.
- */
+/** A preloaded cycle's runs listed by name as this process created it (its id still unknown), and when. */
 export interface ListedRuns {
   runs: Awaited<ReturnType<Service['tm']['cycles']['testRuns']>>;
   at: number;
@@ -58,16 +51,9 @@ export async function findCycle(svc: Service, plan: string, name: string): Promi
 }
 
 /**
- * Creates the cycle and reads it back; when another process created it first (or the answer was lost), takes
- * theirs (`created: false`). Throws PermanentProblem when it is still not there.
- *
- * `start`: a cycle this process created is started at the same time as it is read back (the create answers no id:
- * the read is needed anyway, and the start goes by name), one round trip instead of two. A cycle another process
- * made is left as it was read: the caller decides.
- *
- * `listRuns`: a cycle this process created preloaded has its runs listed by name in that same round trip
- * (`listed`); when the list fails (a 404, a name the server's path rules refuse), `listed` is left out and the
- * caller lists by id once it knows the id: the list is an early read, never a result's only way through.
+ * Creates the cycle and reads it back; when another process created it first (or the answer was lost), takes theirs
+ * (`created: false`). Throws PermanentProblem when it is still not there. `start` and `listRuns` go by name in the
+ * read-back's round trip; a failed list is left out (the caller lists by id).
  */
 export async function createCycle(
   svc: Service,
@@ -93,8 +79,7 @@ export async function createCycle(
     failure = err;
   }
   const listing = listRuns && created && spec.preloadRuns ? listByName(svc, plan, name) : undefined;
-  // A dry run's read would find no cycle (and show one more call): the cycle it would have made, id 0. Its list
-  // answers no runs: the cases it reports are added to the cycle, as they are to one created empty.
+  // A dry run's read would find no cycle: the cycle it would have made, id 0.
   if (svc.dryRun) {
     const cycle = { id: 0, name, plan, status: 'Draft', created };
     if (start && created) await moveCycle(svc, cycle, 'Start');
@@ -108,8 +93,7 @@ export async function createCycle(
   if (moved.status === 'rejected') throw moved.reason;
   const cycle = read.value;
   if (!cycle) {
-    // A 500 or a lost answer, and no cycle: maybe a fault, not a refusal. Thrown as it is, the results are tried
-    // again (or journaled); a PermanentProblem would drop every result of the run.
+    // Maybe a fault, not a refusal: thrown as it is, the results are tried again; a PermanentProblem drops them all.
     if (failure instanceof AmbiguousError || (failure instanceof ValidationError && failure.uncertain)) throw failure;
     throw new PermanentProblem(`cycle "${name}" could not be created in test plan ${plan}`);
   }
@@ -123,10 +107,7 @@ export async function createCycle(
   };
 }
 
-/**
- * The cycle's runs by name (one request; the client encodes the name as one path segment, `/` included); undefined
- * when the list fails for any reason: the runs are then read by id (cycles.testRunsByCycleId), whose errors go up.
- */
+/** The cycle's runs by name (one request); undefined when it fails for any reason: they are then read by id. */
 async function listByName(svc: Service, plan: string, name: string): Promise<ListedRuns | undefined> {
   try {
     const runs = await svc.tm.cycles.testRuns({ testPlanIssueKey: plan, cycleName: name }, svc.o);
@@ -174,9 +155,8 @@ export class Cycles {
     /** A cycle this run creates is advanced (option `attributes`): its runs are made per attribute set. */
     private readonly advanced = false,
     /**
-     * A preloaded cycle this run creates has its runs listed by name as it is created. Not in CI with a pipeline id:
-     * the bulk reads the list again right before it goes (another job of the pipeline may have failed some runs,
-     * delivery.ts), so a list read at the start would be read twice (a steady run 6 requests instead of 5).
+     * A preloaded cycle this run creates has its runs listed as it is created. Not in CI with a pipeline id: the bulk
+     * reads the list again anyway (delivery.ts), so a steady run would cost 6 requests instead of 5.
      */
     private readonly listAtCreate = true,
   ) {}
@@ -187,19 +167,14 @@ export class Cycles {
   }
 
   /**
-   * Finds the cycle by name or creates it; starts it when it is a Draft; resumes it when someone completed it. A
-   * per-run name (Target.perRunCycle) is created first: find, create, {start, read back} is 4 requests in 3 round
-   * trips; create, {start, read back} is 3 in 2. When another process made it (shards of one pipeline run, a re-run),
-   * the create is refused and createCycle finds theirs, as after a lost race.
+   * Finds the cycle or creates it; starts a Draft; resumes a completed one. A per-run name is created first (3
+   * requests in 2 round trips, not 4 in 3); made by another process, the create is refused and theirs is taken.
    */
   ensure(t: Target): Promise<CycleInfo> {
     return this.open(this.key(t), () => this.openNow(t));
   }
 
-  /**
-   * The runs listed by name when this process created the cycle preloaded (undefined: not listed, or taken): handed
-   * over once, to the first read of the cycle's runs (CycleRuns), which would send that same list otherwise.
-   */
+  /** The runs listed when this process created the cycle, handed once to CycleRuns' first read. */
   takeListed(t: Target): ListedRuns | undefined {
     const k = this.key(t);
     const listed = this.listed.get(k);
@@ -224,10 +199,7 @@ export class Cycles {
     return cycle;
   }
 
-  /**
-   * Creates a cycle of a per-run name. A 404 (no such plan, or a URL that is not Jira's) is left to the find that
-   * follows, which tells the two apart: undefined then.
-   */
+  /** Creates a cycle of a per-run name; undefined on a 404, left to the find that tells a bad plan from a bad URL. */
   private async createFirst(t: Target, spec: CycleSpec): Promise<CycleInfo | undefined> {
     try {
       return await this.create(t, spec);
@@ -248,8 +220,7 @@ export class Cycles {
       return await findCycle(this.svc, plan, name);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
-      // Every path answers 404 when the URL is not Jira's (a wrong context path such as /jira): say so, and keep
-      // the results for when the URL is right, instead of calling the plan missing.
+      // Every path answers 404 when the URL is not Jira's (a wrong context path): say so, not that the plan is missing.
       await this.checkJira();
       throw new PermanentProblem(
         `test plan ${plan} was not found (HTTP 404): check testPlan (CASEBRIDGE_TEST_PLAN); no result of this run can go to a cycle`,

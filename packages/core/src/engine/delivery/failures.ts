@@ -37,12 +37,8 @@ export interface DefectNow {
 }
 
 /**
- * The failing and flaky results of a run, from the runner to their defect, in three steps:
- * 1. `came`: a result comes in; the quarantine and the cap (its ranking) learn of it, its group's search starts.
- * 2. `triage`: the case's facts are gathered once (the quarantine set, its history) and judged (defects/triage.ts).
- * 3. `defectOf`: the group's facts, the final verdict (judgeGroup, pure), then the action (a known bug linked, or the
- *    group's defect linked or filed under the cap, defects.ts), recorded for the run comment and the summary.
- * It owns the state of all three: the cap, the history, the quarantine, the refusals, what was filed and linked.
+ * The failing and flaky results of a run, from the runner to their defect: `came`, `triage`, `defectOf` (the path:
+ * docs/architecture.md). It owns their state: the cap, the history, the quarantine, the refusals, the ledger.
  */
 export class Failures {
   /** The flood guard: new defects per run, per cycle across machines (cap.ts). */
@@ -75,10 +71,7 @@ export class Failures {
     }
   }
 
-  /**
-   * A result came in with its keys (none yet: its case is to be created). The quarantine learns its outcome by key;
-   * the cap counts a failure that may file towards its group's blast radius (countsForCap).
-   */
+  /** A result came in with its keys (none yet: its case is to be created): the quarantine and the cap learn of it. */
   came(result: TestResult, keys: readonly string[], counted = true): void {
     const outcome = outcomeOf(result);
     for (const key of keys) this.quarantine?.saw(key, outcome);
@@ -93,10 +86,7 @@ export class Failures {
     if (!this.o.svc.dryRun) this.searches.early(d.projectKey ?? this.o.config.projectKey, group.hash);
   }
 
-  /**
-   * Every result is in: the cap ranks the groups waiting for a defect slot (cap.ts), and the defect searches gathered
-   * for failures still to come wait no longer (search.ts).
-   */
+  /** Every result is in: the cap ranks the groups, and the gathered defect searches wait no longer. */
   allIn(): void {
     this.cap.allIn();
     this.searches.allIn();
@@ -108,8 +98,8 @@ export class Failures {
   }
 
   /**
-   * The triage of a failing or flaky result (defects/triage.ts), once per item; undefined for any other result.
-   * Start it before the result's first write to its run: the history read then is the run's last state.
+   * The triage of a failing or flaky result, once per item; undefined for any other. Start it before the result's
+   * first write to its run, so the history read shows the run's last state.
    */
   triage(item: WorkItem): Promise<Triage> | undefined {
     const outcome = outcomeOf(item.test);
@@ -140,10 +130,8 @@ export class Failures {
     const { history } = this;
     if (!history) return Promise.resolve(undefined);
     const signature = groupOf(item.test, this.o.config.defects.group).hash;
-    // A run this process wrote to, or another machine of this pipeline run (its comment names the pipeline), is
-    // this run's, not the history's.
+    // A run this process or this pipeline run wrote to (an earlier try's included) is this run's, not the history's.
     const { pipeline, wroteTo } = this.o;
-    // Its own run too once an earlier try (a replay) wrote its status before its verdict.
     const ours = (runId: number, comment: string) =>
       (item.progress.status === true && runId === item.progress.runId) ||
       wroteTo(runId) ||
@@ -152,9 +140,8 @@ export class Failures {
   }
 
   /**
-   * The failure's verdict, final before its action, and its defect: its known bug linked, or the group's defect (linked
-   * when open, else filed under the cap: `later` when the cap's ranking decides). Once per item: a result tried again
-   * keeps the verdict and the defect it got.
+   * The failure's final verdict and its defect (`later` when the cap's ranking decides). Once per item: a result tried
+   * again keeps what it got.
    */
   async defectOf(
     item: WorkItem,
@@ -168,8 +155,7 @@ export class Failures {
     }
     const { cycle, runId } = at;
     const { config, svc, runner } = this.o;
-    // Filing from a run is a run write: refused (403) when someone completed the cycle meanwhile (the cycle's
-    // client resumes it, see composeService).
+    // Filing from a run is a run write: the cycle's client resumes a cycle completed meanwhile (composeService).
     const { verdict, defect: d } = await findOrFileDefect({
       tm: svc.inCycle(cycle),
       config,
@@ -201,10 +187,7 @@ export class Failures {
     return verdict;
   }
 
-  /**
-   * The run comment's lines on the failure's defect: why it has none (a refused create, the cap), else what is still
-   * to come (`pending`: its verdict, Jira not having answered yet; or its defect, the cap's ranking deciding).
-   */
+  /** The run comment's lines on the failure's defect: why it has none, else what is still to come (`pending`). */
   notes(item: WorkItem, pending?: 'verdict' | 'defect'): string[] {
     const refused = this.refusedItems.get(item);
     if (refused) return [this.refusals.note(refused)];
@@ -260,11 +243,7 @@ export class Failures {
     return p.defect;
   }
 
-  /**
-   * A defect this run filed, read again once the index caught up (recheckLater): when an older open one turned up
-   * (another run filed it a moment before), this one was closed as its duplicate; the runs linked to it get the
-   * survivor too, and the summary counts the survivor as linked, not this one as created.
-   */
+  /** A defect this run filed turned out a duplicate (recheckLater): its runs are relinked to the survivor. */
   private async settleDefect(key: string, recheck: () => Promise<string | undefined>): Promise<void> {
     const survivor = await recheck();
     if (survivor === undefined) return;

@@ -7,17 +7,9 @@ import { Problems } from '../kernel/problems.js';
 import { TIMING } from '../kernel/timing.js';
 
 /**
- * Whether the service is up, decided on what its recent answers were, not on one request: under a degraded service
- * (30% of requests answering 503) one create in about 1,400 fails all six of its attempts, and calling the service
- * down on it left 941 of 1,400 results behind while the other creates went on succeeding.
- *
- * Down, when a request fails and
- * - nothing has succeeded in this run yet (no sign that the service works: the probe finds out), or
- * - the last CONSECUTIVE (5) outcomes all failed, or
- * - fewer than 10% of the last WINDOW (20) outcomes succeeded, or
- * - nothing succeeded for QUIET_MS (30 s) and two requests failed meanwhile.
- * Up again at the first success (a probe's or a request's). An outcome is one client call after the client's own
- * retries: 0.3^6 per call at 30% 503, so five failed calls in a row are an outage, not bad luck.
+ * Whether the service is up, judged on its recent answers, not one request (why: docs/architecture.md). Down when a
+ * call fails and nothing succeeded yet, or CONSECUTIVE failed in a row, or under 10% of the last WINDOW succeeded, or
+ * nothing for QUIET_MS with two failures; up at the first success.
  */
 export const WINDOW = 20;
 export const CONSECUTIVE = 5;
@@ -104,10 +96,7 @@ export class RunHealth {
     return this.stop !== undefined || this.signal.aborted;
   }
 
-  /**
-   * Whether the end of the run stops waiting for a down service: stopped for good, or down and the service has not
-   * answered for `ms` (or never in this run: a wrong port or host is not waited for at every run's end).
-   */
+  /** Whether the run's end stops waiting: stopped, or down and silent for `ms` (or never answered: a wrong host). */
   gaveUp(ms: number): boolean {
     if (this.stopped) return true;
     if (!this.window.down) return false;
@@ -186,14 +175,8 @@ export class RunHealth {
   }
 
   /**
-   * Classifies a failure of one result's delivery on the error's kind and `retryable` (VERDICTS), never its message:
-   * - `permanent`: a certain refusal (bad key, missing plan, a 400, input the contract refuses): a problem line, the
-   *   result is dropped;
-   * - `later`: anything that may work later (network, timeouts, 429/5xx after retries, lost answers, a 500 the
-   *   service may have meant as a transient fault): tried again later in the run, else kept in the journal. A
-   *   CAPTCHA, refused credentials (401, 403) and a URL that is not Jira also stop sending for the rest of the run.
-   * An error outside the family, or of a kind the engine never raises (the CLI's), is an internal
-   * error: a problem line, and the result waits.
+   * Classifies a failed delivery on the error's kind and `retryable` (VERDICTS), never its message: `permanent` (a
+   * certain refusal: dropped with a problem line) or `later` (tried again, else journaled; a stop also halts sending).
    */
   classify(err: unknown, what: string): 'permanent' | 'later' {
     if (this.signal.aborted) return 'later';
@@ -219,17 +202,9 @@ type ResultVerdict = 'permanent' | 'later' | 'stop' | 'internal';
 type ServiceVerdict = 'failing' | 'answered' | 'neither';
 
 /**
- * What a failure of each kind means, for the result whose delivery failed (`result`, read by RunHealth.classify) and
- * for the service (`service`, read by withHealth). A new kind must be placed here: the table covers every ErrorKind.
- * - result `permanent`: a problem line (`what: message`, or the message alone when it `named` the item already) and
- *   the result is dropped, unless the error is `retryable` (then `later`); `later`: the result waits; `stop`: the
- *   result waits and sending stops for the run (STOPS says why); `internal`: the engine never raises it.
- * - service `failing`: a failure that may pass (network, timeouts, 429/502/503/504 after the retries, a malformed
- *   answer), counted by the ServiceWindow; `answered`: a certain answer of a working service (400, 404), unless the
- *   error is `retryable`: a 500 came from the service itself (a refusal or a fault of one route), and the split and
- *   the item's retries deal with it; counted as failing, a status every run update refuses would call a working
- *   service down. `neither`: nothing was sent, the call was aborted, or the credentials were refused (classify stops
- *   the run for those).
+ * What a failure of each kind means for its result (`result`, RunHealth.classify) and for the service (`service`,
+ * withHealth); every ErrorKind is placed. A retryable `answered` (synapseRT's 500) counts as neither: counted as
+ * failing, a status every run update refuses would call a working service down.
  */
 const VERDICTS: Record<ErrorKind, { result: ResultVerdict; service: ServiceVerdict; named?: true }> = {
   aborted: { result: 'later', service: 'neither' },
@@ -287,10 +262,8 @@ function verdict(err: unknown): ServiceVerdict {
 }
 
 /**
- * Wraps the test-management client once, as the dry run does (client/dry-run.ts): every call's outcome goes to
- * `health` (a success, a certain answer, or a failure that may pass), so the run's view of the service comes from
- * every request, not from the few that a result's delivery happens to see. A rule (client/operations.ts), not a
- * wrapper: the session's decorator (compose.ts) goes around it in the same function per operation.
+ * Counts every call's outcome in `health`, so the view of the service comes from every request. A rule
+ * (client/operations.ts), run in the same function per operation as compose.ts's.
  */
 export function withHealth(tm: TestManagementClient, health: RunHealth): TestManagementClient {
   const counted: CallRule = {
@@ -302,18 +275,14 @@ export function withHealth(tm: TestManagementClient, health: RunHealth): TestMan
       return undefined;
     },
   };
-  // Jira's own routes (searches, issues) failing do not stop delivery to synapseRT: a run's statuses never wait for
-  // Jira. A Jira answer still says the host works.
+  // Jira's routes failing never stop delivery to synapseRT; a Jira answer still says the host works.
   const jira: CallRule = { answered: () => health.ok(), failed: () => undefined };
   const wrapped = withRules(tm, (group) => (group === 'jira' ? jira : counted));
   health.probeWith(() => wrapped.jira.myself({}));
   return wrapped;
 }
 
-/**
- * Whether a failure whose tries are spent was a refusal of this result: an uncertain 500 each time while the
- * service is up (it answers other requests). Otherwise the result only waits (an outage).
- */
+/** Whether a failure whose tries are spent was a refusal of this result: an uncertain 500 while others are answered. */
 export function refusedAlone(err: unknown, health: RunHealth): boolean {
   return (
     err instanceof CasebridgeError &&

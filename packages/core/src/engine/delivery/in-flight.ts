@@ -29,10 +29,7 @@ export interface DrainOptions {
   progressLine: () => string;
 }
 
-/**
- * The work under way in a run (deliveries, preparations, creates), and when a request last succeeded: the end of
- * the run waits while that moves (see `drain`).
- */
+/** The work under way in a run, and when a request last succeeded: the run's end waits while that moves. */
 export class InFlight {
   private readonly work = new Set<Promise<unknown>>();
   /** When a request last succeeded. */
@@ -69,10 +66,7 @@ export class InFlight {
     done.abort();
   }
 
-  /**
-   * Waits for delivery to finish. It goes on while requests succeed, up to `flushMaxMs`; it gives up when nothing
-   * has succeeded for `flushTimeoutMs`. True when everything settled.
-   */
+  /** Waits for delivery while requests succeed, up to `flushMaxMs`, or `flushTimeoutMs` without one; true when done. */
   async drain(o: DrainOptions): Promise<boolean> {
     const { batch } = o;
     const { clock } = this;
@@ -101,8 +95,7 @@ export class InFlight {
         lastLine = now;
         o.out(`casebridge: delivering... ${o.progressLine()} (${Math.round((now - started) / 1000)} s)`);
       }
-      // A timer, not only the pending work: with nothing pending but a bulk about to go (its timer set), racing an
-      // empty allSettled would spin on microtasks and never let that timer fire.
+      // A timer too: racing an empty allSettled would spin on microtasks and never let the bulk's timer fire.
       const ticked = new AbortController();
       const tick = clock.sleep(this.work.size > 0 ? 250 : soonMs, ticked.signal);
       await (this.work.size > 0 ? Promise.race([Promise.allSettled([...this.work]), tick]) : tick);

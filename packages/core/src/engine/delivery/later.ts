@@ -2,17 +2,12 @@ import { TIMING } from '../kernel/timing.js';
 import type { WorkItem } from '../kernel/work.js';
 import type { RunHealth } from './health.js';
 
-/**
- * An item whose delivery failed for a reason that may pass (a call that used up the client's retries, a bulk the
- * service failed for every item) is tried again within the run after these waits, then left for the journal. Short
- * enough that the end of the run (flushTimeoutMs, 30 s without progress) still sees them through: 10 s in all.
- */
+/** Waits before an item that failed is tried again in the run, then journaled: 10 s in all, within flushTimeoutMs. */
 export const RETRY_AFTER_MS = TIMING.retryAfterMs;
 
 /**
- * The results waiting for another try within the run: after a failure (at most RETRY_AFTER_MS.length times per
- * result), or while the service is judged down (as long as it takes: the probe brings it back, the end of the run
- * bounds the wait). What never gets its turn stays undelivered and goes to the journal at the end.
+ * The results waiting for another try within the run: after a failure (at most RETRY_AFTER_MS.length times), or
+ * while the service is down (the run's end bounds it). What never gets its turn goes to the journal.
  */
 export class Later {
   private readonly tries = new WeakMap<WorkItem, number>();
@@ -33,10 +28,7 @@ export class Later {
     return this.tries.get(item) ?? 0;
   }
 
-  /**
-   * Items that failed: tried again after the next wait. Returns those that had all their tries (or the run stopped
-   * sending for good): they stay for the journal.
-   */
+  /** Items that failed: tried again after the next wait. Returns those with no try left, for the journal. */
   retry(items: WorkItem[]): WorkItem[] {
     const again: WorkItem[] = [];
     const spent: WorkItem[] = [];

@@ -2,10 +2,8 @@ import { outcomeOf } from '../kernel/model.js';
 import type { WorkItem } from '../kernel/work.js';
 
 /**
- * The results a run took in, for its end: the summary names the failed ones and counts the delivered ones, the
- * journal takes the undelivered ones, the progress line counts both. A delivered result that did not fail is needed
- * by none of them but as a number, so it is counted and let go once settled: at 10,000 tests the run does not keep
- * 10,000 results (about 1 KB each, status only) to its end.
+ * The results a run took in, for its end. A delivered result that did not fail is counted and let go: at 10,000
+ * tests the run does not keep 10,000 results (about 1 KB each) to its end.
  */
 export class Ledger {
   /** In the order taken: the undelivered, the dropped and the failed ones (see `settled`). */

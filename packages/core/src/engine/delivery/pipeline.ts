@@ -34,15 +34,9 @@ export interface PipelineOptions {
 }
 
 /**
- * The way of every result from `submit` to the service, with one owner for each piece of its state, as
- * OpenTelemetry's batch processor owns its buffer, timer and exports: the results taken in (and whether each is
- * `done`), the batch of status-only results and its timers, the preparation of the cycle's runs, the deliveries
- * under way (at most `concurrency`), the tries again (Later) and the test cases to create first. The engine only
- * hands results over (`add`, with the last planned test marked) and, at the end, `drain`s.
- *
- * Status-only results of a cycle wait in the batch: sent at the latest after a wait that doubles each time it runs
- * out, soon when the run winds down, at once when BULK_MAX have gathered; one bulk per cycle. The others are
- * delivered one by one, once the batch that adds their case to the cycle is done.
+ * The way of every result from `submit` to the service, the one owner of its state (as OpenTelemetry's batch
+ * processor): the results and their `done`, the status-only batch and its timers, the cycle's preparation, the
+ * deliveries under way, the tries again. The engine only hands results over and, at the end, `drain`s.
  */
 export class DeliveryPipeline implements WaitingBatch {
   /** Every result taken in (this run's and those replayed from the journal); the delivered passing ones as a count. */
@@ -55,11 +49,8 @@ export class DeliveryPipeline implements WaitingBatch {
   private readonly later: Later;
   private readonly prep: CyclePreparation;
   /**
-   * The deliveries under way at once, at most `concurrency`: a result's run, steps, files, defect and run update, or
-   * a bulk of one cycle, each a chain of requests. Not the transport's request queue (p-queue too, same
-   * `concurrency`): with only that one every result would start at once (their first requests all queued before any
-   * second one, a service that stops answering still sent every result's queued request, a result's details kept in
-   * memory until its turn); sharing it would deadlock (deliveries holding every slot, their requests waiting for one).
+   * The deliveries under way (each a chain of requests), at most `concurrency`. Its own queue: sharing the
+   * transport's would deadlock, and without one every result would start at once (docs/architecture.md).
    */
   private readonly deliveries: PQueue;
   private buffer: WorkItem[] = [];
@@ -121,10 +112,7 @@ export class DeliveryPipeline implements WaitingBatch {
   /** The planned tests' keys (no run attributes: Engine.begin): their runs in the cycle are prepared at once. */
   prepare(keys: ReadonlySet<string>): void {
     const { delivery, target } = this.o;
-    // A cycle created with the plan's runs has a run for every planned case of the plan already, and in CI the bulk
-    // reads the runs right before it goes (readsRunsAtBulk): reading them now too would send that request twice. The
-    // cycle is made now; its runs are read when a result first needs them (the bulk, or a result with details), and
-    // a planned key outside the plan joins the cycle then.
+    // A preloaded cycle's runs are read by the bulk in CI anyway (readsRunsAtBulk): only the cycle is made now.
     const ready =
       target.preloadRuns && delivery.readsRunsAtBulk
         ? delivery.cycles.ensure(target)
@@ -147,15 +135,13 @@ export class DeliveryPipeline implements WaitingBatch {
   }
 
   /**
-   * A result of this run with its keys (none: its case is to be created, with autoCreate): taken in (logged) and on
-   * its way, one item per key; the failures' room learns of it (the quarantine, the cap's count). `last`: the last
-   * planned test: what waits goes soon, and the cap ranks the failure groups still waiting for a defect.
+   * A result of this run with its keys (none: its case is to be created): logged and on its way, one item per key.
+   * `last`: the last planned test: what waits goes soon, and the cap ranks.
    */
   add(result: TestResult, keys: readonly string[], last = false): void {
     if (last) this.allIn = true;
     const { cases, delivery } = this.o;
-    // Without a key it is taken in (and logged) at once: a run killed or cut off before its case exists still has
-    // the result on disk, and the next run creates the case and delivers it.
+    // Logged at once without a key: a run killed before its case exists still has the result on disk.
     if (keys.length === 0 && cases) this.submit(this.take(result, ''));
     else if (keys.length === 0) this.unmapped.push(displayName(result));
     for (const key of keys) this.submit(this.take(result, key));
@@ -179,9 +165,8 @@ export class DeliveryPipeline implements WaitingBatch {
   }
 
   /**
-   * Sends the batch now: one bulk per cycle, each a delivery under the concurrency limit. While the service is not
-   * answering it stays (sent when it answers again, else journaled at the end): emptying it then would leave those
-   * results out of every later bulk.
+   * Sends the batch now: one bulk per cycle, each a delivery under the limit. While the service is down it stays
+   * (emptied, those results would miss every later bulk).
    */
   flush(): void {
     this.timer?.();
@@ -199,10 +184,7 @@ export class DeliveryPipeline implements WaitingBatch {
     for (const items of byCycle.values()) this.inFlight.track(this.deliveries.add(() => this.sendBulk(items)));
   }
 
-  /**
-   * The run ended: the waiting batches go now, and the end waits while delivery progresses (InFlight.drain). False
-   * when it gave up: the caller aborts the requests under way, then `settle`s.
-   */
+  /** The run ended: the batches go now, and the end waits while delivery progresses. False: gave up (abort, `settle`). */
   drain(out: (text: string) => void): Promise<boolean> {
     const { config: c, health, cases } = this.o;
     this.allIn = true;
@@ -235,8 +217,7 @@ export class DeliveryPipeline implements WaitingBatch {
     const replayed = this.o.journaling.has(item) || this.later.triesOf(item) > 0;
     const cycleRun = item.target.mode === 'cycle' && item.progress.runId === undefined;
     if (cycleRun && !needsDetails(item, this.o.config)) {
-      // Only its status goes (the write-ahead log has the whole result): what the run printed and files that are
-      // not uploaded are not kept in memory until the bulk, which waits for the last test.
+      // Only its status is kept in memory until the bulk (the write-ahead log has the whole result).
       item.test = statusOnly(item.test);
       this.buffer.push(item);
       // While tests still run, its case joins the cycle in the next batch; after that the bulk adds what is left.
@@ -247,8 +228,7 @@ export class DeliveryPipeline implements WaitingBatch {
     }
     // A failure's facts (its case's history, the quarantine set) are read from now, beside its way to a delivery slot.
     this.o.delivery.failures.triage(item);
-    // A result with details in a cycle waits for the batch that adds its case to the cycle and reads the run ids:
-    // results arriving together share its two requests instead of paying them each.
+    // It waits for the batch adding its case to the cycle: results arriving together share its two requests.
     const ready = cycleRun && !replayed ? this.prep.prepare(runKeyOf(item), true) : Promise.resolve();
     this.inFlight.track(
       ready.catch(() => undefined).then(() => this.deliveries.add(() => this.deliverOne(item, replayed))),
@@ -267,10 +247,7 @@ export class DeliveryPipeline implements WaitingBatch {
     }
   }
 
-  /**
-   * A bulk soon: results that arrive together (the tail of a run, cases created one after the other) go together.
-   * While cases are still being created, at most one bulk every soonWhileCreatingMs (kernel/timing.ts).
-   */
+  /** A bulk soon, so results arriving together go together; while cases are created, one per soonWhileCreatingMs. */
   private soon(): void {
     if (this.soonTimer) return;
     const { soonWhileCreatingMs, soonMs } = this.o.clock.timing;
@@ -311,9 +288,8 @@ export class DeliveryPipeline implements WaitingBatch {
   }
 
   /**
-   * One result with its details, under the concurrency limit. A failure gives its slot back once its run, steps and
-   * files are there: it is done (and its write-ahead-log line settled) when its status, verdict and defect are written,
-   * outside the limit, so no slot waits on Jira or on the rest of the run.
+   * One result with its details, under the limit. A failure gives its slot back once its run, steps and files are
+   * there; it is done when its status, verdict and defect are written, so no slot waits on Jira.
    */
   private async deliverOne(item: WorkItem, replaying: boolean): Promise<void> {
     if (item.progress.done) return;
@@ -363,9 +339,7 @@ export class DeliveryPipeline implements WaitingBatch {
       const key = await cases.keyOf(item.test);
       if (cases.isNew(key)) this.o.delivery.runs.markNew([key]);
       item.key = key;
-      // A result of this run (not one replayed from the journal): the quarantine learns its outcome by key now, as
-      // `add` tells it for a test with a key (the cap counted it then), so a quarantined case that passes is named
-      // for keyless tests too.
+      // A result of this run: the quarantine learns its outcome by key now, as `add` tells it for keyed tests.
       if (item.id.startsWith(`${this.runToken}-`)) this.o.delivery.failures.came(item.test, [key], false);
       this.schedule(item);
     } catch (err) {
@@ -376,10 +350,7 @@ export class DeliveryPipeline implements WaitingBatch {
     }
   }
 
-  /**
-   * Status-only results of a cycle join the batch like this run's own: 1,000 of them cost a few requests. They are
-   * all claimed before the batch goes, so that a slow disk does not cut them into many small bulks.
-   */
+  /** Journaled results join the batch, all claimed before it goes: a slow disk does not cut it into many bulks. */
   private async replayJournal(): Promise<void> {
     const { journaling, health, cases } = this.o;
     const listed = await journaling.list();
@@ -390,8 +361,7 @@ export class DeliveryPipeline implements WaitingBatch {
         listed,
         (item) => {
           this.ledger.add(item);
-          // Journaled before `attributes` was set: it gets its set now, as a result of this run would (an advanced
-          // cycle has no run without attributes).
+          // Journaled before `attributes` was set: an advanced cycle has no run without attributes.
           const templates = this.o.config.attributes;
           if (templates && item.target.mode === 'cycle' && !item.attributes) {
             item.attributes = attributeValuesOf(item.test, templates);
@@ -412,19 +382,13 @@ export class DeliveryPipeline implements WaitingBatch {
     this.arm();
   }
 
-  /**
-   * The service refused it on its own, repeatedly, while it took others: it stays undelivered, goes to the journal
-   * with the mark (the next replay tries it again), and the summary names it once per answer of the service.
-   */
+  /** Refused on its own, repeatedly, while others went: journaled with the mark, named once per answer. */
   private refuse(item: WorkItem, answer: string): void {
     item.refused = { answer, at: new Date().toISOString(), times: (item.refused?.times ?? 0) + 1 };
     this.o.problems.refused(item.key, displayName(item.test), answer);
   }
 
-  /**
-   * The service refused its run attribute set (a value the project does not define): kept in the journal with the
-   * mark, as `refuse`, and the set is named once in the summary, with how to define the value, for all its results.
-   */
+  /** Its run attribute set was refused: journaled with the mark, the set named once in the summary. */
   private refuseSet(item: WorkItem, answer: string, line: string): void {
     item.refused = { answer, at: new Date().toISOString(), times: (item.refused?.times ?? 0) + 1 };
     if (this.namedSets.has(line)) return;
@@ -444,10 +408,7 @@ export class DeliveryPipeline implements WaitingBatch {
     await this.settled(item);
   }
 
-  /**
-   * Delivered or dropped: its write-ahead-log line (or journal entry) settled, and the ledger told. Synchronous for
-   * a result of this run (its write-ahead-log line); a promise only for a journal entry's removal.
-   */
+  /** Delivered or dropped: its log line or journal entry settled, the ledger told; a promise only for a removal. */
   private settled(item: WorkItem): Promise<void> | undefined {
     const removing = this.o.journaling.settled(item);
     if (removing === undefined) {
