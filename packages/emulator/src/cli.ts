@@ -255,6 +255,7 @@ async function main(): Promise<void> {
     `  test management:     ${emu.url}/rest/synapse/latest/public   (alias /rest/svc/latest/public)`,
     `  content repository:  ${emu.url}/edu-sharing/rest             (alias /repo/rest)`,
     `  Jira platform:       ${emu.url}/rest/api/2`,
+    `  code hosts:          Bitbucket ${emu.url}, GitLab ${emu.url} (/api/v4), GitHub ${emu.url}/api/v3`,
     `  API browser:         ${emu.url}/swagger   OpenAPI: ${emu.url}/openapi.json`,
     `  admin:               ${emu.url}/__emulator/state, /requests, /faults, /reset${open ? '' : '   (administrators only)'}`,
     `  UI:                  ${emu.url}/   (projects, /browse/<KEY>, /rehearsal/requests${open ? '' : '; log in at /login.jsp'})`,
@@ -266,6 +267,7 @@ async function main(): Promise<void> {
     lines.push(
       '',
       'Demo data: project DEMO, test plan DEMO-1 with test cases DEMO-2..DEMO-7, requirements DEMO-8..DEMO-10.',
+      '  code hosts: Bitbucket DEMO/shop, GitLab demo/shop (id 1, merge request 1), GitHub demo/shop (pull request 1)',
       '  users: admin / admin (personal access token casebridge-dev-token), tester / tester, nolicense / nolicense (403)',
       `  try:   curl -u admin:admin ${emu.url}/rest/synapse/latest/public/testPlan/DEMO-1/members`,
     );

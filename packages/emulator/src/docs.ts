@@ -9,7 +9,8 @@ import { buildOpenApi } from './openapi/document.js';
  * The OpenAPI document and the browsable API pages (Swagger UI, served from the installed `swagger-ui-dist`
  * package: the emulator must work without internet access).
  *
- * - `GET /openapi.json`: the whole document; `?service=tm|repo|jira` (comma-separated) keeps only those services.
+ * - `GET /openapi.json`: the whole document; `?service=tm|repo|jira|bitbucket|gitlab|github` (comma-separated)
+ *   keeps only those services.
  * - `GET /swagger`: every service, with a selector for the per-service documents.
  * - `GET /edu-sharing/swagger`, `GET /repo/swagger`: the content repository only (as the real edu-sharing API
  *   browser shows only edu-sharing), with the full document one click away in the selector.
@@ -17,11 +18,14 @@ import { buildOpenApi } from './openapi/document.js';
  */
 
 const ASSETS = '/swagger/assets/';
-const SERVICES: readonly Service[] = ['tm', 'repo', 'jira'];
+const SERVICES: readonly Service[] = ['tm', 'repo', 'jira', 'bitbucket', 'gitlab', 'github'];
 const SERVICE_NAMES: Record<Service, string> = {
   tm: 'Test management (synapseRT)',
   repo: 'Content repository (edu-sharing)',
   jira: 'Jira platform',
+  bitbucket: 'Bitbucket Data Center (Code Insights, build status)',
+  gitlab: 'GitLab (merge-request notes)',
+  github: 'GitHub (pull-request comments)',
 };
 
 const PAGES: Record<string, { title: string; primary: Service | 'all' }> = {

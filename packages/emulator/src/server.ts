@@ -7,7 +7,7 @@ import { RateLimiter } from './behaviour/ratelimit.js';
 import type { EmulatorOptions, RequestLogEntry, RunningEmulator } from './kernel/emulator.js';
 import type { Env } from './kernel/exchange.js';
 import { handleRequest } from './pipeline/index.js';
-import { applySeed, demoSeed, loadSeedFile, type Seed, type SeedInput } from './seed/seed.js';
+import { applyCodeHosts, applySeed, demoSeed, loadSeedFile, type Seed, type SeedInput } from './seed/seed.js';
 import { openSession, setCaptchaDefault } from './service/auth.js';
 import { Cluster } from './service/cluster.js';
 import { variantFor } from './service/context.js';
@@ -46,8 +46,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     persistence?.close();
     throw err;
   });
-  if (persistence?.seeded) store.takeChanges();
-  else {
+  if (persistence?.seeded) {
+    store.takeChanges();
+    // A data folder written before the emulator served the code hosts holds none of their repositories.
+    if (store.codeRepos.size === 0) {
+      applyCodeHosts(store, seed);
+      persistence.commit(store.takeChanges());
+    }
+  } else {
     applySeed(store, seed, now());
     persistence?.commitSeed(store.takeChanges());
   }

@@ -1,16 +1,20 @@
 import * as z from 'zod';
 
 /**
- * The contract: every operation of both services described once, as data.
+ * The contract: every operation of the services described once, as data.
  *
  * The emulator routes and validates requests with it, the client builds requests and parses responses with it,
  * and the OpenAPI document is generated from it. Nothing else may restate a path, a body or a response shape.
  */
 
-/** Which service an operation belongs to; each is mounted under its own prefixes. */
-export type Service = 'tm' | 'repo' | 'jira';
+/**
+ * Which service an operation belongs to; each is mounted under its own prefixes. Besides Jira with synapseRT and the
+ * content repository, the three code hosts a report of a cycle is posted to: Bitbucket Data Center (Code Insights
+ * and build status), GitLab (merge-request notes) and GitHub (pull-request comments).
+ */
+export type Service = 'tm' | 'repo' | 'jira' | 'bitbucket' | 'gitlab' | 'github';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * How a response schema is built.
@@ -24,6 +28,13 @@ export const SERVICE_PREFIXES: Record<Service, readonly string[]> = {
   tm: ['/rest/synapse/latest/public', '/rest/svc/latest/public'],
   repo: ['/edu-sharing/rest', '/repo/rest'],
   jira: [''],
+  // Full paths (`/rest/insights/...`, `/rest/build-status/...`): a client's base URL is the Bitbucket URL.
+  bitbucket: [''],
+  // Full paths (`/api/v4/...`): a client's base URL is CI_SERVER_URL.
+  gitlab: [''],
+  // Paths start at `/repos`: a client's base URL is GITHUB_API_URL, which ends in `/api/v3` on GitHub Enterprise
+  // Server and is the host alone on api.github.com; the emulator serves both.
+  github: ['/api/v3', ''],
 };
 
 /** A documented error answer of one operation. */

@@ -1,3 +1,6 @@
+import { bitbucketOperations } from './codehost/bitbucket.js';
+import { githubOperations } from './codehost/github.js';
+import { gitlabOperations } from './codehost/gitlab.js';
 import type { OperationDef } from './define.js';
 import { jiraOperations } from './jira.js';
 import { repoOperations } from './repo.js';
@@ -8,6 +11,9 @@ import { requirementOperations } from './tm/requirements.js';
 import { runOperations } from './tm/runs.js';
 import { suiteOperations } from './tm/suites.js';
 
+export * from './codehost/bitbucket.js';
+export * from './codehost/github.js';
+export * from './codehost/gitlab.js';
 export * from './define.js';
 // The base of the error family (not redactWith, which is the client's to call).
 export {
@@ -34,7 +40,14 @@ export const tmOperations: readonly (typeof tm)[number][] = tm;
 /** The content-repository operations (the 3 of the spec, plus ticket issuance). */
 export { jiraOperations, repoOperations };
 
-export const operations: readonly OperationDef[] = [...tmOperations, ...repoOperations, ...jiraOperations];
+export const operations: readonly OperationDef[] = [
+  ...tmOperations,
+  ...repoOperations,
+  ...jiraOperations,
+  ...bitbucketOperations,
+  ...gitlabOperations,
+  ...githubOperations,
+];
 
 const byId = new Map(operations.map((op) => [op.id, op]));
 

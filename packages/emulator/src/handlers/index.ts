@@ -1,5 +1,6 @@
 import type { Handler } from '../service/context.js';
 import { automationHandlers } from './automation.js';
+import { bitbucketHandlers } from './bitbucket.js';
 import { casesHandlers } from './cases.js';
 import { createTestRunsHandlers } from './create-test-runs.js';
 import { cyclesHandlers } from './cycles.js';
@@ -7,6 +8,7 @@ import { jiraHandlers } from './jira.js';
 import { plansHandlers } from './plans.js';
 import { repoHandlers } from './repo.js';
 import { requirementsHandlers } from './requirements.js';
+import { reviewCommentHandlers } from './review-comments.js';
 import { runsHandlers } from './runs.js';
 import { suitesHandlers } from './suites.js';
 
@@ -22,4 +24,6 @@ export const handlers: Record<string, Handler> = {
   ...suitesHandlers,
   ...repoHandlers,
   ...jiraHandlers,
+  ...bitbucketHandlers,
+  ...reviewCommentHandlers,
 };

@@ -53,11 +53,47 @@ const REPO_ERRORS: Record<number, string> = {
   503: 'org.edu_sharing.restservices.DAOQuotaException',
 };
 
+const BITBUCKET_ERRORS: Record<number, string> = {
+  400: 'com.atlassian.bitbucket.validation.ArgumentValidationException',
+  401: 'com.atlassian.bitbucket.AuthorisationException',
+  404: 'com.atlassian.bitbucket.NoSuchEntityException',
+  405: 'com.atlassian.bitbucket.rest.MethodNotAllowedException',
+};
+
+/** Where GitHub's error answers point. */
+export const GITHUB_DOCS = 'https://docs.github.com/rest';
+
+/**
+ * A code host's error answer: Bitbucket's `{"errors": [{context, message, exceptionName}]}`, GitLab's
+ * `{"message": "404 Project Not Found"}` (`{"error": ...}` for invalid input), GitHub's `{"message",
+ * "documentation_url"}` (422 `Validation Failed` with the field for invalid input). Input that failed validation
+ * answers 400 on all three.
+ */
+function codeHostError(
+  service: 'bitbucket' | 'gitlab' | 'github',
+  err: ServiceError,
+): { status: number; body: unknown } {
+  const { field, input, error } = err.options;
+  const status = input && err.status === 500 ? (service === 'github' && field ? 422 : 400) : err.status;
+  if (service === 'bitbucket') {
+    const exceptionName = error ?? BITBUCKET_ERRORS[status] ?? 'com.atlassian.bitbucket.ServiceException';
+    return { status, body: { errors: [{ context: field ?? null, message: err.message, exceptionName }] } };
+  }
+  if (service === 'gitlab') return { status, body: status === 400 ? { error: err.message } : { message: err.message } };
+  if (status === 422) {
+    const errors = [{ resource: error ?? 'IssueComment', code: 'custom', field, message: err.message }];
+    return { status, body: { message: 'Validation Failed', errors, documentation_url: GITHUB_DOCS, status: '422' } };
+  }
+  const message = input ? 'Problems parsing JSON' : err.message;
+  return { status, body: { message, documentation_url: GITHUB_DOCS, status: String(status) } };
+}
+
 /**
  * Error bodies (the spec leaves them open; see the package README):
  * - test management: `{"message": "...", "field"?: "..."}`, or plain text for the operations that answer so;
  * - Jira platform: `{"errorMessages": ["..."], "errors": {}}`;
- * - content repository: edu-sharing's `{"error": "<exception class>", "message": "...", ...}`.
+ * - content repository: edu-sharing's `{"error": "<exception class>", "message": "...", ...}`;
+ * - the code hosts: each its own (`codeHostError`).
  */
 export function sendError(
   res: ServerResponse,
@@ -82,6 +118,10 @@ export function sendError(
       stacktraceArray: null,
       details: {},
     });
+  } else if (service === 'bitbucket' || service === 'gitlab' || service === 'github') {
+    const answer = codeHostError(service, err);
+    status = answer.status;
+    text = JSON.stringify(answer.body);
   } else if (service === 'jira') {
     if (status === 500 && err.options.field !== undefined) status = 400;
     text = JSON.stringify({

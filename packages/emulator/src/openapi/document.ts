@@ -41,6 +41,9 @@ const SERVICE_TITLES: Record<Service, string> = {
   tm: 'Test management (synapseRT)',
   repo: 'Content repository (edu-sharing)',
   jira: 'Jira platform',
+  bitbucket: 'Bitbucket Data Center',
+  gitlab: 'GitLab',
+  github: 'GitHub',
 };
 
 /** What each prefix of a service is (the first is the real product's). */
@@ -49,6 +52,7 @@ const PREFIX_NOTES: Record<string, string> = {
   '/rest/svc/latest/public': 'prefix as the spec writes it ({PFX})',
   '/edu-sharing/rest': 'edu-sharing REST root',
   '/repo/rest': 'REST root as the spec writes it',
+  '/api/v3': 'GitHub Enterprise Server API root (GITHUB_API_URL); served at the root too, as api.github.com',
 };
 
 /** Builds the document. Throws when two services would share a path (the contract must keep them apart). */
@@ -96,7 +100,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   return {
     openapi: '3.1.0',
     info: {
-      title: 'casebridge: synapseRT test management, edu-sharing content repository, Jira platform subset',
+      title: 'casebridge: synapseRT test management, edu-sharing content repository, Jira platform subset, code hosts',
       version: DOCUMENT_VERSION,
       description: infoDescription(services),
     },
@@ -287,10 +291,26 @@ function securitySchemes(): Record<string, JsonObject> {
       description:
         'Content repository only: enter `EDU-TICKET <ticket>`; the ticket comes from POST /authentication/v1/appauth/{userId}',
     },
+    privateToken: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'PRIVATE-TOKEN',
+      description: 'GitLab only: a personal, project or group access token',
+    },
+    githubToken: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+      description: 'GitHub only: enter `token <token>` (Bearer works too)',
+    },
   };
 }
 
 function security(op: OperationDef): JsonObject[] {
+  // The code hosts take a token only (Bitbucket: an HTTP access token as Bearer).
+  if (op.service === 'bitbucket') return [{ bearer: [] }];
+  if (op.service === 'gitlab') return [{ privateToken: [] }, { bearer: [] }];
+  if (op.service === 'github') return [{ bearer: [] }, { githubToken: [] }];
   const schemes: JsonObject[] = [{ basic: [] }, { bearer: [] }, { cookie: [] }];
   if (op.service === 'repo') schemes.push({ eduTicket: [] });
   // An empty requirement: the operation also answers an anonymous caller.
@@ -319,6 +339,21 @@ function infoDescription(services: Service[]): string {
       '',
     );
   }
-  if (services.includes('jira')) lines.push('**Jira platform**: the subset the test-management add-on lives in.');
+  if (services.includes('jira')) {
+    lines.push('**Jira platform**: the subset the test-management add-on lives in.', '');
+  }
+  if (services.includes('bitbucket')) {
+    lines.push(
+      '**Bitbucket Data Center**: Code Insights reports and annotations, and build status, at their full paths.',
+      'An HTTP access token as Bearer; a commit is its full 40-character hash; errors are `{"errors": [...]}`.',
+      '',
+    );
+  }
+  if (services.includes('gitlab')) {
+    lines.push('**GitLab**: merge-request notes under `/api/v4`; `PRIVATE-TOKEN` or Bearer.', '');
+  }
+  if (services.includes('github')) {
+    lines.push('**GitHub**: pull-request comments under `/api/v3` (Enterprise Server) or the root; Bearer or `token`.');
+  }
   return lines.join('\n').trim();
 }

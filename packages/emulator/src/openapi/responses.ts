@@ -92,6 +92,15 @@ function conventions(op: OperationDef): Record<string, Answer> {
     if (!pub)
       c['401'] = { descriptions: ['Not authenticated, or the credentials were refused'], content: json('jira.Error') };
     c['429'] = { descriptions: ['Too many Requests (rate limiter)'], content: text(), headers: retryAfter };
+  } else if (op.service === 'bitbucket' || op.service === 'gitlab' || op.service === 'github') {
+    const error = json(`${op.service}.Error`);
+    if (hasInput) {
+      c[op.service === 'github' && op.body ? '422' : '400'] = {
+        descriptions: ['The input failed validation'],
+        content: error,
+      };
+    }
+    c['401'] = { descriptions: ['No token, or a token the host does not know'], content: error };
   } else {
     if (hasInput) {
       c['400'] = { descriptions: ['The input failed validation'], content: json('repo.Error') };
@@ -107,6 +116,9 @@ function conventions(op: OperationDef): Record<string, Answer> {
 function errorContent(op: OperationDef, status: number): JsonObject | undefined {
   if (op.service === 'repo') return status === 401 ? undefined : json('repo.Error');
   if (op.service === 'jira') return json('jira.Error');
+  if (op.service === 'bitbucket' || op.service === 'gitlab' || op.service === 'github') {
+    return json(`${op.service}.Error`);
+  }
   return op.textErrors && status === 500 ? text() : json('tm.Error');
 }
 
@@ -177,6 +189,54 @@ export function errorSchemas(): Record<string, JsonObject> {
         },
       },
       required: ['errorMessages', 'errors'],
+    },
+    'bitbucket.Error': {
+      title: 'Bitbucket error',
+      type: 'object',
+      properties: {
+        errors: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              context: { type: ['string', 'null'], description: 'The request field at fault, or null' },
+              message: { type: 'string' },
+              exceptionName: { type: ['string', 'null'] },
+            },
+            required: ['context', 'message', 'exceptionName'],
+          },
+        },
+      },
+      required: ['errors'],
+    },
+    'gitlab.Error': {
+      title: 'GitLab error',
+      description: '`{"message": "404 Project Not Found"}`; invalid input answers `{"error": "..."}`',
+      type: 'object',
+      properties: { message: { type: 'string' }, error: { type: 'string' } },
+    },
+    'github.Error': {
+      title: 'GitHub error',
+      type: 'object',
+      properties: {
+        message: { type: 'string' },
+        documentation_url: { type: 'string' },
+        status: { type: 'string' },
+        errors: {
+          type: 'array',
+          description: 'With 422 Validation Failed: the fields at fault',
+          items: {
+            type: 'object',
+            properties: {
+              resource: { type: 'string' },
+              code: { type: 'string' },
+              field: { type: 'string' },
+              message: { type: 'string' },
+            },
+          },
+        },
+      },
+      required: ['message'],
     },
     'repo.Error': {
       title: 'edu-sharing error',

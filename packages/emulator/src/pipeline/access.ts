@@ -54,6 +54,11 @@ export function auth(env: Env, x: ServiceExchange, op: OperationDef): Caller | A
   }
   if (PUBLIC_OPERATIONS.has(op.id)) return { user: undefined, isGuest: false };
   req.resume();
+  if (service === 'bitbucket' || service === 'gitlab' || service === 'github') {
+    const [message, error] = CODE_HOST_401[service][result.reason === 'missing' ? 0 : 1];
+    sendError(res, service, op, new ServiceError(401, message, error ? { error } : {}));
+    return ANSWERED;
+  }
   if (service === 'repo') {
     res.writeHead(401, { 'content-length': '0' });
     res.end();
@@ -69,6 +74,19 @@ export function auth(env: Env, x: ServiceExchange, op: OperationDef): Caller | A
   });
   return ANSWERED;
 }
+
+/** Each code host's 401: without a token, and with one it does not know ([message, Bitbucket's exception]). */
+const CODE_HOST_401: Record<'bitbucket' | 'gitlab' | 'github', [[string, string?], [string, string?]]> = {
+  bitbucket: [
+    ['You are not permitted to access this resource', 'com.atlassian.bitbucket.AuthorisationException'],
+    [
+      'Authentication failed. Please check your credentials and try again.',
+      'com.atlassian.bitbucket.auth.IncorrectPasswordAuthenticationException',
+    ],
+  ],
+  gitlab: [['401 Unauthorized'], ['401 Unauthorized']],
+  github: [['Requires authentication'], ['Bad credentials']],
+};
 
 /** The licence step: the test-management add-on refuses a user without a licence (403). */
 export function licence(x: ServiceExchange, op: OperationDef, caller: Caller): Answered | undefined {

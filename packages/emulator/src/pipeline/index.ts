@@ -5,6 +5,7 @@ import { serveDownload } from '../handlers/downloads.js';
 import { balance } from '../kernel/balance.js';
 import type { RequestLogEntry } from '../kernel/emulator.js';
 import { ANSWERED, type Env, type Exchange } from '../kernel/exchange.js';
+import { jiraHosted } from '../service/cluster.js';
 import { refuseAdminApi, serveUi } from '../ui/index.js';
 import { auth, licence } from './access.js';
 import { dispatch, unitOfWork } from './dispatch.js';
@@ -39,7 +40,7 @@ export async function handleRequest(
   const x = exchange(env, req, res, entry);
   if (await serveOwn(env, x)) return;
   const sx = address(x);
-  if (sx.service !== 'repo') balance(env, sx);
+  if (jiraHosted(sx.service)) balance(env, sx);
   const fault = await faults(env, sx);
   if (fault === ANSWERED) return;
   if (rateLimit(env, sx) === ANSWERED) return;

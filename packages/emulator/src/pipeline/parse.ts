@@ -3,6 +3,7 @@ import { isMultipart, type OperationDef, operations } from '@casebridge/core/con
 import type { z } from 'zod';
 import type { Env, ServiceExchange } from '../kernel/exchange.js';
 import { GUEST } from '../service/auth.js';
+import { jiraHosted } from '../service/cluster.js';
 import { type Ctx, ServiceError } from '../service/context.js';
 import type { Match } from '../service/router.js';
 import type { Caller } from './access.js';
@@ -25,7 +26,7 @@ export function newContext(env: Env, x: ServiceExchange, op: OperationDef, calle
     origin: x.origin,
     prefix: x.prefix,
     now: env.now,
-    ...(x.service !== 'repo' ? { cluster: { node: x.node ?? 0, jira: env.jira, index: env.index } } : {}),
+    ...(jiraHosted(x.service) ? { cluster: { node: x.node ?? 0, jira: env.jira, index: env.index } } : {}),
   };
 }
 
@@ -75,7 +76,9 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, where: 'path' 
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   if (where === 'body' && value === undefined) {
-    throw new ServiceError(500, 'Invalid request: the body is empty; this operation requires a JSON body');
+    throw new ServiceError(500, 'Invalid request: the body is empty; this operation requires a JSON body', {
+      input: true,
+    });
   }
   const first = r.error.issues[0];
   const field = first?.path.length ? first.path.join('.') : undefined;
@@ -87,7 +90,7 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, where: 'path' 
       return `${at}: ${i.message}`;
     })
     .join('; ');
-  throw new ServiceError(500, `Invalid request: ${detail}`, { field });
+  throw new ServiceError(500, `Invalid request: ${detail}`, { field, input: true });
 }
 
 async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
@@ -97,7 +100,7 @@ async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
     size += chunk.length;
     if (size > limit) {
       req.resume();
-      throw new ServiceError(500, `Invalid request: body exceeds the limit of ${limit} bytes`);
+      throw new ServiceError(500, `Invalid request: body exceeds the limit of ${limit} bytes`, { input: true });
     }
     chunks.push(chunk);
   }
@@ -106,6 +109,8 @@ async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new ServiceError(500, `Invalid request: body is not valid JSON (${(err as Error).message})`);
+    throw new ServiceError(500, `Invalid request: body is not valid JSON (${(err as Error).message})`, {
+      input: true,
+    });
   }
 }

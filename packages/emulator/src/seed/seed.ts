@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { codeRepoId } from '../rules/codehosts.js';
 import { issueByKey } from '../rules/domain.js';
 import { configureCaptcha } from '../service/auth.js';
-import type { Store } from '../store/store.js';
+import type { CodeRepo, Store } from '../store/store.js';
 import {
   applyResolutions,
   applyRunStatuses,
@@ -99,6 +100,38 @@ const userSchema = z.strictObject({
   captcha: z.boolean().default(false),
 });
 
+/**
+ * The repositories of the code hosts (Bitbucket Data Center, GitLab, GitHub) and their merge and pull requests: a
+ * request to another repository answers the host's 404. Default: the demo's `DEMO/shop` (Bitbucket), `demo/shop`
+ * with id 1 and merge request 1 (GitLab), `demo/shop` with pull request 1 (GitHub).
+ */
+const codeHostsSchema = z
+  .strictObject({
+    /** Bitbucket repositories, `PROJECT/slug`. */
+    bitbucket: z
+      .array(z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'a Bitbucket repository is PROJECT/slug'))
+      .default(['DEMO/shop']),
+    gitlab: z
+      .array(
+        z.strictObject({
+          id: z.number().int().positive(),
+          /** `group/name` (subgroups allowed). */
+          path: z.string().regex(/^[^/\s]+(\/[^/\s]+)+$/, 'a GitLab project path is group/name'),
+          mergeRequests: z.array(z.number().int().positive()).default([1]),
+        }),
+      )
+      .default([{ id: 1, path: 'demo/shop', mergeRequests: [1] }]),
+    github: z
+      .array(
+        z.strictObject({
+          repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'a GitHub repository is owner/name'),
+          pullRequests: z.array(z.number().int().positive()).default([1]),
+        }),
+      )
+      .default([{ repo: 'demo/shop', pullRequests: [1] }]),
+  })
+  .prefault({});
+
 export const seedSchema = z.strictObject({
   users: z.array(userSchema).min(1),
   /**
@@ -118,6 +151,7 @@ export const seedSchema = z.strictObject({
   resolutions: resolutionsSchema,
   /** The Jira version answered as: createmeta before 8.4 is the old resource only, from 9.0 the paged ones only. */
   jiraVersion: jiraVersionSchema,
+  codeHosts: codeHostsSchema,
 });
 
 export type SeedInput = z.input<typeof seedSchema>;
@@ -254,6 +288,29 @@ function checkScreens(p: z.output<typeof projectSchema>, custom: { id: string }[
   }
 }
 
+/**
+ * Puts the seed's code-host repositories in the store. Also what fills them into a data folder written before the
+ * emulator served the code hosts (the server calls it when the loaded state has none).
+ */
+export function applyCodeHosts(store: Store, input: SeedInput | Seed): void {
+  const { codeHosts } = seedSchema.parse(input);
+  const add = (repo: CodeRepo) => {
+    if (store.codeRepos.get(repo.id)) throw new Error(`seed: codeHosts.${repo.host} lists ${repo.path} twice`);
+    store.codeRepos.insert(repo);
+  };
+  for (const path of codeHosts.bitbucket)
+    add({ id: codeRepoId('bitbucket', path), host: 'bitbucket', path, reviews: [] });
+  for (const p of codeHosts.gitlab) {
+    if (store.codeRepos.find((r) => r.host === 'gitlab' && r.projectId === p.id)) {
+      throw new Error(`seed: codeHosts.gitlab has project id ${p.id} twice`);
+    }
+    add({ id: codeRepoId('gitlab', p.path), host: 'gitlab', path: p.path, projectId: p.id, reviews: p.mergeRequests });
+  }
+  for (const g of codeHosts.github) {
+    add({ id: codeRepoId('github', g.repo), host: 'github', path: g.repo, reviews: g.pullRequests });
+  }
+}
+
 /** Fills an empty store from a seed. Throws a message naming the bad reference when the seed is inconsistent. */
 export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now()): void {
   const seed = seedSchema.parse(input);
@@ -273,6 +330,7 @@ export function applySeed(store: Store, input: SeedInput | Seed, now = Date.now(
     required: seed.users.filter((u) => u.captcha).map((u) => u.name),
   });
   applyRunStatuses(store, seed.runStatuses);
+  applyCodeHosts(store, seed);
   store.settings.insert({ id: 'jiraVersion', value: seed.jiraVersion });
   store.transitions.insert({
     id: 11,

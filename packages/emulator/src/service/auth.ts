@@ -10,6 +10,8 @@ import type { Store, User } from '../store/store.js';
  *   on the cluster node that issued it (cluster.ts).
  * - Content repository: the `Authorization` header with `Basic`, `Bearer` or `EDU-TICKET` (prefix matched
  *   case-insensitively), or a JSESSIONID cookie set by an earlier authenticated response.
+ * - Code hosts: a token only, a user's personal access token (the demo's `casebridge-dev-token`): Bitbucket as
+ *   `Authorization: Bearer`, GitLab as `PRIVATE-TOKEN` or Bearer, GitHub as `Bearer` or `token`.
  */
 
 export type AuthResult =
@@ -143,6 +145,24 @@ function byPasswordOrToken(store: Store, name: string, secret: string, tokenAsPa
   return user.password === secret || (tokenAsPassword && user.tokens.includes(secret)) ? user : undefined;
 }
 
+/** The token a code host reads from the request: undefined when none is sent, '' when it is sent malformed. */
+function codeHostToken(service: 'bitbucket' | 'gitlab' | 'github', headers: IncomingHttpHeaders): string | undefined {
+  const privateToken = headers['private-token'];
+  if (service === 'gitlab' && typeof privateToken === 'string' && privateToken !== '') return privateToken.trim();
+  const raw = headers.authorization;
+  if (typeof raw !== 'string' || raw.trim() === '') return undefined;
+  const m = /^(\S+)\s+(\S+)\s*$/.exec(raw.trim());
+  const scheme = m?.[1]?.toLowerCase();
+  const schemes = service === 'github' ? ['bearer', 'token'] : ['bearer'];
+  return m && scheme && schemes.includes(scheme) ? (m[2] ?? '') : '';
+}
+
+function byToken(store: Store, token: string | undefined): AuthResult {
+  if (token === undefined) return { ok: false, reason: 'missing' };
+  const user = token ? store.users.find((u) => u.tokens.includes(token)) : undefined;
+  return user ? { ok: true, user, via: 'bearer' } : { ok: false, reason: 'invalid' };
+}
+
 /** Where a request landed, for the Jira-hosted services. */
 export interface AuthOptions {
   /** The simulated cluster node the request landed on: a session opened on another node is unknown here. */
@@ -157,6 +177,9 @@ export function authenticate(
   headers: IncomingHttpHeaders,
   opts: AuthOptions = {},
 ): AuthResult {
+  if (service === 'bitbucket' || service === 'gitlab' || service === 'github') {
+    return byToken(store, codeHostToken(service, headers));
+  }
   const raw = headers.authorization;
   if (typeof raw === 'string' && raw.trim() !== '') {
     const space = raw.indexOf(' ');

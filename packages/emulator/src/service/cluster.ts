@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Service } from '@casebridge/core/contract';
 import type { JiraBehaviour } from '../behaviour/profile.js';
 import { parseCookies } from './auth.js';
 
@@ -29,6 +30,14 @@ export class Cluster {
     this.turn = (this.turn + 1) % n;
     return { node, setCookie: true };
   }
+}
+
+/**
+ * The services that run inside Jira, behind its load balancer, its rate limiter and its cluster: synapseRT and the
+ * Jira platform. The content repository and the code hosts are servers of their own.
+ */
+export function jiraHosted(service: Service): boolean {
+  return service === 'tm' || service === 'jira';
 }
 
 /** The balancer's cookie for a node (0-based). */

@@ -97,7 +97,17 @@ export class ServiceError extends CasebridgeError {
   constructor(
     status: number,
     message: string,
-    readonly options: { text?: boolean; field?: string; error?: string } = {},
+    readonly options: {
+      text?: boolean;
+      field?: string;
+      /** The service's own name of the error (edu-sharing's exception class, Bitbucket's `exceptionName`). */
+      error?: string;
+      /**
+       * The request's input failed validation (the parse step): synapseRT answers 500, the code hosts 400 (GitHub 422
+       * for a field).
+       */
+      input?: boolean;
+    } = {},
   ) {
     super('service', message, { status }, false, { redact: false });
   }

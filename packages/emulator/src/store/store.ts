@@ -1,5 +1,5 @@
 /**
- * The emulator's data model: one table per kind of thing the two services keep.
+ * The emulator's data model: one table per kind of thing the services keep.
  *
  * Tables live in memory and are the source of truth for reads. Every write goes through `insert`, `update` or
  * `remove`, which records the change; the server commits the recorded changes (to the data file when `--data` is set)
@@ -286,6 +286,78 @@ export interface RepoNode {
   contentVersion: string | null;
 }
 
+/** A code host the emulator stands in for, besides Jira. */
+export type CodeHost = 'bitbucket' | 'gitlab' | 'github';
+
+/**
+ * A repository a code host holds: a Bitbucket repository (`path` `PROJECT/slug`), a GitLab project (`path`
+ * `group/name`, with its numeric `projectId`) or a GitHub repository (`owner/name`). Its id is `<host>:<path>` in
+ * lower case: the three hosts find a repository whatever the case of its name.
+ */
+export interface CodeRepo {
+  id: string;
+  host: CodeHost;
+  /** As seeded, in its own case. */
+  path: string;
+  /** GitLab's numeric project id. */
+  projectId?: number;
+  /** The merge requests (GitLab iids) or pull requests (GitHub numbers) it has. */
+  reviews: number[];
+}
+
+/** A Bitbucket Code Insights report of a commit; id `<repo id>|<commit>|<key>`, the commit in lower case. */
+export interface InsightReport {
+  id: string;
+  repoId: string;
+  commit: string;
+  key: string;
+  title: string;
+  details?: string;
+  result?: 'PASS' | 'FAIL';
+  reporter?: string;
+  link?: string;
+  logoUrl?: string;
+  data: { title: string; type: string; value: unknown }[];
+  createdDate: number;
+}
+
+/** An annotation of a report (Bitbucket does not deduplicate them). */
+export interface InsightAnnotation {
+  id: number;
+  reportId: string;
+  message: string;
+  severity: 'LOW' | 'MEDIUM' | 'HIGH';
+  path?: string;
+  line?: number;
+  type?: 'VULNERABILITY' | 'CODE_SMELL' | 'BUG';
+  link?: string;
+  externalId?: string;
+}
+
+/** A commit's build status under one key (Bitbucket's build status is per commit, whatever the repository). */
+export interface BuildStatus {
+  id: number;
+  commit: string;
+  key: string;
+  state: 'SUCCESSFUL' | 'FAILED' | 'INPROGRESS';
+  name?: string;
+  url: string;
+  description?: string;
+  dateAdded: number;
+}
+
+/** A GitLab merge-request note or a GitHub pull-request comment. */
+export interface ReviewComment {
+  id: number;
+  repoId: string;
+  /** The merge request's iid or the pull request's number. */
+  review: number;
+  body: string;
+  author: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
 /** A recorded change, as the persistence layer receives it. */
 export type Change =
   | { op: 'put'; table: string; id: number | string; row: unknown }
@@ -416,6 +488,11 @@ export class Store implements ChangeSink {
   readonly sessions = new Table<Session, string>('sessions', this);
   readonly tickets = new Table<Ticket, string>('tickets', this);
   readonly nodes = new Table<RepoNode, string>('nodes', this);
+  readonly codeRepos = new Table<CodeRepo, string>('codeRepos', this);
+  readonly insightReports = new Table<InsightReport, string>('insightReports', this);
+  readonly insightAnnotations = new Table<InsightAnnotation>('insightAnnotations', this);
+  readonly buildStatuses = new Table<BuildStatus>('buildStatuses', this);
+  readonly reviewComments = new Table<ReviewComment>('reviewComments', this);
 
   /** Tables by name, for persistence and the state dump. */
   tables(): Table<{ id: number | string }, number | string>[] {

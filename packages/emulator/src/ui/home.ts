@@ -1,5 +1,6 @@
 import { ISSUE_TYPES } from '../rules/domain.js';
 import type { Issue } from '../store/store.js';
+import { codeReviewPanel } from './code-review.js';
 import { browseUrl, cycleUrl, html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 import { latestCycle, runsByCycle } from './model.js';
@@ -73,6 +74,7 @@ export function homePage(v: View): SafeHtml {
     viewer: v.viewer,
     section: '/',
     main: html`<h1>Projects and test plans</h1>
-      ${sections.length ? sections : html`<p class="muted">No projects. Start the emulator with a seed that has some (--seed).</p>`}`,
+      ${sections.length ? sections : html`<p class="muted">No projects. Start the emulator with a seed that has some (--seed).</p>`}
+      ${codeReviewPanel(store)}`,
   });
 }

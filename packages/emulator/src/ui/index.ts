@@ -2,6 +2,7 @@ import type { Env, Exchange } from '../kernel/exchange.js';
 import { safeDecode } from '../service/router.js';
 import type { Cycle, Issue } from '../store/store.js';
 import { refuseNonAdmin, resolveViewer, serveLogin, serveLogout, toLogin } from './access.js';
+import { codeReviewPage, codeReviewRoute } from './code-review.js';
 import { cycleFragment, cyclePage } from './cycle.js';
 import { faultsPage } from './faults-page.js';
 import { homePage } from './home.js';
@@ -21,12 +22,12 @@ export { isOpen, uiChanged } from './state.js';
 
 /**
  * The web UI: server-rendered pages over the emulator's store, at the paths Jira and synapseRT use where there is
- * one (`/browse/<KEY>`, `/login.jsp`, `/logout`), under `/ui/` for its script, fragments and events, and under
- * `/rehearsal/` for the emulator's own tools. Only these methods and paths are taken; every other request goes
+ * one (`/browse/<KEY>`, `/login.jsp`, `/logout`; the code hosts' commit, merge-request and pull-request pages at
+ * theirs), under `/ui/` for its script, fragments and events, and under `/rehearsal/` for the emulator's own tools. Only these methods and paths are taken; every other request goes
  * on to the API pipeline exactly as before (so `/rest/...` and a Jira 404 for anything else are unchanged).
  */
 
-type Route = 'home' | 'browse' | 'fragment' | 'events' | 'script' | 'login' | 'logout' | 'rehearsal';
+type Route = 'home' | 'browse' | 'code' | 'fragment' | 'events' | 'script' | 'login' | 'logout' | 'rehearsal';
 
 function routeOf(method: string, path: string): Route | undefined {
   const read = method === 'GET' || method === 'HEAD';
@@ -43,6 +44,7 @@ function routeOf(method: string, path: string): Route | undefined {
   // An event stream never ends, so HEAD (which would wait for the end) is not served there.
   if (p === '/ui/events' && method === 'GET') return 'events';
   if (p === '/ui/live.js') return 'script';
+  if (codeReviewRoute(p)) return 'code';
   return undefined;
 }
 
@@ -92,6 +94,7 @@ export async function serveUi(env: Env, x: Exchange): Promise<boolean> {
   x.req.resume();
   if (route === 'home') sendHtml(x.res, x.method, 200, homePage(v));
   else if (route === 'browse') serveBrowse(v, safeDecode(x.rawPath.slice('/browse/'.length).replace(/\/$/, '')));
+  else if (route === 'code') serveCodeReview(v);
   else {
     const cycle = cycleParam(v);
     const plan = cycle && planOf(v.store, cycle);
@@ -116,6 +119,21 @@ async function serveRehearsal(v: View, x: Exchange): Promise<void> {
   } else if (p === '/rehearsal/faults') await faultsPage(v, x);
   else if (p === '/rehearsal/jira') await jiraPage(v, x);
   else await resetPage(v, x);
+}
+
+/** A code host's page (code-review.ts); a repository, commit or review the emulator does not hold is a 404. */
+function serveCodeReview(v: View): void {
+  const p = v.path.length > 1 && v.path.endsWith('/') ? v.path.slice(0, -1) : v.path;
+  const route = codeReviewRoute(p);
+  const body = route && codeReviewPage(v, route);
+  if (body) sendHtml(v.res, v.method, 200, body);
+  else {
+    notFound(
+      v,
+      'Not found',
+      html`<p>The emulator holds no such repository, commit (a full 40-character hash) or review. <a href="/#code-review">Back to the code review list</a></p>`,
+    );
+  }
 }
 
 function cycleParam(v: View): Cycle | undefined {

@@ -5,7 +5,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useEmulator } from '../helpers.js';
 import { ROOT } from '../spawn.js';
-import { type FilledCycle, fillCycle, setResult } from './fixtures.js';
+import { type FilledCycle, fillCycle, postReview, REVIEW_COMMIT, setResult } from './fixtures.js';
 
 /**
  * The web UI in a real Chromium, as a person sees it: status text and colour, the failure screenshot loaded
@@ -22,6 +22,7 @@ declare function getComputedStyle(element: unknown): { backgroundColor: string; 
 const CHROMIUM = '/usr/bin/chromium';
 const HAS_CHROMIUM = existsSync(CHROMIUM);
 const SHOTS = join(ROOT, 'test-results', 'ui');
+const COMMIT_PAGE = `/projects/DEMO/repos/shop/commits/${REVIEW_COMMIT}`;
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** A stand-in for the screenshot a Playwright reporter attaches to a failed test. */
@@ -80,6 +81,7 @@ describe.skipIf(!HAS_CHROMIUM)('web UI in Chromium (needs /usr/bin/chromium)', (
     await shooter.close();
     await fillCycle(emu(), 'Nightly build 41');
     filled = await fillCycle(emu(), 'Nightly build 42', screenshot);
+    await postReview(emu());
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   });
 
@@ -198,6 +200,28 @@ describe.skipIf(!HAS_CHROMIUM)('web UI in Chromium (needs /usr/bin/chromium)', (
     await page.close();
   });
 
+  it('shows a commit as a pull request shows it: the build, the report with its data, annotations by file', async () => {
+    const page = await context.newPage();
+    await page.goto(`${emu().url}/`);
+    await page.getByRole('link', { name: REVIEW_COMMIT.slice(0, 11) }).click();
+    expect(new URL(page.url()).pathname).toBe(COMMIT_PAGE);
+    const builds = page.getByRole('region', { name: /^Build statuses/ });
+    expect(await builds.locator('tbody tr').first().textContent()).toContain('FAILED');
+    const report = page.locator('section', { has: page.getByRole('heading', { level: 3 }) }).first();
+    expect(await report.getByRole('heading', { level: 3 }).textContent()).toContain('casebridge: FAIL <b>2 new</b>');
+    expect(await report.locator('dt:text-is("Pass rate") + dd').textContent()).toBe('62.5%');
+    expect(await report.getByRole('link', { name: 'Nightly 42' }).getAttribute('href')).toBe(
+      'http://jira.example.test/c/7',
+    );
+    const checkout = page.getByRole('region', { name: /on tests\/checkout\.spec\.ts/ });
+    expect(await checkout.locator('tbody th').allTextContents()).toEqual(['12', '42']);
+    expect(await checkout.locator('tbody tr').nth(1).textContent()).toContain(
+      'expected "valid", got <script>alert(1)</script>',
+    );
+    await page.screenshot({ path: join(SHOTS, 'commit.png'), fullPage: true });
+    await page.close();
+  });
+
   it('has no page-level horizontal scroll at 400 px', async () => {
     const narrow = await browser.newContext({ viewport: { width: 400, height: 800 } });
     const page = await narrow.newPage();
@@ -211,6 +235,9 @@ describe.skipIf(!HAS_CHROMIUM)('web UI in Chromium (needs /usr/bin/chromium)', (
       '/rehearsal/requests',
       '/rehearsal/faults',
       '/login.jsp',
+      COMMIT_PAGE,
+      '/demo/shop/-/merge_requests/1',
+      '/demo/shop/pull/1',
     ]) {
       await page.goto(emu().url + path);
       const { scrollWidth, clientWidth } = await noHorizontalScroll(page);
@@ -236,6 +263,10 @@ describe.skipIf(!HAS_CHROMIUM)('web UI in Chromium (needs /usr/bin/chromium)', (
       '/rehearsal/reset',
       '/login.jsp',
       '/browse/NOPE-1',
+      COMMIT_PAGE,
+      '/demo/shop/-/merge_requests/1',
+      '/demo/shop/pull/1',
+      '/demo/nope/pull/1',
     ]) {
       await page.goto(emu().url + path);
       expect(await seriousViolations(page), path).toEqual([]);

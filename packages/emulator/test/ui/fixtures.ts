@@ -205,3 +205,78 @@ export function runCardHtml(text: string, runId: number): string {
   const end = text.indexOf('</article>', start);
   return text.slice(start, end);
 }
+
+const CODE_HOST_TOKEN = 'Bearer casebridge-dev-token';
+export const REVIEW_COMMIT = '0123456789abcdef0123456789abcdef01234567';
+const INSIGHTS = `/rest/insights/latest/projects/DEMO/repos/shop/commits/${REVIEW_COMMIT}/reports/casebridge`;
+
+/** Posts what a reporter posts for a failed cycle: a report, three annotations, a build status, a note, a comment. */
+export async function postReview(emu: RunningEmulator): Promise<{ noteId: number; commentId: number }> {
+  const ok = (r: { status: number; text: string }, status: number) => expect(r.status, r.text).toBe(status);
+  ok(
+    await call(emu, 'PUT', INSIGHTS, {
+      auth: CODE_HOST_TOKEN,
+      body: {
+        title: 'casebridge: FAIL <b>2 new</b>',
+        details: 'Nightly 42: 2 new failures, 1 flaky.\nSee the cycle.',
+        result: 'FAIL',
+        reporter: 'casebridge',
+        link: 'http://jira.example.test/browse/DEMO-1?cycle=7',
+        data: [
+          { title: 'Failed', type: 'NUMBER', value: 3 },
+          { title: 'Pass rate', type: 'PERCENTAGE', value: 62.5 },
+          { title: 'Duration', type: 'DURATION', value: 200_000 },
+          { title: 'Cycle', type: 'LINK', value: { linktext: 'Nightly 42', href: 'http://jira.example.test/c/7' } },
+          { title: 'Quarantined', type: 'BOOLEAN', value: true },
+          { title: 'Evil', type: 'LINK', value: { linktext: 'click', href: 'javascript:alert(1)' } },
+        ],
+      },
+    }),
+    200,
+  );
+  ok(
+    await call(emu, 'POST', `${INSIGHTS}/annotations`, {
+      auth: CODE_HOST_TOKEN,
+      body: {
+        annotations: [
+          {
+            message: 'expected "valid", got <script>alert(1)</script>',
+            severity: 'HIGH',
+            path: 'tests/checkout.spec.ts',
+            line: 42,
+            type: 'BUG',
+            externalId: 'DEMO-5',
+            link: 'http://jira.example.test/browse/DEMO-11',
+          },
+          { message: 'flaky: passed on retry', severity: 'LOW', path: 'tests/login.spec.ts', line: 7, type: 'BUG' },
+          { message: 'known failure', severity: 'MEDIUM', path: 'tests/checkout.spec.ts', line: 12, type: 'BUG' },
+        ],
+      },
+    }),
+    204,
+  );
+  ok(
+    await call(emu, 'POST', `/rest/build-status/1.0/commits/${REVIEW_COMMIT}`, {
+      auth: CODE_HOST_TOKEN,
+      body: {
+        state: 'FAILED',
+        key: 'casebridge',
+        name: 'casebridge tests',
+        url: 'http://jira.example.test/c/7',
+        description: '3 failed',
+      },
+    }),
+    204,
+  );
+  const note = await call(emu, 'POST', '/api/v4/projects/1/merge_requests/1/notes', {
+    auth: CODE_HOST_TOKEN,
+    body: { body: '## casebridge: FAIL\n<img src=x onerror=alert(1)>' },
+  });
+  ok(note, 201);
+  const comment = await call(emu, 'POST', '/api/v3/repos/demo/shop/issues/1/comments', {
+    auth: CODE_HOST_TOKEN,
+    body: { body: '## casebridge: FAIL\n| test | result |' },
+  });
+  ok(comment, 201);
+  return { noteId: note.json.id, commentId: comment.json.id };
+}

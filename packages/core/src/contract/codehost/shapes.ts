@@ -1,0 +1,15 @@
+import * as z from 'zod';
+import type { SchemaMode } from '../define.js';
+
+/**
+ * What the three code hosts' operation files share. Their APIs are not variant-dependent: the `id` and `ID` modes
+ * build the same wire shapes, and `tolerant` (the client's) keeps unknown fields and accepts null for an optional one.
+ */
+
+/** A field the answer may leave out: optional on the wire, also null for the client. */
+export function opt<T extends z.ZodType>(mode: SchemaMode, t: T): z.ZodType<z.output<T> | null | undefined> {
+  return (mode === 'tolerant' ? t.nullish() : t.optional()) as z.ZodType<z.output<T> | null | undefined>;
+}
+
+/** A 1-based page number or a page size as the query string carries it. */
+export const positiveInt = () => z.coerce.number().int().positive();
