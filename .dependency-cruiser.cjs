@@ -20,6 +20,7 @@ const CORE_LAYERS = [
   ['engine/delivery/'],
   ['engine/report/'],
   ['engine/query/'],
+  ['engine/publish/'], // the pull request's report: read through query/, posted with client/codehost.ts
   ['engine/[^/]+$'], // engine.ts, session.ts, ...: the façade
 ];
 

@@ -10,6 +10,7 @@ import { history } from './history.js';
 import { init } from './init.js';
 import { junit } from './junit.js';
 import { mcp } from './mcp.js';
+import { publish } from './publish.js';
 import { quarantine } from './quarantine.js';
 import { replay } from './replay.js';
 import { sync } from './sync.js';
@@ -30,6 +31,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   history,
   flaky,
   gate,
+  publish,
   quarantine,
   mcp,
   emulator,

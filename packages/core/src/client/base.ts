@@ -127,14 +127,14 @@ export class ServiceClient {
 
   constructor(
     options: ClientOptions,
-    private readonly kind: 'tm' | 'repo' | 'jira',
+    private readonly kind: 'tm' | 'repo' | 'jira' | 'codehost',
     defaultPrefix: string,
     obtain: (client: ServiceClient) => Promise<string>,
     ticketScheme = 'EDU-TICKET',
   ) {
     const o = parseClientOptions(options);
     // A personal access token as a password is refused before sending: one try already counts towards the CAPTCHA.
-    if (kind !== 'repo' && 'password' in o.auth && looksLikePersonalAccessToken(o.auth.password)) {
+    if ((kind === 'tm' || kind === 'jira') && 'password' in o.auth && looksLikePersonalAccessToken(o.auth.password)) {
       throw new ConfigError(
         `Invalid client options:\n  auth.password: ${TOKEN_AS_PASSWORD}: use auth { type: 'bearer', token }`,
       );
@@ -300,6 +300,7 @@ export class ServiceClient {
     if (this.kind === 'repo') {
       return 'the content repository refused the credentials (check the user name and password, token or ticket)';
     }
+    if (this.kind === 'codehost') return 'the code host refused the token (check it, its expiry and its scopes)';
     if (type === 'basic' || type === 'session') {
       const sent = type === 'basic' ? 'as Basic' : 'for a session';
       return `the user name and password sent ${sent} were refused. Check the password; a personal access token is not a password: it goes in token (auth { type: 'bearer', token }, CASEBRIDGE_TOKEN), since Jira refuses it as a password and counts each failed login towards the CAPTCHA`;
@@ -361,7 +362,7 @@ export class ServiceClient {
     if (status === 400) {
       throw new ValidationError(`HTTP 400: the service refused the input${said}`, msg, detail());
     }
-    if (status === 500 && this.kind !== 'repo') {
+    if (status === 500 && (this.kind === 'tm' || this.kind === 'jira')) {
       // synapseRT answers 500 for validation errors as well as internal ones: retried unless it creates, then
       // uncertain.
       const creates = op.creates === true;

@@ -12,6 +12,7 @@ import { type Clock, clockOf } from './kernel/clock.js';
 import { outcomeOf, type TestResult } from './kernel/model.js';
 import { Problems } from './kernel/problems.js';
 import type { EndResult, EngineContext, PlannedTest, RunSummary } from './kernel/types.js';
+import { publishAtEnd } from './publish/publish.js';
 import { assembleSummary, failReason, invalidConfigLine, printSummary } from './report/run-summary.js';
 import { cycleKeysInstead, NO_CYCLE, type SelectionSummary, selectTests } from './selection.js';
 import { openSession, type Session, saveMapping } from './session.js';
@@ -35,6 +36,7 @@ export class Engine {
   /** The run's one clock (kernel/clock.ts). */
   private readonly clock: Clock;
   private ended = false;
+  private readonly startedAt: number;
   /** The configuration is invalid and asked for `failOnError`. */
   private failInvalid = false;
   /** The options the runner gave (recorded beside journaled results for `casebridge replay`). */
@@ -57,6 +59,7 @@ export class Engine {
     for (const p of problems) this.problems.add('config', p);
     const settings = config ? { indexLagMs: config.jira.indexLagMs, bulkWaitMs: config.bulkWaitMs } : {};
     this.clock = clockOf(settings, ctx.timeScale);
+    this.startedAt = this.clock.now();
     this.health = new RunHealth(this.abort.signal, this.out, this.clock, this.problems);
     this.enabled = config?.enabled === true;
   }
@@ -290,7 +293,20 @@ export class Engine {
       }
       const journaled = s.dry ? 0 : await s.journaling.write(undelivered, this.inline, this.ctx.runner.name);
       if (journaled === undelivered.length) await s.journaling.discardWal();
-      const summary = this.summary(journaled);
+      let summary = this.summary(journaled);
+      if (!this.abort.signal.aborted) {
+        const published = await publishAtEnd({
+          config: c,
+          tm: s.tm,
+          cycle: summary.cycle,
+          dry: !!s.dry,
+          env: this.ctx.env ?? process.env,
+          cwd: this.ctx.cwd,
+          signal: this.abort.signal,
+          durationMs: this.clock.now() - this.startedAt,
+        });
+        if (published.length) summary = { ...summary, published };
+      }
       printSummary(summary, {
         out: this.out,
         env: this.ctx.env ?? process.env,

@@ -50,6 +50,12 @@ export const ENV_OPTIONS: Record<
   CASEBRIDGE_TIMEOUT_MS: { path: ['timeouts', 'headersMs'], type: 'number' },
   CASEBRIDGE_REPOSITORY_URL: { path: ['repository', 'url'], type: 'string' },
   CASEBRIDGE_REPOSITORY_TOKEN: { path: ['repository', 'token'], type: 'string' },
+  CASEBRIDGE_BITBUCKET_URL: { path: ['bitbucket', 'url'], type: 'string' },
+  CASEBRIDGE_BITBUCKET_TOKEN: { path: ['bitbucket', 'token'], type: 'string' },
+  CASEBRIDGE_BITBUCKET_REPO: { path: ['bitbucket', 'repo'], type: 'string' },
+  CASEBRIDGE_BITBUCKET_REPORT_KEY: { path: ['bitbucket', 'reportKey'], type: 'string' },
+  CASEBRIDGE_GITLAB_TOKEN: { path: ['gitlab', 'token'], type: 'string' },
+  CASEBRIDGE_GITHUB_TOKEN: { path: ['github', 'token'], type: 'string' },
 };
 
 const TRUE = new Set(['1', 'true', 'yes', 'on']);

@@ -135,9 +135,11 @@ export function loadConfig(
   searched.push(inlineSource);
   const merged = mergeOptions(mergeOptions(mergeOptions(fromFile, base?.options ?? {}), fromEnv.options), inline);
   for (const k of ['token', 'password']) if (typeof merged[k] === 'string') registerSecret(merged[k] as string);
-  if (isPlainObject(merged.repository)) {
+  for (const where of ['repository', 'bitbucket', 'gitlab', 'github']) {
+    const part = merged[where];
+    if (!isPlainObject(part)) continue;
     for (const k of ['token', 'password', 'ticket']) {
-      const v = (merged.repository as Record<string, unknown>)[k];
+      const v = (part as Record<string, unknown>)[k];
       if (typeof v === 'string') registerSecret(v);
     }
   }

@@ -171,6 +171,39 @@ export interface CasebridgeOptions {
         ticket?: string | undefined;
       }
     | undefined;
+  /**
+   * Bitbucket Data Center: the cycle's Code Insights report, one annotation per failed test and a build status on the
+   * commit, at the end of every run and on `casebridge publish`. Also CASEBRIDGE_BITBUCKET_URL, _TOKEN, _REPO.
+   */
+  bitbucket?:
+    | {
+        url: string;
+        /** An HTTP access token, sent as Bearer. */
+        token: string;
+        /** `PROJECT/slug`. */
+        repo: string;
+        /** The report's key and the build status's key (default `casebridge`). */
+        reportKey?: string | undefined;
+      }
+    | undefined;
+  /** GitLab: one merge-request note, edited in place (default: CI_SERVER_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID, CASEBRIDGE_GITLAB_TOKEN). */
+  gitlab?:
+    | {
+        url?: string | undefined;
+        token?: string | undefined;
+        project?: string | undefined;
+        mergeRequest?: number | undefined;
+      }
+    | undefined;
+  /** GitHub: one pull-request comment, edited in place (default: GITHUB_API_URL, GITHUB_REPOSITORY, the event's pull request, CASEBRIDGE_GITHUB_TOKEN or GITHUB_TOKEN). */
+  github?:
+    | {
+        url?: string | undefined;
+        token?: string | undefined;
+        repo?: string | undefined;
+        pullRequest?: number | undefined;
+      }
+    | undefined;
   /** How long the end of the run waits while delivery makes no progress (default 30,000 ms). */
   flushTimeoutMs?: number | undefined;
   /**

@@ -212,6 +212,39 @@ export const configSchema = z
         ticket: z.string().min(1).optional(),
       })
       .optional(),
+    /** Bitbucket Data Center: a Code Insights report and a build status on the commit (engine/publish). */
+    bitbucket: z
+      .strictObject({
+        url: z.url({ message: 'expected the Bitbucket server URL, e.g. https://bitbucket.example.com' }),
+        /** An HTTP access token (personal, project or repository), sent as Bearer. */
+        token: z.string().min(1),
+        repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, "expected the repository as 'PROJECT/slug'"),
+        reportKey: z.string().min(1).max(100).default('casebridge'),
+      })
+      .optional(),
+    /** GitLab: one merge-request note, edited in place; the CI's variables fill in what is not set here. */
+    gitlab: z
+      .strictObject({
+        url: z.url({ message: 'expected the GitLab URL, e.g. https://gitlab.example.com' }).optional(),
+        token: z.string().min(1).optional(),
+        /** The project's id or path (`group/shop`). */
+        project: z.string().min(1).optional(),
+        mergeRequest: z.number().int().positive().optional(),
+      })
+      .optional(),
+    /** GitHub: one pull-request comment, edited in place; the Actions variables fill in what is not set here. */
+    github: z
+      .strictObject({
+        /** The API root: https://api.github.com, or https://<host>/api/v3 for GitHub Enterprise Server. */
+        url: z.url({ message: 'expected the GitHub API URL, e.g. https://api.github.com' }).optional(),
+        token: z.string().min(1).optional(),
+        repo: z
+          .string()
+          .regex(/^[^/\s]+\/[^/\s]+$/, "expected the repository as 'owner/name'")
+          .optional(),
+        pullRequest: z.number().int().positive().optional(),
+      })
+      .optional(),
     /** How long the end of the run waits while no request succeeds before journaling the rest (see `flushMaxMs`). */
     flushTimeoutMs: z.number().int().positive().default(30_000),
     /** How long status-only results wait for a bulk update, doubling up to 300 s: liveness against request count. */
@@ -301,7 +334,10 @@ const optionsTypeMatchesSchema: [
   Nested<'jira'>,
   Nested<'gate'>,
   Nested<'quarantine'>,
-] = [true, true, true, true, true, true, true, true, true];
+  Nested<'bitbucket'>,
+  Nested<'gitlab'>,
+  Nested<'github'>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true];
 void optionsTypeMatchesSchema;
 
 /** Expands `${name}` in a template from `vars`, then the environment; unknown names become empty. */

@@ -10,7 +10,8 @@ import type { DefectCap } from './cap.js';
 import type { Verdict } from './classify.js';
 import { primaryError } from './fingerprint.js';
 import { type FailureGroup, groupOf } from './groups.js';
-import type { DefectRefusals, Refusal } from './refusals.js';
+import type { Decided, DefectOutcome } from './ledger.js';
+import type { DefectRefusals } from './refusals.js';
 import type { GroupDefect, GroupSearch } from './search.js';
 import { type DefectTextInput, defectDescription, defectSummary, marker, templateVars } from './text.js';
 import { afterSearch, type GroupAction, type GroupFacts, judgeGroup, type Triage } from './triage.js';
@@ -55,24 +56,6 @@ export interface DefectInput {
   filed?: (key: string, recheck: () => Promise<string | undefined>) => void;
 }
 
-/**
- * What became of a failure's defect: filed, existing, none (the cap, or a `refusal` of its fields), or decided later
- * by the cap's ranking. `regressionOf`: the group's defects are all closed; this names the newest.
- */
-export type DefectOutcome = Decided | Later;
-
-/** A defect found, filed, or none (the cap, a refused create). */
-export type Decided =
-  | { key: string; created: boolean; regressionOf?: string; onRun?: true }
-  | { key?: undefined; notFiled: true; refusal?: Refusal | undefined; regressionOf?: string };
-
-/** The cap's ranking decides the defect once every result is in: the run is written now, `later` answers it. */
-export interface Later {
-  key?: undefined;
-  later: Promise<Decided>;
-  regressionOf?: string;
-}
-
 /** The search-and-create lock and the run's `known` entry of a failure group. */
 const groupKey = (project: string, group: FailureGroup) => `${project}:${group.hash}`;
 
@@ -81,6 +64,8 @@ export interface Judged {
   verdict: Verdict | undefined;
   defect: DefectOutcome;
 }
+
+export type { Decided, DefectOutcome, Later } from './ledger.js';
 
 export function findOrFileDefect(input: DefectInput): Promise<Judged> {
   const t = input.triaged;

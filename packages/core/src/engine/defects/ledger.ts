@@ -1,6 +1,24 @@
 import type { CycleInfo } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
-import type { DefectOutcome } from './defects.js';
+import type { Refusal } from './refusals.js';
+
+/**
+ * What became of a failure's defect: filed, existing, none (the cap, or a `refusal` of its fields), or decided later
+ * by the cap's ranking. `regressionOf`: the group's defects are all closed; this names the newest.
+ */
+export type DefectOutcome = Decided | Later;
+
+/** A defect found, filed, or none (the cap, a refused create). */
+export type Decided =
+  | { key: string; created: boolean; regressionOf?: string; onRun?: true }
+  | { key?: undefined; notFiled: true; refusal?: Refusal | undefined; regressionOf?: string };
+
+/** The cap's ranking decides the defect once every result is in: the run is written now, `later` answers it. */
+export interface Later {
+  key?: undefined;
+  later: Promise<Decided>;
+  regressionOf?: string;
+}
 
 /** A run this process linked to a defect it filed: linked again to the survivor if that defect turns out a duplicate. */
 export interface RunLink {

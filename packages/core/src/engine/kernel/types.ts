@@ -110,6 +110,8 @@ export interface RunSummary {
   journaled: number;
   /** Failures whose run has its status but whose classification and defect could not be written (Jira failed). */
   undecided?: { keys: string[]; reason: string };
+  /** Where the cycle's report went (pull request, commit), one line a code host: a failure to post is a warning. */
+  published?: Array<{ ok: boolean; line: string }>;
   journalDir?: string;
   /** What dry run would have sent, one line per call. */
   calls?: string[];

@@ -159,13 +159,21 @@ export function gateMarkdown(
 
 const escapeMd = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
+/** A cycle's runs by result: `notRun` have none yet (Not Tested, or a status statusMap does not map). */
+export interface Tally {
+  total: number;
+  passed: number;
+  failed: number;
+  notRun: number;
+}
+
 /** The gate of a cycle: 2 requests (3 with `requireAllPlanned`), the failures as the reporters classified them. */
 export async function gateCycle(
   r: Reader,
   plan: string,
   ref: string,
   rules: GateRules,
-): Promise<{ cycle: CycleDigest; failures: Failure[]; verdict: GateVerdict }> {
+): Promise<{ cycle: CycleDigest; failures: Failure[]; verdict: GateVerdict; tally: Tally }> {
   const read = await cycleRead(r, plan, ref);
   const planned = rules.requireAllPlanned
     ? (await r.tm.plans.members({ testPlanIssueKey: plan }, r.signal ? { signal: r.signal } : undefined)).map(
@@ -182,5 +190,8 @@ export async function gateCycle(
     };
   });
   const verdict = judge({ failures: read.failures, runs, ...(planned ? { planned } : {}) }, rules);
-  return { cycle: read.cycle, failures: read.failures, verdict };
+  const passed = runs.filter((x) => x.passed).length;
+  const decided = runs.filter((x) => x.decided).length;
+  const tally = { total: runs.length, passed, failed: decided - passed, notRun: runs.length - decided };
+  return { cycle: read.cycle, failures: read.failures, verdict, tally };
 }

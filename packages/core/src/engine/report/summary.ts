@@ -204,6 +204,7 @@ export function formatSummary(s: RunSummary): string {
     lines.push(`  ${s.problems.length} problem(s):`);
     lines.push(...list(s.problems, 20));
   }
+  for (const p of s.published ?? []) lines.push(`  ${p.ok ? '' : 'warning: '}${p.line}`);
   const undecided = s.undecided?.keys.length ?? 0;
   if (s.undecided && undecided) {
     lines.push(

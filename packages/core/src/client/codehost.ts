@@ -1,0 +1,42 @@
+import {
+  bitbucketAddAnnotations,
+  bitbucketDeleteAnnotations,
+  bitbucketPutReport,
+  bitbucketSetBuildStatus,
+} from '../contract/codehost/bitbucket.js';
+import { githubComments, githubCreateComment, githubEditComment } from '../contract/codehost/github.js';
+import { gitlabCreateNote, gitlabEditNote, gitlabNotes } from '../contract/codehost/gitlab.js';
+import { bindGroup, type ClientOptions, type Methods, ServiceClient } from './base.js';
+import { ConfigError } from './errors.js';
+
+const BITBUCKET = {
+  putReport: bitbucketPutReport,
+  deleteAnnotations: bitbucketDeleteAnnotations,
+  addAnnotations: bitbucketAddAnnotations,
+  setBuildStatus: bitbucketSetBuildStatus,
+} as const;
+const GITLAB = { notes: gitlabNotes, createNote: gitlabCreateNote, editNote: gitlabEditNote } as const;
+const GITHUB = {
+  comments: githubComments,
+  createComment: githubCreateComment,
+  editComment: githubEditComment,
+} as const;
+
+/**
+ * A code host's client (Bitbucket Data Center, GitLab, GitHub), for the pull request's report: a token as Bearer,
+ * `baseUrl` the host's API root (Bitbucket's server, `CI_SERVER_URL`, `GITHUB_API_URL`).
+ */
+export class CodeHostClient extends ServiceClient {
+  readonly bitbucket: Methods<typeof BITBUCKET>;
+  readonly gitlab: Methods<typeof GITLAB>;
+  readonly github: Methods<typeof GITHUB>;
+
+  constructor(options: ClientOptions) {
+    super(options, 'codehost', '', async () => {
+      throw new ConfigError('a code host takes a token (Bearer)');
+    });
+    this.bitbucket = bindGroup(this, BITBUCKET);
+    this.gitlab = bindGroup(this, GITLAB);
+    this.github = bindGroup(this, GITHUB);
+  }
+}
