@@ -4,10 +4,13 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestManagementClient } from '@casebridge/core';
-import { gateCycle, rulesOf } from '@casebridge/core/internal';
+import { commitOf, FULL_HASH, gateCycle, rulesOf } from '@casebridge/core/internal';
 import type { RunningEmulator } from '@casebridge/emulator';
 import { loadEmulator } from './optional.js';
 import { openReader } from './query/reader.js';
+
+/** The commit the demo reports on outside a git checkout. */
+const DEMO_COMMIT = 'dec0de0000000000000000000000000000000001';
 
 /**
  * `casebridge demo`: starts the emulator with its demo data, runs the example projects through their reporters in
@@ -195,6 +198,19 @@ export async function demo(o: DemoOptions): Promise<number> {
     CASEBRIDGE_MODE: 'cycle',
     CASEBRIDGE_TEST_PLAN: 'DEMO-1',
   };
+  // The pull request the demo's suites report to: Bitbucket's Code Insights on a commit and a GitLab merge request,
+  // one report (and note) per runner, as three pipelines of one change would post them.
+  const commit = (await commitOf({}, o.cwd ?? process.cwd()).catch(() => undefined)) ?? DEMO_COMMIT;
+  const review = {
+    CASEBRIDGE_BITBUCKET_URL: emu.url,
+    CASEBRIDGE_BITBUCKET_TOKEN: 'casebridge-dev-token',
+    CASEBRIDGE_BITBUCKET_REPO: 'DEMO/shop',
+    CASEBRIDGE_COMMIT: FULL_HASH.test(commit) ? commit : DEMO_COMMIT,
+    CI_SERVER_URL: emu.url,
+    CI_PROJECT_ID: '1',
+    CI_MERGE_REQUEST_IID: '1',
+    CASEBRIDGE_GITLAB_TOKEN: 'casebridge-dev-token',
+  };
   try {
     const started: Array<{ runner: string; cycle: string; header: string; run: Started }> = [];
     for (const ex of suites) {
@@ -209,7 +225,13 @@ export async function demo(o: DemoOptions): Promise<number> {
       const header = `\ncasebridge demo: running ${shown} (${ex.runner}) into cycle "${cycle}"\n`;
       const live = started.length === 0;
       if (live) o.out(header);
-      const env = { ...process.env, ...service, CASEBRIDGE_CYCLE: cycle };
+      const env = {
+        ...process.env,
+        ...service,
+        ...review,
+        CASEBRIDGE_BITBUCKET_REPORT_KEY: `casebridge-${ex.runner}`,
+        CASEBRIDGE_CYCLE: cycle,
+      };
       started.push({ runner: ex.runner, cycle, header, run: startExample(cmd.file, cmd.args, dir, env, live) });
     }
     for (const [i, s] of started.entries()) {
@@ -243,6 +265,11 @@ export async function demo(o: DemoOptions): Promise<number> {
         ]);
       } else links.push([`${emu.url}/browse/DEMO-1?cycle=${id}`, `cycle "${c.cycle}"`]);
     }
+    links.push([
+      `${emu.url}/projects/DEMO/repos/shop/commits/${review.CASEBRIDGE_COMMIT}`,
+      "the commit as Bitbucket's pull request shows it: each runner's report, annotations, build status",
+    ]);
+    links.push([`${emu.url}/demo/shop/-/merge_requests/1`, "the GitLab merge request: each runner's note"]);
     links.push([`${emu.url}/rehearsal/requests`, 'every request the reporters made']);
     const width = Math.max(...links.map(([u]) => u.length));
     for (const [u, what] of links) o.out(`  ${u.padEnd(width)}  ${what}`);

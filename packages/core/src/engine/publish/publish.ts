@@ -152,7 +152,7 @@ async function toBitbucket(rep: CycleReport, t: Targets, o: PublishOptions): Pro
   const status = {
     state: rep.verdict.pass ? 'SUCCESSFUL' : 'FAILED',
     key: b.reportKey,
-    name: 'casebridge',
+    name: b.reportKey,
     url: rep.cycle.url,
     description: report.details.slice(0, 255),
   } as const;
