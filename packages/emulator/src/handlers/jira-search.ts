@@ -107,6 +107,24 @@ function predicate(store: Store, c: JqlClause, b: JiraBehaviour, now: number): (
     case 'labels':
       test = (i) => i.labels.some((l) => values.includes(l));
       break;
+    case 'fixVersion': {
+      // A name matches that version in every project that has one; an id, that version.
+      const ids = new Set(
+        values.flatMap((v) => {
+          const hits = store.projects
+            .all()
+            .flatMap((p) => p.versions ?? [])
+            .filter((x) => x.id === v || lower(x.name) === lower(v));
+          if (hits.length === 0) throw noSuchValue(v, 'fixVersion');
+          return hits.map((x) => x.id);
+        }),
+      );
+      const versionsOf = (i: Issue) => ((i.fields?.fixVersions ?? []) as { id: string }[]).map((x) => x.id);
+      // Jira's `!=` and `not in` never match an issue without a fix version.
+      if (c.negated) return (i) => versionsOf(i).length > 0 && !versionsOf(i).some((id) => ids.has(id));
+      test = (i) => versionsOf(i).some((id) => ids.has(id));
+      break;
+    }
     case 'key':
       if (c.range) test = keyRange(store, c);
       else {

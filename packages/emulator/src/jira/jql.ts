@@ -18,6 +18,7 @@ export interface JqlClause {
     | 'status'
     | 'resolution'
     | 'labels'
+    | 'fixVersion'
     | 'key'
     | 'summary'
     | 'description'
@@ -54,6 +55,7 @@ const JQL_FIELDS: Record<string, JqlClause['field']> = {
   status: 'status',
   resolution: 'resolution',
   labels: 'labels',
+  fixversion: 'fixVersion',
   key: 'key',
   issuekey: 'key',
   id: 'key',
@@ -122,11 +124,12 @@ function tokenize(jql: string): Token[] {
 }
 
 /**
- * Parses the JQL subset: `project`, `issuetype` (or `type`), `status`, `resolution`, `labels`, `key` with `=`, `!=`,
- * `in (...)` and `not in (...)`; `key` (`issuekey`, `id`), `created` and `updated` also with `>`, `>=`, `<`, `<=`;
- * `summary`, `description` and `text` (either) with `~` and `!~` (see text-search.ts); values bare or quoted;
- * clauses joined by AND, a parenthesised group of clauses joined by OR as one of them; `ORDER BY created|updated|key|id|summary [ASC|DESC], ...`. Anything else is a 400 naming
- * what was expected and where.
+ * Parses the JQL subset: `project`, `issuetype` (or `type`), `status`, `resolution`, `labels`, `fixVersion` (a
+ * version's name or id), `key` with `=`, `!=`, `in (...)` and `not in (...)`; `key` (`issuekey`, `id`), `created`
+ * and `updated` also with `>`, `>=`, `<`, `<=`; `summary`, `description` and `text` (either) with `~` and `!~` (see
+ * text-search.ts); values bare or quoted; clauses joined by AND, a parenthesised group of clauses joined by OR as one
+ * of them; `ORDER BY created|updated|key|id|summary [ASC|DESC], ...`. Anything else is a 400 naming what was expected
+ * and where.
  */
 export function parseJql(jql: string): JqlQuery {
   const tokens = tokenize(jql);

@@ -4,12 +4,14 @@ import { codeReviewPanel } from './code-review.js';
 import { browseUrl, cycleUrl, html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 import { latestCycle, runsByCycle } from './model.js';
+import { requirementsHref } from './requirements-page.js';
 import type { View } from './view.js';
 import { progress, table } from './widgets.js';
 
 /**
- * The home page: every project with its test plans, each plan with its latest cycle's progress, and the project's
- * other issues one click away (folded, since a project may hold thousands of test cases).
+ * The home page: every project with its test plans, each plan with its latest cycle's progress, a link to its
+ * requirements' coverage, and the project's other issues one click away (folded, since a project may hold thousands
+ * of test cases).
  */
 
 /** Issues listed per type under "All issues"; past this a project shows the count and the first ones. */
@@ -50,6 +52,7 @@ export function homePage(v: View): SafeHtml {
   const sections = projects.map((p) => {
     const issues = (issuesByProject.get(p.id) ?? []).sort((a, b) => a.id - b.id);
     const plans = issues.filter((i) => i.type === ISSUE_TYPES.testPlan);
+    const requirements = issues.filter((i) => i.type === ISSUE_TYPES.requirement).length;
     const rows = plans.map((plan) => {
       const cycle = latestCycle(store, plan.id);
       return html`<tr>
@@ -66,6 +69,9 @@ export function homePage(v: View): SafeHtml {
         wide: true,
         empty: 'No test plans in this project.',
       })}
+      <h3>Requirements</h3>
+      <p><a href="${requirementsHref(p)}">Requirements of ${p.key} and their coverage</a>
+        <span class="muted">(${requirements} ${requirements === 1 ? 'requirement' : 'requirements'}, in the latest cycle)</span></p>
       <details><summary>All issues of ${p.key} (${issues.length})</summary>${otherIssues(issues)}</details>
     </section>`;
   });

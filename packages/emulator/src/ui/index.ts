@@ -1,18 +1,21 @@
 import type { Env, Exchange } from '../kernel/exchange.js';
+import { ISSUE_TYPES } from '../rules/domain.js';
 import { safeDecode } from '../service/router.js';
 import type { Cycle, Issue } from '../store/store.js';
 import { refuseNonAdmin, resolveViewer, serveLogin, serveLogout, toLogin } from './access.js';
 import { codeReviewPage, codeReviewRoute } from './code-review.js';
+import { chooseCycle } from './coverage.js';
 import { cycleFragment, cyclePage } from './cycle.js';
 import { faultsPage } from './faults-page.js';
 import { homePage } from './home.js';
-import { html, type SafeHtml } from './html.js';
+import { browseUrl, html, type SafeHtml } from './html.js';
 import { jiraPage } from './jira-page.js';
 import { messagePage, redirect, sendHtml, sendText } from './layout.js';
 import { sendLiveJs } from './live.js';
 import { issueAt, planOf } from './model.js';
 import { defectPage, requirementPage } from './other-pages.js';
 import { clearRequests, requestsPage, resetPage } from './rehearsal.js';
+import { requirementsHref, requirementsPage, requirementsRoute } from './requirements-page.js';
 import { uiState } from './state.js';
 import { casePage, planPage } from './test-pages.js';
 import type { View } from './view.js';
@@ -23,11 +26,22 @@ export { isOpen, uiChanged } from './state.js';
 /**
  * The web UI: server-rendered pages over the emulator's store, at the paths Jira and synapseRT use where there is
  * one (`/browse/<KEY>`, `/login.jsp`, `/logout`; the code hosts' commit, merge-request and pull-request pages at
- * theirs), under `/ui/` for its script, fragments and events, and under `/rehearsal/` for the emulator's own tools. Only these methods and paths are taken; every other request goes
+ * theirs), at `/projects/<KEY>/requirements` for a project's requirement coverage (Jira's project pages are under
+ * `/projects/<KEY>/`), under `/ui/` for its script, fragments and events, and under `/rehearsal/` for the emulator's own tools. Only these methods and paths are taken; every other request goes
  * on to the API pipeline exactly as before (so `/rest/...` and a Jira 404 for anything else are unchanged).
  */
 
-type Route = 'home' | 'browse' | 'code' | 'fragment' | 'events' | 'script' | 'login' | 'logout' | 'rehearsal';
+type Route =
+  | 'home'
+  | 'browse'
+  | 'requirements'
+  | 'code'
+  | 'fragment'
+  | 'events'
+  | 'script'
+  | 'login'
+  | 'logout'
+  | 'rehearsal';
 
 function routeOf(method: string, path: string): Route | undefined {
   const read = method === 'GET' || method === 'HEAD';
@@ -40,6 +54,7 @@ function routeOf(method: string, path: string): Route | undefined {
   if (!read) return undefined;
   if (path === '/') return 'home';
   if (/^\/browse\/[^/]+$/.test(p)) return 'browse';
+  if (requirementsRoute(p) !== undefined) return 'requirements';
   if (p === '/ui/fragments/cycle') return 'fragment';
   // An event stream never ends, so HEAD (which would wait for the end) is not served there.
   if (p === '/ui/events' && method === 'GET') return 'events';
@@ -94,6 +109,7 @@ export async function serveUi(env: Env, x: Exchange): Promise<boolean> {
   x.req.resume();
   if (route === 'home') sendHtml(x.res, x.method, 200, homePage(v));
   else if (route === 'browse') serveBrowse(v, safeDecode(x.rawPath.slice('/browse/'.length).replace(/\/$/, '')));
+  else if (route === 'requirements') serveRequirements(v);
   else if (route === 'code') serveCodeReview(v);
   else {
     const cycle = cycleParam(v);
@@ -136,6 +152,43 @@ function serveCodeReview(v: View): void {
   }
 }
 
+/** `/projects/<KEY>/requirements`: the project's requirements with their coverage in a cycle (requirements-page.ts). */
+function serveRequirements(v: View): void {
+  const p = v.path.length > 1 && v.path.endsWith('/') ? v.path.slice(0, -1) : v.path;
+  const key = safeDecode(requirementsRoute(p) ?? '');
+  const project =
+    v.store.projects.find((x) => x.key === key) ?? v.store.projects.find((x) => x.key === key.toUpperCase());
+  if (!project) {
+    notFound(
+      v,
+      'Project not found',
+      html`<p>There is no project <strong>${key}</strong>. <a href="/">Back to the projects</a></p>`,
+    );
+    return;
+  }
+  const choice = chooseCycle(v.store, project, v.query);
+  if (choice.error) {
+    notFound(
+      v,
+      'Test cycle not found',
+      html`<p>${choice.error} <a href="${requirementsHref(project)}">Back to the requirements of ${project.key}</a></p>`,
+    );
+  } else sendHtml(v.res, v.method, 200, requirementsPage(v, project, choice));
+}
+
+/** A requirement's page, with its coverage in the cycle `?plan=&cycle=` names (by default the project's latest). */
+function serveRequirement(v: View, req: Issue): void {
+  const project = v.store.projects.get(req.projectId);
+  const choice = project ? chooseCycle(v.store, project, v.query) : { plan: undefined, cycle: undefined };
+  if (choice.error) {
+    notFound(
+      v,
+      'Test cycle not found',
+      html`<p>${choice.error} <a href="${browseUrl(req.key)}">Back to ${req.key}</a></p>`,
+    );
+  } else sendHtml(v.res, v.method, 200, requirementPage(v, req, choice));
+}
+
 function cycleParam(v: View): Cycle | undefined {
   const raw = v.query.get('cycle') ?? '';
   return /^\d{1,15}$/.test(raw) ? v.store.cycles.get(Number(raw)) : undefined;
@@ -145,7 +198,10 @@ function notFound(v: View, title: string, message: SafeHtml): void {
   sendHtml(v.res, v.method, 404, messagePage(v.viewer, title, message));
 }
 
-/** `/browse/<KEY>`: the issue's page by its type; with `?cycle=<id>` on a plan, the cycle page. */
+/**
+ * `/browse/<KEY>`: the issue's page by its type; with `?cycle=<id>` on a plan, the cycle page, on a requirement its
+ * coverage in that cycle.
+ */
 function serveBrowse(v: View, key: string): void {
   const issue = issueAt(v.store, key);
   if (!issue) {
@@ -166,7 +222,8 @@ function serveBrowse(v: View, key: string): void {
     v.res.end();
     return;
   }
-  if (v.query.has('cycle')) serveCycle(v, issue);
+  if (issue.type === ISSUE_TYPES.requirement) serveRequirement(v, issue);
+  else if (v.query.has('cycle')) serveCycle(v, issue);
   else sendHtml(v.res, v.method, 200, issuePageOf(v, issue));
 }
 
@@ -176,10 +233,8 @@ function issuePageOf(v: View, issue: Issue): SafeHtml {
       return planPage(v, issue);
     case 'Test Case':
       return casePage(v, issue);
-    case 'Requirement':
-      return requirementPage(v, issue);
     default:
-      // Bug, and any other type a reporter or a seed uses for defects.
+      // Bug, and any other type a reporter or a seed uses for defects (a requirement is serveRequirement's).
       return defectPage(v, issue);
   }
 }

@@ -1,11 +1,16 @@
 import { byId, issuesByIds, linkedIssues } from '../rules/domain.js';
 import type { Issue, RequirementSuite, Store } from '../store/store.js';
+import type { CycleChoice } from './coverage.js';
 import { browseUrl, html, type SafeHtml, when } from './html.js';
 import { issuePage, runHref, runPlace } from './issue.js';
+import { coverageSection } from './requirements-page.js';
 import { suitePaths, type View } from './view.js';
 import { list, statusBadge, table } from './widgets.js';
 
-/** The pages of a requirement (its tree and linked cases) and of a defect (any other issue type: its runs). */
+/**
+ * The pages of a requirement (its tree, linked cases and coverage in a cycle) and of a defect (any other issue type:
+ * its runs).
+ */
 
 function childrenOf(store: Store, id: number): Issue[] {
   return issuesByIds(
@@ -34,7 +39,7 @@ function suitePath(store: Store, suite: RequirementSuite): string {
   return names.join('/');
 }
 
-export function requirementPage(v: View, req: Issue): SafeHtml {
+export function requirementPage(v: View, req: Issue, choice: CycleChoice): SafeHtml {
   const { store } = v;
   const parentEdge = store.requirementChildren.find((e) => e.childId === req.id);
   const parent = parentEdge ? store.issues.get(parentEdge.parentId) : undefined;
@@ -58,6 +63,7 @@ export function requirementPage(v: View, req: Issue): SafeHtml {
     ${children.text ? children : html`<p class="muted">No child requirements.</p>`}
     <h2>Linked test cases</h2>
     ${table('Linked test cases', ['Test case', 'Summary', 'Status'], caseRows, { empty: 'No linked test cases.' })}
+    ${coverageSection(v, req, choice)}
     <h2>Requirement suites</h2>
     ${list(
       suites.map((p) => html`${p}`),

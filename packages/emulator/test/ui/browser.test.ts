@@ -222,6 +222,29 @@ describe.skipIf(!HAS_CHROMIUM)('web UI in Chromium (needs /usr/bin/chromium)', (
     await page.close();
   });
 
+  it('shows the requirements with their state, and picks another cycle with the form', async () => {
+    const page = await context.newPage();
+    await page.goto(`${emu().url}/`);
+    await page.getByRole('link', { name: 'Requirements of DEMO and their coverage' }).click();
+    expect(new URL(page.url()).pathname).toBe('/projects/DEMO/requirements');
+    const row = (key: string) => page.getByRole('row', { name: new RegExp(`^${key} `) });
+    expect(await row('DEMO-10').locator('td').nth(1).locator('.status').first().textContent()).toBe('failing');
+    expect(await row('DEMO-9').locator('td').nth(1).locator('.status').first().textContent()).toBe('passing');
+    // A child is indented under its parent, and says whose child it is in text.
+    const indent = async (key: string) => (await row(key).locator('th').boundingBox())?.x ?? 0;
+    expect(await row('DEMO-9').locator('th').textContent()).toContain(', child of DEMO-8');
+    const parent = await row('DEMO-8').locator('th a').first().boundingBox();
+    const child = await row('DEMO-9').locator('th a').first().boundingBox();
+    expect((child?.x ?? 0) - (parent?.x ?? 0)).toBeGreaterThan(10);
+    expect(await indent('DEMO-9')).toBe(await indent('DEMO-8'));
+    await page.screenshot({ path: join(SHOTS, 'requirements.png'), fullPage: true });
+    await page.getByLabel('Test cycle', { exact: true }).selectOption({ label: 'Nightly build 41 (Active)' });
+    await page.getByRole('button', { name: 'Show coverage' }).click();
+    await page.waitForURL(/cycle=\d+/);
+    expect(await page.locator('main p').first().textContent()).toContain('Nightly build 41');
+    await page.close();
+  });
+
   it('has no page-level horizontal scroll at 400 px', async () => {
     const narrow = await browser.newContext({ viewport: { width: 400, height: 800 } });
     const page = await narrow.newPage();
@@ -231,6 +254,7 @@ describe.skipIf(!HAS_CHROMIUM)('web UI in Chromium (needs /usr/bin/chromium)', (
       '/browse/DEMO-1',
       '/browse/DEMO-5',
       '/browse/DEMO-8',
+      '/projects/DEMO/requirements',
       `/browse/${filled.bugKey}`,
       '/rehearsal/requests',
       '/rehearsal/faults',
@@ -257,6 +281,9 @@ describe.skipIf(!HAS_CHROMIUM)('web UI in Chromium (needs /usr/bin/chromium)', (
       '/browse/DEMO-1',
       '/browse/DEMO-5',
       '/browse/DEMO-8',
+      '/browse/DEMO-10',
+      '/projects/DEMO/requirements',
+      '/projects/NOPE/requirements',
       `/browse/${filled.bugKey}`,
       '/rehearsal/requests',
       '/rehearsal/faults',
