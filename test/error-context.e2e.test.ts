@@ -87,7 +87,7 @@ describe.runIf(hasChromium)('Playwright error-context.md', () => {
       runWith('pw-error-context-cap', { maxBytes: 64 }),
     ]);
     expect(none.files).toEqual([]);
-    expect(none.run.comment ?? '').not.toContain('error-context');
+    expect(none.run.comment ?? '').not.toContain('error-context.md'); // (the fixture's folder is named so)
     // The screenshot is over 64 bytes too: nothing is uploaded, both are named.
     expect(capped.files).toEqual([]);
     expect(capped.run.comment).toMatch(

@@ -38,6 +38,8 @@ export class CyclePreparation {
   private wait: number;
   /** The run ended (see flush): a new batch goes at once. */
   private ended = false;
+  /** When the last batch a result waited on went (clock time). */
+  private lastSoon = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly o: PreparationOptions) {
     this.wait = o.clock.timing.prepareWaitMs;
@@ -56,12 +58,16 @@ export class CyclePreparation {
     const batch = this.next ?? this.open();
     batch.keys.add(key);
     batch.load ||= load;
-    // A result waits on its run id (a failure's status is due within statusWithinMs): the batch goes shortly.
+    // A result waits on its run id (a failure's status is due within statusWithinMs): the batch goes shortly, at
+    // most one such batch a second (failures spread over a run share them: 10 failing files, not 10 batches).
     if (load && !this.ended && !batch.soon) {
       batch.soon = true;
       this.timer?.();
-      this.timer = this.o.clock.after(this.o.clock.timing.gatherMs, () => {
+      const { clock } = this.o;
+      const at = Math.max(clock.timing.gatherMs, this.lastSoon + clock.timing.statusWithinMs - clock.now());
+      this.timer = clock.after(at, () => {
         this.timer = undefined;
+        this.lastSoon = clock.now();
         // It took the place of a timed batch: the next one waits as long as that one's next would have.
         this.wait *= 2;
         batch.go();
