@@ -83,11 +83,13 @@ describe('casebridge demo', () => {
     // to ask for them.
     const back = text.slice(text.indexOf('Read back as a pipeline'));
     for (const runner of ['vitest', 'jest']) {
-      expect(back).toContain(`  ${runner}: gate FAILED (new failures ≤ 0: 1 new: DEMO-5)`);
+      expect(back).toContain(`  ${runner}: gate FAILED (new failures ≤ 0: 1 new: DEMO-5 Checkout with a saved card)`);
     }
     expect(back).toMatch(/^ {4}DEMO-5\s+new\s+DEMO-\d+\s+Error: expect\(received\)\.toMatchObject/m);
     if (hasChromium) {
-      expect(back).toContain('  playwright: gate FAILED (new failures ≤ 0: 3 new in 2 cases: DEMO-5, DEMO-3)');
+      expect(back).toContain(
+        '  playwright: gate FAILED (new failures ≤ 0: 3 new in 2 cases: DEMO-5 Checkout with a saved card, DEMO-3 User logs out)',
+      );
       expect(back).toMatch(/^ {4}DEMO-3\s+Device "Mobile"\s+new\s+DEMO-\d+/m);
     }
     expect(back).toMatch(/With --keep, ask yourself: CASEBRIDGE_URL=\S+ .* npx casebridge failures --cycle "Demo jest/);

@@ -92,7 +92,7 @@ describe('the CLI reads back what the reporters wrote', () => {
     const since = lastSeq();
     const first = await cli(['gate', '--cycle', 'Nightly 1']);
     expect(first.code, first.stdout + first.stderr).toBe(1);
-    expect(first.stdout).toMatch(/FAIL\s+new failures ≤ 0: 2 new: DEMO-3, DEMO-4/);
+    expect(first.stdout).toMatch(/FAIL\s+new failures ≤ 0: 2 new: DEMO-3 \S.*, DEMO-4 \S/); // named with their titles
     // One cycle read (the plan's cycles, the cycle's runs): the classification is in the runs, no request per failure.
     expect(served(since).map((q) => q.op)).toEqual(['plans.cycles', 'cycles.testRunsByCycleId']);
     const summary = join(dir, 'summary.md');
@@ -188,7 +188,11 @@ describe('the gate on a sharded cycle', () => {
     );
     expect(out.code, out.stderr).toBe(1);
     const got = JSON.parse(out.stdout) as { rules: Array<{ rule: string; figure: string; pass: boolean }> };
-    expect(got.rules[0]).toEqual({ rule: 'new failures ≤ 0', figure: '1 new: DEMO-6', pass: false });
+    expect(got.rules[0]).toEqual({
+      rule: 'new failures ≤ 0',
+      figure: expect.stringMatching(/^1 new: DEMO-6 \S/),
+      pass: false,
+    });
     // DEMO-1's six cases: three ran (one per test), DEMO-3, DEMO-4 and DEMO-7 did not.
     expect(got.rules[2]).toEqual({
       rule: 'every planned case ran',
@@ -218,9 +222,11 @@ describe('casebridge mcp', () => {
       expect(tools.map((t) => t.name).sort()).toEqual(
         [
           'case_history',
+          'compare_cycles',
           'cycle_action',
           'cycle_gate',
           'cycle_summary',
+          'failure_detail',
           'flaky_cases',
           'link_defect',
           'list_cycles',
@@ -228,6 +234,7 @@ describe('casebridge mcp', () => {
           'quarantine_case',
           'quarantined_cases',
           'release_case',
+          'requirement_coverage',
         ].sort(),
       );
       for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
@@ -258,7 +265,7 @@ describe('casebridge mcp', () => {
       expect(verdict.pass).toBe(false);
       expect(verdict.rules[0]).toEqual({
         rule: 'new failures ≤ 0 (strict: known and quarantined count)',
-        figure: '2 new: DEMO-3, DEMO-4',
+        figure: expect.stringMatching(/^2 new: DEMO-3 \S.*, DEMO-4 \S/),
         pass: false,
       });
       const history = await client.callTool({ name: 'case_history', arguments: { key: 'DEMO-3', limit: 2 } });
@@ -406,7 +413,7 @@ test('DEMO-7 loads the list', () => { throw new Error('took 12 s'); });
           requestInit: { headers: { authorization: `Bearer ${secret}` } },
         }),
       );
-      expect((await client.listTools()).tools).toHaveLength(11);
+      expect((await client.listTools()).tools).toHaveLength(14);
       const cycles = await client.callTool({ name: 'list_cycles', arguments: {} });
       const names = (cycles.structuredContent as { cycles: Array<{ name: string }> }).cycles.map((c) => c.name);
       expect(names).toEqual(expect.arrayContaining(['Nightly 1', 'Nightly 2']));

@@ -15,6 +15,7 @@ export {
   caseSummary,
   suitePathOf,
 } from './engine/cases/registry.js';
+export * from './engine/cases/requirements.js';
 export {
   type CycleCases,
   type CycleQuery,
@@ -59,5 +60,8 @@ export * from './engine/publish/commit.js';
 export * from './engine/publish/publish.js';
 export * from './engine/publish/render.js';
 export * from './engine/publish/report.js';
+export * from './engine/query/compare.js';
+export * from './engine/query/coverage.js';
+export * from './engine/query/failure.js';
 export * from './engine/query/gate.js';
 export * from './engine/query/results.js';

@@ -9,4 +9,4 @@ export default CasebridgeReporter;
 export type { CasebridgeOptions } from '@casebridge/core/runtime';
 export { defineCasebridgeConfig } from '@casebridge/core/runtime';
 export type { JestFileResult, JestGlobalConfig, JestTest } from './reporter.js';
-export { attach, caseKey, param, step } from './runtime.js';
+export { attach, caseKey, param, requirement, step } from './runtime.js';

@@ -92,6 +92,9 @@ const api = runtime();
 /** Declares the case keys of the running test, in addition to keys in its title. A no-op without the reporter. */
 export const caseKey: RuntimeApi['caseKey'] = (...keys) => api.caseKey(...keys);
 
+/** Names the requirements (stories, epics) the running test verifies: the reporter links its case to each, once. */
+export const requirement: RuntimeApi['requirement'] = (...keys) => api.requirement(...keys);
+
 /**
  * Runs `body` as a named step of the running test and records its status, duration and error (steps nest); returns
  * what `body` returns and rethrows what it throws. Without the reporter it only runs `body`.

@@ -192,4 +192,4 @@ export default class CasebridgeReporter implements Reporter {
   }
 }
 
-export { attach, caseKey, param, step } from './runtime.js';
+export { attach, caseKey, param, requirement, step } from './runtime.js';

@@ -45,6 +45,20 @@ export function caseKey(...keys: string[]): void {
 }
 
 /**
+ * Names the requirements (stories, epics) the running test verifies: `requirement` annotations, the same as
+ * `{ type: 'requirement', description: 'PROJ-5' }` in the test's details; the reporter links its case to each.
+ */
+export function requirement(...keys: string[]): void {
+  const i = info();
+  if (!i) return;
+  for (const key of keys.map((k) => String(k).trim()).filter(Boolean)) {
+    if (!i.annotations.some((a) => a.type === 'requirement' && a.description === key)) {
+      i.annotations.push({ type: 'requirement', description: key });
+    }
+  }
+}
+
+/**
  * Names a parameter of the running test (a data-driven test's row: `param('locale', 'de')`), for the
  * `${param.<name>}` template of option `attributes`: an annotation `casebridge.param` (`name=value`) the reporter
  * reads back.

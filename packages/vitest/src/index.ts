@@ -7,4 +7,4 @@
 export type { CasebridgeOptions, RuntimeApi } from '@casebridge/core/runtime';
 export { defineCasebridgeConfig } from '@casebridge/core/runtime';
 export { default } from './reporter.js';
-export { attach, caseKey, param, step } from './runtime.js';
+export { attach, caseKey, param, requirement, step } from './runtime.js';

@@ -45,6 +45,9 @@ const runtime: RuntimeApi = createRuntime(identify);
 /** Declares the case keys of the running test, in addition to keys in its title, tags and annotations. */
 export const caseKey: RuntimeApi['caseKey'] = (...keys) => runtime.caseKey(...keys);
 
+/** Names the requirements (stories, epics) the running test verifies: the reporter links its case to each, once. */
+export const requirement: RuntimeApi['requirement'] = (...keys) => runtime.requirement(...keys);
+
 /**
  * Runs `body` as a named step of the running test and records its status, duration and error; returns what `body`
  * returns (and rethrows what it throws). Steps nest.

@@ -23,18 +23,27 @@ export function attributeRules(values: readonly string[]): Record<string, string
   return out;
 }
 
+/** `--requirements covered|passing`. */
+function requirementsRule(v: string): 'covered' | 'passing' {
+  if (v === 'covered' || v === 'passing') return v;
+  throw new UsageError(`--requirements expects covered or passing, got "${v}"`);
+}
+
 export const gate = defineCommand({
   name: 'gate',
   summary: [
     ['gate [--plan K] [--cycle C] [rules]', 'one verdict on a cycle for CI: new failures, regressions, pass rate'],
   ],
   usage: `Usage: casebridge gate [--plan KEY] [--cycle C] [--max-new N] [--max-regressions N] [--min-pass-rate P]
-                     [--require-all-planned] [--require-attribute NAME=v1,v2] [--strict] [--json]`,
+                     [--require-all-planned] [--require-attribute NAME=v1,v2] [--strict]
+                     [--requirements covered|passing [--requirements-jql JQL]] [--json]`,
   about: `One verdict on a cycle, for the end of a pipeline whose jobs (shards, browsers) report into it: every rule with
 its figure and verdict. By default no new failure and no regression pass (--max-new 0 --max-regressions 0); the
 pass rate is not checked unless --min-pass-rate is given. Known and quarantined failures (as the reporters
 classified them) are waived unless --strict. The same rules can be set in the configuration (option gate:
-{ maxNew, maxRegressions, minPassRate, requireAllPlanned, requireAttributes, strict }); a flag wins over it.
+{ maxNew, maxRegressions, minPassRate, requireAllPlanned, requireAttributes, strict, requirements,
+requirementsJql }); a flag wins over it. --requirements covered|passing judges requirements as casebridge coverage
+does, over --requirements-jql or the project's requirements linked to the cycle's cases.
 With GITHUB_STEP_SUMMARY set, the same goes to the job summary as Markdown, with the pass rate of the plan's last
 cycles as a chart (a chart that cannot be read is left out, with a line on stderr). Costs 2 requests for the
 cycle, 1 more with --require-all-planned, 1 + up to 10 for the chart. Exit codes: 0 passed, 1 failed, 2 no
@@ -56,6 +65,16 @@ verdict (the service, the plan or the cycle could not be read; wrong usage or co
       description: ['each value of the run attribute has a run with a result (repeatable)'],
     },
     strict: { type: 'boolean', description: ['known and quarantined failures count as new'] },
+    requirements: {
+      type: 'string',
+      value: 'covered|passing',
+      description: ['every requirement covered by a case, or covered and passing (see coverage)'],
+    },
+    'requirements-jql': {
+      type: 'string',
+      value: 'JQL',
+      description: ["the requirements the rule judges (default: those linked to the cycle's cases)"],
+    },
     json: JSON_OPTION,
   },
   after: `Exit codes: 0 passed, 1 failed, 2 the cycle could not be read (the reason is printed).
@@ -84,6 +103,8 @@ Example (GitHub Actions, after the test jobs):
             ? { requireAttributes: attributeRules(values['require-attribute']) }
             : {}),
           ...(values.strict ? { strict: true } : {}),
+          ...(values.requirements ? { requirements: requirementsRule(values.requirements) } : {}),
+          ...(values['requirements-jql'] ? { requirementsJql: values['requirements-jql'] } : {}),
         });
         try {
           const plan = planOf(o.config, values.plan);

@@ -1,8 +1,11 @@
 import type { CommandDefinition } from '../command-line.js';
+import { coverage } from './coverage.js';
 import { cycle } from './cycle.js';
 import { demo } from './demo.js';
+import { diff } from './diff.js';
 import { doctor } from './doctor.js';
 import { emulator } from './emulator.js';
+import { failure } from './failure.js';
 import { failures } from './failures.js';
 import { flaky } from './flaky.js';
 import { gate } from './gate.js';
@@ -28,8 +31,11 @@ export const COMMANDS: readonly CommandDefinition[] = [
   cycle,
   sync,
   failures,
+  failure,
   history,
   flaky,
+  diff,
+  coverage,
   gate,
   publish,
   quarantine,

@@ -7,8 +7,9 @@ export const mcp = defineCommand({
   usage: 'Usage: casebridge mcp [--http PORT] [--host H] [--allow-writes]',
   about: `An MCP server on what the reporters wrote into synapseRT, with the same configuration as the reporters
 (casebridge.config.json, CASEBRIDGE_*): tools list_cycles, cycle_summary, cycle_gate, list_failures,
-case_history, flaky_cases, quarantined_cases; with --allow-writes also quarantine_case, release_case, link_defect and
-cycle_action (without it they answer how to allow them). Standard input and output by default (an assistant
+failure_detail, compare_cycles, requirement_coverage, case_history, flaky_cases, quarantined_cases; with
+--allow-writes also quarantine_case, release_case, link_defect and cycle_action (without it they answer how to
+allow them). Standard input and output by default (an assistant
 starts it); --http PORT serves Streamable HTTP at /mcp instead, on loopback unless --host says otherwise, which
 then needs a bearer token (CASEBRIDGE_MCP_TOKEN). A browser Origin other than the server's own is refused.`,
   options: {

@@ -8,6 +8,7 @@ import {
   keyPattern,
   type MappingFile,
   mappingKey,
+  RequirementLinks,
   readMappingFile,
   resolveKeys,
   titleWithoutKeys,
@@ -123,6 +124,7 @@ export async function syncCommand(values: SyncOptions, positionals: string[], io
   const progress = progressBar(io, unmapped.length);
   const summaryOf = (r: TestResult) => caseSummary(r, titleWithoutKeys(r.titlePath[r.titlePath.length - 1] ?? '', re));
   let plan: UpdatePlan | undefined;
+  let requirements: { missing: Map<string, string[]>; problems: string[] } | undefined;
   const updateFailed: string[] = [];
   try {
     const registry = new CaseRegistry({ tm, dryRun, project: c.projectKey, summaryOf });
@@ -138,6 +140,14 @@ export async function syncCommand(values: SyncOptions, positionals: string[], io
         progress();
       }),
     );
+    // The requirements the tests name (Playwright's annotations; a runtime `requirement()` call shows only in a run):
+    // the links the reporters would make, read even in a dry run; sync makes none itself.
+    const links = new RequirementLinks();
+    for (const t of tests) {
+      const made = created.find((x) => x.test === t)?.key;
+      for (const key of made ? [made] : resolveKeys(asResult(t), re, mapping)) links.saw(key, asResult(t));
+    }
+    if (links.size > 0) requirements = await links.missing(clients.tm);
     if (update) {
       // Only cases keyed before this run: a case created now already matches the code. Reads go to the service
       // even in a dry run (the dry-run client answers writes only); writes only with --yes.
@@ -195,6 +205,12 @@ export async function syncCommand(values: SyncOptions, positionals: string[], io
     failed,
     dryRun,
     ...(plan ? { update: updateReport(plan, !dryRun, updateFailed) } : {}),
+    ...(requirements
+      ? {
+          requirementLinks: Object.fromEntries(requirements.missing),
+          requirementProblems: requirements.problems,
+        }
+      : {}),
   };
   if (values.json) io.out(JSON.stringify(report, null, 2));
   else {
@@ -215,6 +231,10 @@ export async function syncCommand(values: SyncOptions, positionals: string[], io
     if (!created.length && !edits.some((e) => !e.skipped)) {
       io.out(plan ? '  nothing to create: every test has a key' : '  nothing to do: every test has a key');
     }
+    for (const [req, keys] of requirements?.missing ?? []) {
+      io.out(`  ${req}: the reporters will link ${keys.join(', ')} (named by the tests, not linked yet)`);
+    }
+    for (const p of requirements?.problems ?? []) io.err(`  ${p}`);
     if (plan) {
       for (const line of updateLines(plan, !dryRun)) io.out(line);
       for (const f of [...plan.failed, ...updateFailed]) io.err(`  could not update ${f}`);

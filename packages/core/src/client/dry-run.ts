@@ -72,6 +72,8 @@ const STAND_INS: Record<string, StandIn> = {
   'cases.createTestCaseInSuite': {
     answer: (input: { fields: { project: { key: string } } }) => ({ testCaseKey: `${input.fields.project.key}-NEW` }),
   },
+  'requirements.linkedTestCases': { answer: none },
+  'requirements.linkTestCase': { answer: nothing },
   'attachments.addToRun': { answer: nothing, shown: upload },
   'attachments.addToRunStep': { answer: nothing, shown: upload },
 };

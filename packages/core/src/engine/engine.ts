@@ -293,7 +293,12 @@ export class Engine {
       }
       const journaled = s.dry ? 0 : await s.journaling.write(undelivered, this.inline, this.ctx.runner.name);
       if (journaled === undelivered.length) await s.journaling.discardWal();
+      // After the results, never before: a requirement that cannot be linked loses no result.
+      const requirements = this.abort.signal.aborted
+        ? undefined
+        : await s.pipeline.requirements.link(s.tm, this.abort.signal).catch(() => undefined);
       let summary = this.summary(journaled);
+      if (requirements) summary = { ...summary, requirements };
       if (!this.abort.signal.aborted) {
         const published = await publishAtEnd({
           config: c,

@@ -39,6 +39,7 @@ export type RuntimeStepStatus = 'passed' | 'failed' | 'skipped';
 /** One line of a channel file. */
 export type RuntimeRecord =
   | { v: 1; kind: 'keys'; attempt: number; keys: string[] }
+  | { v: 1; kind: 'requirements'; attempt: number; keys: string[] }
   | { v: 1; kind: 'param'; attempt: number; name: string; value: string }
   | {
       v: 1;
@@ -73,6 +74,8 @@ export interface RuntimeStep {
 export interface RuntimeData {
   /** Case keys declared with `caseKey`, in any attempt. */
   keys: string[];
+  /** Requirement keys declared with `requirement` (the test's case is linked to each). */
+  requirements?: string[];
   /** Parameters declared with `param` (the last value of a name wins). */
   params: Record<string, string>;
   /** Steps and attachments by attempt number. */
@@ -152,6 +155,7 @@ export function readChannel(
 /** Builds the step trees and attachment lists from a test's records (exported for tests). */
 export function fromRecords(records: RuntimeRecord[]): RuntimeData {
   const keys: string[] = [];
+  const requirements: string[] = [];
   const params: Record<string, string> = {};
   const attempts: RuntimeData['attempts'] = new Map();
   const slot = (attempt: number) => {
@@ -166,6 +170,8 @@ export function fromRecords(records: RuntimeRecord[]): RuntimeData {
   for (const r of records) {
     if (r.kind === 'keys') {
       for (const k of r.keys) if (!keys.includes(k)) keys.push(k);
+    } else if (r.kind === 'requirements') {
+      for (const k of r.keys) if (!requirements.includes(k)) requirements.push(k);
     } else if (r.kind === 'param') {
       params[r.name] = r.value;
     } else if (r.kind === 'step') {
@@ -197,12 +203,14 @@ export function fromRecords(records: RuntimeRecord[]): RuntimeData {
     const owner = r.step !== undefined ? steps.get(`${r.attempt}:${r.step}`) : undefined;
     (owner ? owner.step.attachments : slot(r.attempt).attachments).push(a);
   }
-  return { keys, params, attempts };
+  return { keys, ...(requirements.length ? { requirements } : {}), params, attempts };
 }
 
 export interface RuntimeApi {
   /** Declares the case keys of the running test (in addition to keys in its title). */
   caseKey(...keys: string[]): void;
+  /** Names the requirements the running test verifies (stories, epics): its case is linked to each. */
+  requirement(...keys: string[]): void;
   /**
    * Names a parameter of the running test (a data-driven test's row: `param('locale', 'de')`), read by the
    * `${param.<name>}` template of option `attributes`: each row can be its own run of the case.
@@ -276,6 +284,12 @@ export function createRuntime(identify: () => RuntimeTestIdentity | undefined): 
       const c = current();
       const clean = keys.map((k) => String(k).trim()).filter(Boolean);
       if (c && clean.length > 0) write(c.path, { v: 1, kind: 'keys', attempt: c.attempt, keys: clean });
+    },
+
+    requirement(...keys) {
+      const c = current();
+      const clean = keys.map((k) => String(k).trim()).filter(Boolean);
+      if (c && clean.length > 0) write(c.path, { v: 1, kind: 'requirements', attempt: c.attempt, keys: clean });
     },
 
     param(name, value) {
@@ -395,6 +409,11 @@ export function mergeRuntime(result: TestResult, data: RuntimeData | undefined, 
   for (const key of data.keys) {
     if (!annotations.some((n) => n.type === 'testCase' && n.description === key)) {
       annotations.push({ type: 'testCase', description: key });
+    }
+  }
+  for (const key of data.requirements ?? []) {
+    if (!annotations.some((n) => n.type === 'requirement' && n.description === key)) {
+      annotations.push({ type: 'requirement', description: key });
     }
   }
   const params = Object.keys(data.params ?? {}).length ? { params: { ...result.params, ...data.params } } : {};

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { commentFor, readComment } from '../../src/engine/delivery/comment.js';
 import type { WorkItem } from '../../src/engine/kernel/work.js';
+import { coverageState } from '../../src/engine/query/coverage.js';
 import { DEFAULT_RULES, gateMarkdown, judge, rulesOf } from '../../src/engine/query/gate.js';
 import type { Failure } from '../../src/engine/query/results.js';
 
@@ -49,7 +50,11 @@ describe('the gate', () => {
     const mobile = { ...failure('A-1', 'new'), set: 'Device "Mobile"' };
     const desktop = { ...failure('A-1', 'new'), set: 'Device "Desktop"' };
     const v = judge({ failures: [mobile, desktop, failure('A-2', 'new')], runs: runs(3, 3) }, DEFAULT_RULES);
-    expect(v.rules[0]).toEqual({ rule: 'new failures ≤ 0', figure: '3 new in 2 cases: A-1, A-2', pass: false });
+    expect(v.rules[0]).toEqual({
+      rule: 'new failures ≤ 0',
+      figure: '3 new in 2 cases: A-1 test of A-1, A-2 test of A-2',
+      pass: false,
+    });
     const one = judge(
       {
         failures: [
@@ -60,7 +65,7 @@ describe('the gate', () => {
       },
       DEFAULT_RULES,
     );
-    expect(one.rules[1]).toEqual({ rule: 'regressions ≤ 0', figure: '2 in 1 case: A-1', pass: false });
+    expect(one.rules[1]).toEqual({ rule: 'regressions ≤ 0', figure: '2 in 1 case: A-1 test of A-1', pass: false });
   });
 
   it('a new, flaky or unclassified failure counts as new and is named; a regression counts apart', () => {
@@ -77,8 +82,12 @@ describe('the gate', () => {
       DEFAULT_RULES,
     );
     expect(v.pass).toBe(false);
-    expect(v.rules[0]).toEqual({ rule: 'new failures ≤ 0', figure: '3 new: A-1, A-2, A-3', pass: false });
-    expect(v.rules[1]).toEqual({ rule: 'regressions ≤ 0', figure: '1: A-4', pass: false });
+    expect(v.rules[0]).toEqual({
+      rule: 'new failures ≤ 0',
+      figure: '3 new: A-1 test of A-1, A-2 test of A-2, A-3 test of A-3',
+      pass: false,
+    });
+    expect(v.rules[1]).toEqual({ rule: 'regressions ≤ 0', figure: '1: A-4 test of A-4', pass: false });
     expect(
       judge({ failures: [failure('A-4', 'regression')], runs: runs(9, 1) }, { ...DEFAULT_RULES, maxRegressions: 1 })
         .pass,
@@ -121,7 +130,7 @@ describe('the gate', () => {
       { name: 'CI 12', passRate: 50 },
     ]);
     expect(md).toContain('## casebridge gate: ❌ failed');
-    expect(md).toContain('| new failures ≤ 0 | 1 new: A-1 | **fail** |');
+    expect(md).toContain('| new failures ≤ 0 | 1 new: A-1 test of A-1 | **fail** |');
     expect(md).toContain('[CI \\| 12](http://x/browse/P-1?cycle=3)');
     expect(md).toContain('x-axis ["CI 11", "CI 12"]');
     expect(md).toContain('line [100, 50]');
@@ -173,5 +182,42 @@ describe('readComment reads back what commentFor wrote', () => {
   it('a comment a person wrote gives nothing it does not say', () => {
     expect(readComment('Looks like a flaky network to me.\nClassification: weird (x)')).toEqual({});
     expect(readComment(null)).toEqual({});
+  });
+});
+
+describe('the requirements rule', () => {
+  const reqs = [
+    { key: 'R-1', summary: 'Sign in', state: 'passing' as const },
+    { key: 'R-2', summary: 'Pay', state: 'failing' as const },
+    { key: 'R-3', summary: 'Refunds', state: 'not covered' as const },
+    { key: 'R-4', summary: 'Invoices', state: 'not run' as const },
+  ];
+  it('covered: fails naming each requirement without a case; passing: each not passing', () => {
+    const covered = judge(
+      { failures: [], runs: [], requirements: reqs },
+      { ...DEFAULT_RULES, requirements: 'covered' },
+    );
+    expect(covered.rules.at(-1)).toEqual({
+      rule: 'every requirement covered',
+      figure: '1 of 4: R-3 Refunds (not covered)',
+      pass: false,
+    });
+    const passing = judge(
+      { failures: [], runs: [], requirements: reqs },
+      { ...DEFAULT_RULES, requirements: 'passing', requirementsJql: 'fixVersion = 2.3' },
+    );
+    expect(passing.rules.at(-1)).toEqual({
+      rule: 'every requirement passing (fixVersion = 2.3)',
+      figure: '3 of 4: R-2 Pay (failing), R-3 Refunds (not covered), R-4 Invoices (not run)',
+      pass: false,
+    });
+    expect(passing.pass).toBe(false);
+  });
+
+  it('states a requirement by its cases: failing beats not run beats passing', () => {
+    expect(coverageState([])).toBe('not covered');
+    expect(coverageState([{ result: 'passed' }, { result: 'failed' }])).toBe('failing');
+    expect(coverageState([{ result: 'passed' }, {}])).toBe('not run');
+    expect(coverageState([{ result: 'passed' }])).toBe('passing');
   });
 });

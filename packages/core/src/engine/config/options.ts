@@ -63,6 +63,10 @@ export interface CasebridgeOptions {
         requireAllPlanned?: boolean | undefined;
         requireAttributes?: Record<string, string[]> | undefined;
         strict?: boolean | undefined;
+        /** Every requirement of the set covered by a case (`covered`), or covered and passing (`passing`). */
+        requirements?: 'covered' | 'passing' | undefined;
+        /** The requirements judged (`fixVersion = "2.3" AND issuetype = Story`); default: those linked to the cycle's cases. */
+        requirementsJql?: string | undefined;
       }
     | undefined;
   /**

@@ -113,6 +113,9 @@ export const configSchema = z
         /** Run attribute name → the values that must each have a run with a result (`{ Browser: ['Chrome', 'Firefox'] }`). */
         requireAttributes: z.record(z.string(), z.array(z.string()).min(1)).optional(),
         strict: z.boolean().default(false),
+        /** Every requirement of the set covered (`covered`), or covered and passing (`passing`), query/coverage.ts. */
+        requirements: z.enum(['covered', 'passing']).optional(),
+        requirementsJql: z.string().min(1).optional(),
       })
       .prefault({}),
     /** Run exactly a cycle's cases (Playwright 1.62+ `preprocess`); the cycle's cases no test maps are listed. */

@@ -71,9 +71,9 @@ export interface CommentRead {
 }
 
 /** The line that says where a failure is. */
-const AT = 'At: ';
+export const AT = 'At: ';
 /** Lines commentFor and the notes write after a failure's error. */
-const WRITTEN_AFTER =
+export const WRITTEN_AFTER =
   /^(Attempts|Classification|Classification and defect|casebridge signature|casebridge-pipeline|CI|Defect|Defect not filed|Page state at the failure): |^\S+ not uploaded: /;
 
 /** The line attachments.ts writes for the failure context (Playwright's error-context.md). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
 import type { CaseRegistry } from '../cases/registry.js';
+import { RequirementLinks } from '../cases/requirements.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import type { Journaling } from '../journal/journaling.js';
 import { attributeValuesOf } from '../kernel/attributes.js';
@@ -43,6 +44,8 @@ export class DeliveryPipeline implements WaitingBatch {
   readonly ledger = new Ledger();
   /** Tests that got no case: no key and no autoCreate, or their create was refused. */
   readonly unmapped: string[] = [];
+  /** The requirements each delivered result's test names: linked to its case at the end (cases/requirements.ts). */
+  readonly requirements = new RequirementLinks();
   /** The journal is being read: its results wait in the batch until all are claimed (one bulk, not many). */
   holding = false;
   private readonly inFlight: InFlight;
@@ -209,6 +212,7 @@ export class DeliveryPipeline implements WaitingBatch {
   }
 
   private schedule(item: WorkItem): void {
+    this.requirements.saw(item.key, item.test);
     if (this.o.health.down) {
       this.later.park([item]);
       return;

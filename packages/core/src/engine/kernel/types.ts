@@ -110,6 +110,8 @@ export interface RunSummary {
   journaled: number;
   /** Failures whose run has its status but whose classification and defect could not be written (Jira failed). */
   undecided?: { keys: string[]; reason: string };
+  /** The requirements this run's tests named, the case links made and what could not be linked. */
+  requirements?: { requirements: number; linked: number; problems: string[] };
   /** Where the cycle's report went (pull request, commit), one line a code host: a failure to post is a warning. */
   published?: Array<{ ok: boolean; line: string }>;
   journalDir?: string;

@@ -1,4 +1,5 @@
 import type { CasebridgeConfig } from '../config/schema.js';
+import { type CoverageState, requirementCoverage } from './coverage.js';
 import { type CycleDigest, cycleRead, type Failure, type Reader } from './results.js';
 
 /**
@@ -15,6 +16,10 @@ export interface GateRules {
   requireAllPlanned?: boolean;
   requireAttributes?: Record<string, string[]>;
   strict?: boolean;
+  /** Every requirement of the set covered by a case, or covered and passing (query/coverage.ts). */
+  requirements?: 'covered' | 'passing';
+  /** The requirements the rule judges; default: the project's requirements linked to a case of the cycle. */
+  requirementsJql?: string;
 }
 
 export const DEFAULT_RULES: GateRules = { maxNew: 0, maxRegressions: 0 };
@@ -32,6 +37,12 @@ export function rulesOf(configured: CasebridgeConfig['gate'], asked: Partial<Gat
     ...((asked.requireAllPlanned ?? configured.requireAllPlanned) ? { requireAllPlanned: true } : {}),
     ...(requireAttributes ? { requireAttributes } : {}),
     ...((asked.strict ?? configured.strict) ? { strict: true } : {}),
+    ...((asked.requirements ?? configured.requirements)
+      ? { requirements: (asked.requirements ?? configured.requirements) as 'covered' | 'passing' }
+      : {}),
+    ...((asked.requirementsJql ?? configured.requirementsJql)
+      ? { requirementsJql: (asked.requirementsJql ?? configured.requirementsJql) as string }
+      : {}),
   };
 }
 
@@ -41,6 +52,8 @@ export interface GateInput {
   runs: ReadonlyArray<{ key: string; decided: boolean; passed: boolean; attributes?: Record<string, string> }>;
   /** The plan's case keys (for `requireAllPlanned`). */
   planned?: readonly string[];
+  /** The requirements and their coverage state (for `requirements`). */
+  requirements?: ReadonlyArray<{ key: string; summary: string; state: CoverageState }>;
 }
 
 export interface RuleVerdict {
@@ -69,7 +82,8 @@ export function judge(input: GateInput, rules: GateRules): GateVerdict {
   const counted = input.failures.filter((f) => rules.strict || !waivable.has(f.classification));
   const isNew = counted.filter((f) => f.classification !== 'regression');
   const regressions = counted.filter((f) => f.classification === 'regression');
-  const keys = (fs: readonly Failure[]) => [...new Set(fs.map((f) => f.key))];
+  // Named with their titles (`DEMO-14 shows banner`): a reader needs the test, not only its key.
+  const keys = (fs: readonly Failure[]) => [...new Set(fs.map((f) => `${f.key}${f.title ? ` ${cut(f.title)}` : ''}`))];
   // A case fails once per attribute set (a browser, a device): `3 new in 2 cases` then names the 2.
   const cases = (fs: readonly Failure[]) => {
     const k = keys(fs);
@@ -105,6 +119,22 @@ export function judge(input: GateInput, rules: GateRules): GateVerdict {
       pass: missing.length === 0,
     });
   }
+  if (rules.requirements) {
+    const all = input.requirements ?? [];
+    const ok: readonly CoverageState[] =
+      rules.requirements === 'covered' ? ['passing', 'failing', 'not run'] : ['passing'];
+    const bad = all.filter((x) => !ok.includes(x.state));
+    out.push({
+      rule: `every requirement ${rules.requirements}${rules.requirementsJql ? ` (${rules.requirementsJql})` : ''}`,
+      figure: bad.length
+        ? `${bad.length} of ${all.length}: ${bad
+            .slice(0, NAMED)
+            .map((x) => `${x.key} ${cut(x.summary)} (${x.state})`)
+            .join(', ')}${bad.length > NAMED ? ` and ${bad.length - NAMED} more` : ''}`
+        : `all ${all.length} ${rules.requirements === 'covered' ? 'covered' : 'passing'}`,
+      pass: bad.length === 0,
+    });
+  }
   for (const [name, values] of Object.entries(rules.requireAttributes ?? {})) {
     const seen = new Set(decided.map((r) => r.attributes?.[name]).filter((v): v is string => v !== undefined));
     const missing = values.filter((v) => !seen.has(v));
@@ -122,6 +152,7 @@ export function judge(input: GateInput, rules: GateRules): GateVerdict {
   };
 }
 
+const cut = (s: string) => (s.length > 60 ? `${s.slice(0, 59)}…` : s);
 const round = (n: number) => Math.round(n * 10) / 10;
 
 /** The gate as Markdown for a CI job summary: verdict, rules, and the plan's recent pass rates as a Mermaid chart. */
@@ -189,7 +220,18 @@ export async function gateCycle(
       ...(run.attributeValues ? { attributes: run.attributeValues } : {}),
     };
   });
-  const verdict = judge({ failures: read.failures, runs, ...(planned ? { planned } : {}) }, rules);
+  const requirements = rules.requirements
+    ? (
+        await requirementCoverage(r, plan, `#${read.cycle.id}`, plan.replace(/-\d+$/, ''), {
+          ...(rules.requirementsJql ? { jql: rules.requirementsJql } : {}),
+          limit: 500,
+        })
+      ).requirements
+    : undefined;
+  const verdict = judge(
+    { failures: read.failures, runs, ...(planned ? { planned } : {}), ...(requirements ? { requirements } : {}) },
+    rules,
+  );
   const passed = runs.filter((x) => x.passed).length;
   const decided = runs.filter((x) => x.decided).length;
   const tally = { total: runs.length, passed, failed: decided - passed, notRun: runs.length - decided };

@@ -204,6 +204,13 @@ export function formatSummary(s: RunSummary): string {
     lines.push(`  ${s.problems.length} problem(s):`);
     lines.push(...list(s.problems, 20));
   }
+  if (s.requirements) {
+    const r = s.requirements;
+    lines.push(
+      `  requirements: ${r.requirements} named, ${r.linked} new case link(s)${s.calls ? ' (would be made)' : ''}`,
+    );
+    for (const p of r.problems) lines.push(`  warning: ${p}`);
+  }
   for (const p of s.published ?? []) lines.push(`  ${p.ok ? '' : 'warning: '}${p.line}`);
   const undecided = s.undecided?.keys.length ?? 0;
   if (s.undecided && undecided) {
