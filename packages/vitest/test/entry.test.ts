@@ -19,7 +19,15 @@ describe('the main entry stays light', () => {
       exports: string[];
       loaded: string[];
     };
-    expect(out.exports).toEqual(['attach', 'caseKey', 'default', 'defineCasebridgeConfig', 'param', 'step']);
+    expect(out.exports).toEqual([
+      'attach',
+      'caseKey',
+      'default',
+      'defineCasebridgeConfig',
+      'param',
+      'requirement',
+      'step',
+    ]);
     expect(out.loaded.some((p) => /[\\/]core[\\/]dist[\\/]runtime\.cjs$/.test(p))).toBe(true);
     expect(out.loaded.some((p) => /[\\/]core[\\/]dist[\\/]adapter\.cjs$/.test(p))).toBe(true);
     expect(out.loaded.filter((p) => /undici|zod|p-queue|[\\/]core[\\/]dist[\\/]index\.cjs$/.test(p))).toEqual([]);

@@ -65,6 +65,7 @@ describe('summary and dry run', () => {
         line: 17,
         key: 'DEMO-5',
         message: 'expected 200',
+        details: ['received 500'],
         runId: run?.id,
         defect: bug,
         defectCreated: true,
@@ -79,7 +80,7 @@ describe('summary and dry run', () => {
     expect(printed).toContain(`    ${bug}  ${emu.url}/browse/${bug}`);
     // The failure, classified from its case's history (new ones and regressions first).
     expect(printed).toContain(
-      '  failures: 1 (1 new)\n    new  DEMO-5  t.spec.ts > DEMO-5 pays | with a card: expected 200',
+      '  failures: 1 (1 new)\n    new  DEMO-5  t.spec.ts > DEMO-5 pays | with a card (t.spec.ts:17): expected 200\n         received 500',
     );
     const annotation = lines.find((l) => l.startsWith('::error '));
     expect(annotation).toBe(

@@ -139,6 +139,8 @@ export interface FailureLine {
   key: string;
   /** The first line of the first error. */
   message?: string;
+  /** The error's meaningful lines after the first (a matcher's Expected and Received). */
+  details?: string[];
   runId?: number;
   defect?: string;
   /** The defect was filed by this run (not an existing one linked). */

@@ -1,5 +1,6 @@
 import { redact } from '../../client/secrets.js';
 import { displayName, lastAttempt, outcomeOf } from '../kernel/model.js';
+import { errorLines } from '../kernel/text.js';
 import type { Classification, FailureLine } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
 
@@ -47,6 +48,8 @@ export function failuresOf(
     const at = location?.line ?? t.line;
     if (at !== undefined) line.line = at;
     if (message) line.message = redact(message.trim()).slice(0, 300);
+    const details = error ? errorLines(error.message).slice(1) : [];
+    if (details.length) line.details = details.map((l) => redact(l).slice(0, 200));
     if (i.progress.runId !== undefined) line.runId = i.progress.runId;
     const classification = classifications.get(i.id);
     if (classification) line.classification = classification;

@@ -81,8 +81,11 @@ function failureLines(s: RunSummary): string[] {
     .map(([c, n]) => `${n} ${c}`);
   const width = Math.max(...failures.map((f) => (f.classification ?? '').length));
   const lines = byClassification(failures).map((f) => {
-    const what = `${(f.classification ?? '').padEnd(width)}  ${f.key}  ${f.test}`;
-    return f.message ? `${what}: ${f.message}` : what;
+    const at = f.line !== undefined ? ` (${f.file}:${f.line})` : '';
+    const what = `${(f.classification ?? '').padEnd(width)}  ${f.key}  ${f.test}${at}`;
+    // The lines that say what differed, under it: what a reader acts on.
+    const details = (f.details ?? []).map((l) => `\n${' '.repeat(width + 6)}${l}`).join('');
+    return `${f.message ? `${what}: ${f.message}` : what}${details}`;
   });
   return [`  failures: ${total} (${kinds.join(', ')})`, ...list(lines)];
 }
