@@ -1,4 +1,4 @@
-const { caseKey, step } = require('@casebridge/jest');
+const { caseKey, requirement, step } = require('@casebridge/jest');
 const { logIn, logOut } = require('../app/shop');
 
 // The case key in the title; the steps match DEMO-2's three case steps by text.
@@ -27,5 +27,7 @@ test('[DEMO-3] logs out from the user menu', async () => {
 // The key declared from inside the test: Jest has no tags or annotations.
 test('profile page shows the user name', () => {
   caseKey('DEMO-6');
+  // Links the case to the requirement it verifies (once; links a person made stay).
+  requirement('DEMO-8');
   expect(logIn('demo', 'demo').name).toBe('Dana Demo');
 });

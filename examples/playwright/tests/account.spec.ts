@@ -33,9 +33,13 @@ test('[DEMO-3] logs out from the user menu', async ({ page }) => {
 });
 
 // The key as an annotation.
-test('profile page shows the user name', { annotation: { type: 'testCase', description: 'DEMO-6' } }, async ({
-  page,
-}) => {
+test('profile page shows the user name', {
+  annotation: [
+    { type: 'testCase', description: 'DEMO-6' },
+    // The requirement it verifies: the reporter links the case to it.
+    { type: 'requirement', description: 'DEMO-8' },
+  ],
+}, async ({ page }) => {
   await logIn(page);
   await page.goto('/profile');
   await expect(page.getByTestId('user-name')).toHaveText('Dana Demo');

@@ -1,4 +1,4 @@
-import { attach, caseKey, step } from '@casebridge/vitest';
+import { attach, caseKey, requirement, step } from '@casebridge/vitest';
 import { describe, expect, test } from 'vitest';
 import { Session } from '../src/shop';
 
@@ -34,6 +34,8 @@ describe('account', () => {
   // The key declared from inside the test with the runtime API, and a file attached from the worker.
   test('profile page shows the user name', () => {
     caseKey('DEMO-6');
+    requirement('DEMO-8'); // the requirement it verifies: its case is linked to it
+
     const session = new Session();
     session.logIn('demo', 'demo');
     attach('profile.json', { body: JSON.stringify({ user: session.displayName }), contentType: 'application/json' });

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestManagementClient } from '@casebridge/core';
-import { commitOf, FULL_HASH, gateCycle, rulesOf } from '@casebridge/core/internal';
+import { commitOf, FULL_HASH, gateCycle, requirementCoverage, rulesOf } from '@casebridge/core/internal';
 import type { RunningEmulator } from '@casebridge/emulator';
 import { loadEmulator } from './optional.js';
 import { openReader } from './query/reader.js';
@@ -270,6 +270,11 @@ export async function demo(o: DemoOptions): Promise<number> {
       "the commit as Bitbucket's pull request shows it: each runner's report, annotations, build status",
     ]);
     links.push([`${emu.url}/demo/shop/-/merge_requests/1`, "the GitLab merge request: each runner's note"]);
+    const lastId = read.ids.get(cycles.at(-1)?.cycle ?? '');
+    links.push([
+      `${emu.url}/projects/DEMO/requirements${lastId === undefined ? '' : `?plan=DEMO-1&cycle=${lastId}`}`,
+      "the requirements and their coverage in the last runner's cycle",
+    ]);
     links.push([`${emu.url}/rehearsal/requests`, 'every request the reporters made']);
     const width = Math.max(...links.map(([u]) => u.length));
     for (const [u, what] of links) o.out(`  ${u.padEnd(width)}  ${what}`);
@@ -322,6 +327,23 @@ async function readBack(
         if (rows.length > 0) lines.push(columns(rows, '    '));
       } catch (err) {
         lines.push(`  ${c.runner}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    // The requirements the suites name (requirement(), annotations) and the seed's links, judged in the last cycle.
+    const last = cycles.at(-1);
+    if (last) {
+      try {
+        const cov = await requirementCoverage(o.reader, 'DEMO-1', last.cycle, 'DEMO');
+        lines.push(`Requirement coverage in cycle "${last.cycle}" (casebridge coverage, MCP requirement_coverage):`);
+        const rows = cov.requirements.map((x) => [
+          x.key,
+          x.state,
+          x.cases.map((k) => `${k.key}${k.result ? ` ${k.result}` : ''}`).join(', ') || '-',
+          x.summary,
+        ]);
+        if (rows.length > 0) lines.push(columns(rows, '  '));
+      } catch (err) {
+        lines.push(`  coverage: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
   } finally {
