@@ -263,3 +263,28 @@ describe('casebridge publish', () => {
     expect(ann.annotations[0]?.message).toContain('expected 204, got 500');
   }, 60_000);
 });
+
+describe('two shards ending at once', () => {
+  it('leave one merge-request note: the newer one gives way to the older', async () => {
+    for (const n of await notes()) {
+      const res = await fetch(`${emu.url}/api/v4/projects/1/merge_requests/1/notes/${n.id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      expect(res.status).toBe(204);
+    }
+    const dir = fixture('pr-race', {});
+    const env = cycleEnv('PR 17', {
+      CI_SERVER_URL: emu.url,
+      CI_PROJECT_ID: 'demo/shop',
+      CI_MERGE_REQUEST_IID: '1',
+      CASEBRIDGE_GITLAB_TOKEN: TOKEN,
+    });
+    const outs = await Promise.all([1, 2, 3].map(() => run('node', [CLI, 'publish'], dir, env)));
+    for (const out of outs) expect(out.code, out.stdout + out.stderr).toBe(0);
+    expect(outs.map((o) => o.stdout).join('')).toMatch(
+      /GitLab: the note on merge request !1 of project demo\/shop added/,
+    );
+    expect(await notes()).toHaveLength(1);
+  }, 60_000);
+});

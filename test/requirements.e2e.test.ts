@@ -91,6 +91,28 @@ test('DEMO-3 logs out', { annotation: { type: 'requirement', description: '${unc
     const tm = admin(emu);
     await tm.requirements.deleteLinkedTestCases({ requirementIssueKey: uncovered, testCaseKeys: ['DEMO-3'] });
     await tm.close();
+    // casebridge sync reports the links the reporters would make, and makes none.
+    const sync = await run('node', [CLI, 'sync', '--dry-run'], pw, env());
+    expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+    expect(sync.stdout).toContain(`${uncovered}: the reporters will link DEMO-3`);
+    expect(await linked(uncovered)).toEqual([]);
+  }, 60_000);
+
+  it("a JUnit import links by the test case's requirements property", async () => {
+    const tm = admin(emu);
+    const made = await tm.jira.createIssue({
+      fields: { project: { key: 'DEMO' }, issuetype: { name: 'Requirement' }, summary: 'Orders are listed' },
+    });
+    await tm.close();
+    const junit = fixture('requirements-junit', {
+      'results.xml': `<?xml version="1.0"?>
+<testsuite name="api" tests="1"><testcase classname="api" name="DEMO-4 lists orders">
+  <properties><property name="requirements" value="${made.key}"/></properties>
+</testcase></testsuite>`,
+    });
+    const out = await run('node', [CLI, 'junit', 'results.xml'], junit, env({ CASEBRIDGE_CYCLE: 'Req JUnit' }));
+    expect(out.code, out.stdout + out.stderr).toBe(0);
+    expect(await linked(made.key)).toEqual(['DEMO-4']);
   }, 60_000);
 });
 
@@ -127,6 +149,27 @@ describe('coverage, asked anywhere', () => {
     expect(JSON.parse(jql.stdout).requirements.find((x: { key: string }) => x.key === uncovered)?.state).toBe(
       'not covered',
     );
+  });
+
+  it('costs the cycle (2), one search and two reads a requirement', async () => {
+    const since = emu.requests().at(-1)?.seq ?? 0;
+    const out = await cli(['coverage', '--cycle', 'Req 1', '--requirement', 'DEMO-9', '--requirement', 'DEMO-10']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toMatch(/2 requirement\(s\), cycle "Req 1" of DEMO-1: 1 passing, 1 failing/);
+    const ops = emu
+      .requests()
+      .filter((q) => q.seq > since && !q.path.startsWith('/__emulator'))
+      .map((q) => q.op)
+      .sort();
+    expect(ops).toEqual([
+      'cycles.testRunsByCycleId',
+      'jira.search',
+      'plans.cycles',
+      'requirements.getChildren',
+      'requirements.getChildren',
+      'requirements.linkedTestCases',
+      'requirements.linkedTestCases',
+    ]);
   });
 
   it('the gate: --requirements passing exits 1 naming the failing requirement', async () => {

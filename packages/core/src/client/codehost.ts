@@ -4,8 +4,13 @@ import {
   bitbucketPutReport,
   bitbucketSetBuildStatus,
 } from '../contract/codehost/bitbucket.js';
-import { githubComments, githubCreateComment, githubEditComment } from '../contract/codehost/github.js';
-import { gitlabCreateNote, gitlabEditNote, gitlabNotes } from '../contract/codehost/gitlab.js';
+import {
+  githubComments,
+  githubCreateComment,
+  githubDeleteComment,
+  githubEditComment,
+} from '../contract/codehost/github.js';
+import { gitlabCreateNote, gitlabDeleteNote, gitlabEditNote, gitlabNotes } from '../contract/codehost/gitlab.js';
 import { bindGroup, type ClientOptions, type Methods, ServiceClient } from './base.js';
 import { ConfigError } from './errors.js';
 
@@ -15,11 +20,17 @@ const BITBUCKET = {
   addAnnotations: bitbucketAddAnnotations,
   setBuildStatus: bitbucketSetBuildStatus,
 } as const;
-const GITLAB = { notes: gitlabNotes, createNote: gitlabCreateNote, editNote: gitlabEditNote } as const;
+const GITLAB = {
+  notes: gitlabNotes,
+  createNote: gitlabCreateNote,
+  editNote: gitlabEditNote,
+  deleteNote: gitlabDeleteNote,
+} as const;
 const GITHUB = {
   comments: githubComments,
   createComment: githubCreateComment,
   editComment: githubEditComment,
+  deleteComment: githubDeleteComment,
 } as const;
 
 /**

@@ -103,6 +103,14 @@ const editNote: Handler = (ctx) => {
   return presentNote(ctx, updated);
 };
 
+const deleteNote: Handler = (ctx) => {
+  const { repo, iid } = mergeRequest(ctx);
+  const note = ctx.store.reviewComments.get(ctx.params.note_id as number);
+  if (!note || note.repoId !== repo.id || note.review !== iid) throw new ServiceError(404, '404 Note Not Found');
+  ctx.store.reviewComments.remove(note.id);
+  return new Reply(204, undefined);
+};
+
 // ---------------------------------------------------------------------------------------------------------------
 // GitHub
 
@@ -190,11 +198,21 @@ const editComment: Handler = (ctx) => {
   return presentComment(ctx, repo, updated);
 };
 
+const deleteComment: Handler = (ctx) => {
+  const repo = repository(ctx);
+  const comment = ctx.store.reviewComments.get(ctx.params.comment_id as number);
+  if (!comment || comment.repoId !== repo.id) throw new ServiceError(404, 'Not Found');
+  ctx.store.reviewComments.remove(comment.id);
+  return new Reply(204, undefined);
+};
+
 export const reviewCommentHandlers: Record<string, Handler> = {
   'gitlab.createNote': createNote,
   'gitlab.notes': listNotes,
   'gitlab.editNote': editNote,
+  'gitlab.deleteNote': deleteNote,
   'github.createComment': createComment,
   'github.comments': listComments,
   'github.editComment': editComment,
+  'github.deleteComment': deleteComment,
 };

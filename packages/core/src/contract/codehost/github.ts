@@ -90,4 +90,20 @@ export const githubEditComment = defineOperation({
   ],
 });
 
-export const githubOperations: OperationDef[] = [githubCreateComment, githubComments, githubEditComment];
+export const githubDeleteComment = defineOperation({
+  id: 'github.deleteComment',
+  service: 'github',
+  group: 'github',
+  method: 'DELETE',
+  path: '/repos/{owner}/{repo}/issues/comments/{comment_id}',
+  summary: 'Delete a comment (answers 204)',
+  params: () => z.object({ owner: z.string().min(1), repo: z.string().min(1), comment_id: positiveInt() }),
+  errors: [{ status: 404, when: 'the repository or the comment is not found' }],
+});
+
+export const githubOperations: OperationDef[] = [
+  githubCreateComment,
+  githubComments,
+  githubEditComment,
+  githubDeleteComment,
+];

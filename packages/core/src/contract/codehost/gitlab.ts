@@ -92,4 +92,15 @@ export const gitlabEditNote = defineOperation({
   ],
 });
 
-export const gitlabOperations: OperationDef[] = [gitlabCreateNote, gitlabNotes, gitlabEditNote];
+export const gitlabDeleteNote = defineOperation({
+  id: 'gitlab.deleteNote',
+  service: 'gitlab',
+  group: 'gitlab',
+  method: 'DELETE',
+  path: '/api/v4/projects/{id}/merge_requests/{merge_request_iid}/notes/{note_id}',
+  summary: 'Delete a merge-request note (answers 204)',
+  params: () => mrPath().extend({ note_id: positiveInt() }),
+  errors: [{ status: 404, when: 'the project, the merge request or the note is not found' }],
+});
+
+export const gitlabOperations: OperationDef[] = [gitlabCreateNote, gitlabNotes, gitlabEditNote, gitlabDeleteNote];

@@ -184,6 +184,47 @@ async function findInPages<T>(read: (page: number) => Promise<T[]>, find: (x: T)
   return undefined;
 }
 
+/** Every item of a list, its pages read in turn (at most 50 pages of 100). */
+async function allPages<T>(read: (page: number) => Promise<T[]>, per = 100): Promise<T[]> {
+  const all: T[] = [];
+  for (let page = 1; page <= 50; page += 1) {
+    const items = await read(page);
+    all.push(...items);
+    if (items.length < per) break;
+  }
+  return all;
+}
+
+/**
+ * One comment a pull request, found by its marker: edited in place, else added. Two shards ending at once can both
+ * add one (neither saw the other's): after adding, the list is read again and a newer one of ours gives way to the
+ * oldest, which takes our body. 2 requests; 4 after a race.
+ */
+async function oneComment(
+  marker: string,
+  api: {
+    list: (page: number) => Promise<Array<{ id: number; body?: string | null }>>;
+    create: () => Promise<{ id: number }>;
+    edit: (id: number) => Promise<unknown>;
+    remove: (id: number) => Promise<unknown>;
+  },
+): Promise<'edited' | 'added'> {
+  const mine = (x: { body?: string | null }) => (x.body ?? '').includes(marker);
+  const found = await findInPages(api.list, mine);
+  if (found) {
+    await api.edit(found.id);
+    return 'edited';
+  }
+  const made = await api.create();
+  const oldest = (await allPages(api.list)).filter(mine).sort((x, y) => x.id - y.id)[0];
+  if (oldest && oldest.id !== made.id) {
+    await api.remove(made.id);
+    await api.edit(oldest.id);
+    return 'edited';
+  }
+  return 'added';
+}
+
 /** One merge-request note, found by its marker and edited in place, else added. 2 requests (more on a long thread). */
 async function toGitlab(rep: CycleReport, t: Targets, o: PublishOptions): Promise<Posted> {
   const g = t.gitlab as NonNullable<Targets['gitlab']>;
@@ -195,17 +236,15 @@ async function toGitlab(rep: CycleReport, t: Targets, o: PublishOptions): Promis
     return { host: 'gitlab', ok: true, line: `(dry run) GitLab: the note on ${what}` };
   }
   const call = o.signal ? { signal: o.signal } : undefined;
-  const marker = commentMarker(t.reportKey);
-  const edited = await withClient(g.url, g.token, o, async (c) => {
-    const found = await findInPages(
-      (page) => c.gitlab.notes({ ...mr, per_page: 100, page, sort: 'asc', order_by: 'created_at' }, call),
-      (n) => n.body.includes(marker),
-    );
-    if (found) await c.gitlab.editNote({ ...mr, note_id: found.id, body }, call);
-    else await c.gitlab.createNote({ ...mr, body }, call);
-    return !!found;
-  });
-  return { host: 'gitlab', ok: true, line: `GitLab: the note on ${what} ${edited ? 'edited' : 'added'}` };
+  const done = await withClient(g.url, g.token, o, (c) =>
+    oneComment(commentMarker(t.reportKey), {
+      list: (page) => c.gitlab.notes({ ...mr, per_page: 100, page, sort: 'asc', order_by: 'created_at' }, call),
+      create: () => c.gitlab.createNote({ ...mr, body }, call),
+      edit: (note_id) => c.gitlab.editNote({ ...mr, note_id, body }, call),
+      remove: (note_id) => c.gitlab.deleteNote({ ...mr, note_id }, call),
+    }),
+  );
+  return { host: 'gitlab', ok: true, line: `GitLab: the note on ${what} ${done}` };
 }
 
 /** One pull-request comment, found by its marker and edited in place, else added. 2 requests (more on a long thread). */
@@ -219,20 +258,26 @@ async function toGithub(rep: CycleReport, t: Targets, o: PublishOptions): Promis
     return { host: 'github', ok: true, line: `(dry run) GitHub: the comment on ${what}` };
   }
   const call = o.signal ? { signal: o.signal } : undefined;
-  const marker = commentMarker(t.reportKey);
-  const done = await withClient(g.url, g.token, o, async (c) => {
-    const found = await findInPages(
-      (page) => c.github.comments({ ...where, issue_number: g.pullRequest, per_page: 100, page }, call),
-      (x) => (x.body ?? '').includes(marker),
-    );
-    if (found) return { edited: true, c: await c.github.editComment({ ...where, comment_id: found.id, body }, call) };
-    return { edited: false, c: await c.github.createComment({ ...where, issue_number: g.pullRequest, body }, call) };
-  });
-  const url = done.c.html_url;
+  const issue = { ...where, issue_number: g.pullRequest };
+  let url: string | undefined;
+  const done = await withClient(g.url, g.token, o, (c) =>
+    oneComment(commentMarker(t.reportKey), {
+      list: (page) => c.github.comments({ ...issue, per_page: 100, page }, call),
+      create: async () => {
+        const made = await c.github.createComment({ ...issue, body }, call);
+        url = made.html_url;
+        return made;
+      },
+      edit: async (comment_id) => {
+        url = (await c.github.editComment({ ...where, comment_id, body }, call)).html_url;
+      },
+      remove: (comment_id) => c.github.deleteComment({ ...where, comment_id }, call),
+    }),
+  );
   return {
     host: 'github',
     ok: true,
-    line: `GitHub: the comment on ${what} ${done.edited ? 'edited' : 'added'}${url ? ` (${url})` : ''}`,
+    line: `GitHub: the comment on ${what} ${done}${url ? ` (${url})` : ''}`,
     ...(url ? { url } : {}),
   };
 }
