@@ -151,6 +151,23 @@ describe('coverage, asked anywhere', () => {
     );
   });
 
+  it("failures --json gives the failure's file, line and the matcher's Expected and Received lines", async () => {
+    const out = await cli(['failures', '--cycle', 'Req 1', '--json']);
+    expect(out.code, out.stderr).toBe(0);
+    const [f] = JSON.parse(out.stdout).failures as Array<{
+      key: string;
+      file: string;
+      line: number;
+      errorLines: string[];
+    }>;
+    expect(f).toMatchObject({
+      key: 'DEMO-6',
+      file: 'test/.fixtures/requirements-jest/a.test.js',
+      line: 7,
+      errorLines: ['expect(received).toBe(expected) // Object.is equality', 'Expected: 3', 'Received: 2'],
+    });
+  });
+
   it('costs the cycle (2), one search and two reads a requirement', async () => {
     const since = emu.requests().at(-1)?.seq ?? 0;
     const out = await cli(['coverage', '--cycle', 'Req 1', '--requirement', 'DEMO-9', '--requirement', 'DEMO-10']);
@@ -233,6 +250,10 @@ describe('coverage, asked anywhere', () => {
       expect(got.requirements.map((x) => [x.key, x.state])).toEqual([
         ['DEMO-9', 'passing'],
         ['DEMO-10', 'failing'],
+      ]);
+      const failures = await client.callTool({ name: 'list_failures', arguments: { cycle: 'Req 1' } });
+      expect((failures.structuredContent as { failures: unknown[] }).failures).toEqual([
+        expect.objectContaining({ key: 'DEMO-6', line: 7, errorLines: expect.arrayContaining(['Received: 2']) }),
       ]);
       const bad = await client.callTool({
         name: 'requirement_coverage',

@@ -38,7 +38,7 @@ export const TIMING = {
    * A failing result's run gets its status at most this long after it came in; its classification and defect join
    * that update if known by then, else follow in one more. A status never waits for Jira beyond this.
    */
-  statusWithinMs: 1_000,
+  statusWithinMs: 800,
   /** ... and at least this long after its delivery starts (a failure that waited for a delivery slot). */
   statusGraceMs: 250,
   /** A result that was not delivered is tried again after these waits (or the service's Retry-After), then kept. */
