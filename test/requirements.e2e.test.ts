@@ -163,8 +163,8 @@ describe('coverage, asked anywhere', () => {
     expect(f).toMatchObject({
       key: 'DEMO-6',
       file: 'test/.fixtures/requirements-jest/a.test.js',
-      line: 7,
-      errorLines: ['expect(received).toBe(expected) // Object.is equality', 'Expected: 3', 'Received: 2'],
+      line: 8,
+      errorLines: ['Error: expect(received).toBe(expected) // Object.is equality', 'Expected: 3', 'Received: 2'],
     });
   });
 
@@ -253,7 +253,7 @@ describe('coverage, asked anywhere', () => {
       ]);
       const failures = await client.callTool({ name: 'list_failures', arguments: { cycle: 'Req 1' } });
       expect((failures.structuredContent as { failures: unknown[] }).failures).toEqual([
-        expect.objectContaining({ key: 'DEMO-6', line: 7, errorLines: expect.arrayContaining(['Received: 2']) }),
+        expect.objectContaining({ key: 'DEMO-6', line: 8, errorLines: expect.arrayContaining(['Received: 2']) }),
       ]);
       const bad = await client.callTool({
         name: 'requirement_coverage',
