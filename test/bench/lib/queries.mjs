@@ -76,6 +76,8 @@ export async function runQueries({ log, environment }) {
       const cases = Array.from({ length: TESTS / REQUIREMENTS }, (_, i) => keyOf(n * (TESTS / REQUIREMENTS) + i));
       await tm.requirements.linkTestCase({ requirementIssueKey: key, testCaseKeys: cases });
     }
+    // As a team's stories would be: long in Jira's index, not created a second ago (index lag).
+    emu.catchUpIndex();
     const rows = [
       await timed('cycleSummary', () => core.cycleSummary(reader, PLAN, cycle)),
       await timed('listFailures (limit 500)', () => core.listFailures(reader, PLAN, cycle, { limit: 500 })),
