@@ -7,7 +7,6 @@
 
 export { TEST_CASE_TYPE } from './engine/cases/bulk-create.js';
 export * from './engine/cases/mapping.js';
-export { readMappingFile, writeMapping } from './engine/cases/mapping-file.js';
 export {
   CaseRegistry,
   type CaseRegistryOptions,

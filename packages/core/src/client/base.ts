@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import * as z from 'zod';
-import { isMultipart, type OperationDef } from '../contract/define.js';
+import { isMultipart, type OperationDef, type UploadOperationDef } from '../contract/define.js';
 import {
   Authenticator,
   type AuthOptions,
@@ -8,11 +8,11 @@ import {
   looksLikePersonalAccessToken,
   TOKEN_AS_PASSWORD,
 } from './auth.js';
-import { captchaChallenge, serverMessage } from './error-bodies.js';
 import {
   AbortedError,
   CaptchaError,
   ConfigError,
+  captchaChallenge,
   excerpt,
   ForbiddenError,
   HttpError,
@@ -20,13 +20,12 @@ import {
   NotFoundError,
   type RequestInfo,
   ResponseShapeError,
+  serverMessage,
   UnauthorizedError,
   ValidationError,
 } from './errors.js';
-import type { CallOptions, Methods, OutputOf } from './method-types.js';
 import { type FileInput, formData } from './multipart.js';
 import { registerSecret } from './secrets.js';
-import { timeoutsSchema } from './timeouts.js';
 import { Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
 
 /** Options common to every client. */
@@ -37,6 +36,13 @@ export interface ClientOptions extends Omit<TransportOptions, 'baseUrl'> {
   /** API prefix after the base URL; each client has the real product's default. */
   prefix?: string;
 }
+
+/** Client timeouts per request, ms (defaults: connect 10 s, headers 30 s, body 60 s). */
+export const timeoutsSchema = z.strictObject({
+  connectMs: z.number().int().positive().optional(),
+  headersMs: z.number().int().positive().optional(),
+  bodyMs: z.number().int().positive().optional(),
+});
 
 const clientOptionsSchema = z.strictObject({
   baseUrl: z.string().min(1),
@@ -87,8 +93,64 @@ export function parseClientOptions(options: unknown): ClientOptions {
   return options as ClientOptions;
 }
 
-export { captchaChallenge, serverMessage } from './error-bodies.js';
-export type { CallOptions, InputOf, Method, Methods, OutputOf, UploadMethod } from './method-types.js';
+/** Types of a call's input and output, derived from the contract. */
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+/** A schema slot that the operation leaves empty is typed with the bare `z.ZodType` default. */
+type IsUnset<T> = z.ZodType extends T ? true : false;
+/** Path and query values travel as text: a number is accepted wherever the contract reads a string. */
+type Textual<T> = { [K in keyof T]: T[K] extends string ? T[K] | number : T[K] };
+type ObjectPart<T> = IsUnset<T> extends true ? unknown : T extends z.ZodType ? Textual<z.input<T>> : unknown;
+type BodyPart<T> =
+  IsUnset<T> extends true
+    ? unknown
+    : T extends z.ZodObject
+      ? z.input<T>
+      : T extends z.ZodOptional<infer I extends z.ZodObject>
+        ? z.input<I>
+        : T extends z.ZodType
+          ? undefined extends z.input<T>
+            ? { body?: z.input<T> }
+            : { body: z.input<T> }
+          : unknown;
+
+/** What a call takes: path and query parameters and the fields of an object body, flat; other bodies as `body`. */
+export type InputOf<Op> =
+  Op extends OperationDef<infer P, infer Q, infer B, z.ZodType>
+    ? Simplify<ObjectPart<P> & ObjectPart<Q> & BodyPart<B>>
+    : never;
+
+/** What a call resolves to: the tolerant parse of the answer, or `undefined` for operations without a body. */
+export type OutputOf<Op> =
+  Op extends OperationDef<z.ZodType, z.ZodType, z.ZodType, infer R>
+    ? IsUnset<R> extends true
+      ? undefined
+      : z.output<R>
+    : never;
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Whether a 429/502/503/504 answer may be re-sent (default: always); a refused one fails at once, not retryable. */
+  retryAnswer?: (answer: { status: number; headers: Record<string, string | string[] | undefined> }) => boolean;
+  /** A long request (a bulk create): queued behind every other request, so reads and deliveries go first. */
+  background?: boolean;
+}
+
+/** A method of a client group. Input is optional when the operation needs none. */
+export type Method<Op> =
+  Record<never, never> extends InputOf<Op>
+    ? (input?: InputOf<Op>, options?: CallOptions) => Promise<OutputOf<Op>>
+    : (input: InputOf<Op>, options?: CallOptions) => Promise<OutputOf<Op>>;
+
+/** Upload methods take `file` (one or several) in addition to the operation's parameters. */
+export type UploadMethod<Op> = (
+  input: InputOf<Op> & { file: FileInput | readonly FileInput[] },
+  options?: CallOptions,
+) => Promise<OutputOf<Op>>;
+
+/** The methods of a group: upload operations take files, the others their parameters. */
+export type Methods<G> = { [K in keyof G]: G[K] extends UploadOperationDef ? UploadMethod<G[K]> : Method<G[K]> };
 
 /** The fields of an object schema, looking through an optional wrapper (an optional object body is still flat). */
 function shapeKeys(schema: unknown): string[] {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoSeed } from '@casebridge/emulator';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { captchaChallenge } from '../../src/client/base.js';
+import { captchaChallenge } from '../../src/client/errors.js';
 import {
   CaptchaError,
   Engine,

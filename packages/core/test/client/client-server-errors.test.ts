@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serverMessage } from '../../src/client/base.js';
+import { serverMessage } from '../../src/client/errors.js';
 import {
   type ClientOptions,
   ContentRepositoryClient,

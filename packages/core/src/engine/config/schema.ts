@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { looksLikePersonalAccessToken, TOKEN_AS_PASSWORD } from '../../client/auth.js';
-import { timeoutsSchema } from '../../client/timeouts.js';
+import { timeoutsSchema } from '../../client/base.js';
 import { TIMING } from '../kernel/timing.js';
 import { RUN_STATUSES } from '../kernel/work.js';
 import { defectFieldsSchema } from './defect-fields.js';
