@@ -188,6 +188,25 @@ describe('bad input never changes the exit code nor loses results', () => {
   }, 120_000);
 });
 
+describe('casebridge doctor', () => {
+  it('reads each target once with its token: ✓ when it can, ✗ with the fix when it cannot', async () => {
+    const dir = fixture('pr-doctor', {});
+    const good = await run('node', [CLI, 'doctor'], dir, cycleEnv('PR doctor', hosts()));
+    expect(good.stdout + good.stderr).toMatch(/✓ pull request \(bitbucket\).*the token reads commit a1b2c3d4e5f6/);
+    expect(good.stdout + good.stderr).toMatch(/✓ pull request \(gitlab\).*merge request !1 of 1/);
+    const bad = await run(
+      'node',
+      [CLI, 'doctor'],
+      dir,
+      cycleEnv('PR doctor', hosts({ CASEBRIDGE_BITBUCKET_TOKEN: 'nope-token' })),
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stdout + bad.stderr).toMatch(/✗ pull request \(bitbucket\).*cannot be read with the token: HTTP 401/);
+    expect(bad.stdout + bad.stderr).toContain('CASEBRIDGE_BITBUCKET_URL, _TOKEN');
+    expect(bad.stdout + bad.stderr).not.toContain('nope-token');
+  }, 60_000);
+});
+
 const PW_CONFIG = `
 import { defineConfig } from '@playwright/test';
 export default defineConfig({ testDir: 'tests', reporter: [['line'], ['@casebridge/playwright', {}]] });

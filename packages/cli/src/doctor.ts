@@ -14,7 +14,17 @@ import {
   TimeoutError,
   UnauthorizedError,
 } from '@casebridge/core';
-import { clientsFor, cycleNameFor, keyPattern, mappingProblems } from '@casebridge/core/internal';
+import {
+  anyTarget,
+  clientSettings,
+  clientsFor,
+  commitOf,
+  cycleNameFor,
+  keyPattern,
+  mappingProblems,
+  probeTargets,
+  targetsOf,
+} from '@casebridge/core/internal';
 import type { Check } from './check.js';
 import { statusMapCheck } from './doctor-statuses.js';
 import type { CliOptions } from './options.js';
@@ -241,8 +251,33 @@ export async function doctor(
     await repo?.close();
   }
   checks.push(mappingCheck(c, cwd));
+  // The pull request's targets (bitbucket, gitlab, github): one read each proves the token and the place.
+  const targets = targetsOf(c, env);
+  if (anyTarget(targets)) {
+    const probed = await probeTargets(targets, { commit: await commitOf(env, cwd), client: clientSettings(c) });
+    for (const p of probed) {
+      checks.push(
+        p.ok
+          ? { name: `pull request (${p.host})`, ok: true, detail: p.line }
+          : {
+              name: `pull request (${p.host})`,
+              ok: false,
+              detail: p.line,
+              fix: FIXES[p.host],
+            },
+      );
+    }
+  }
   return checks;
 }
+
+const FIXES: Record<'bitbucket' | 'gitlab' | 'github', string> = {
+  bitbucket:
+    'check CASEBRIDGE_BITBUCKET_URL, _TOKEN (an HTTP access token with repository read and write) and _REPO (PROJECT/slug); the commit: CASEBRIDGE_COMMIT',
+  gitlab: 'check CASEBRIDGE_GITLAB_TOKEN (api scope), CI_SERVER_URL, CI_PROJECT_ID and CI_MERGE_REQUEST_IID',
+  github:
+    'check the token (GITHUB_TOKEN with pull-requests: write, or CASEBRIDGE_GITHUB_TOKEN), GITHUB_API_URL, GITHUB_REPOSITORY and the pull request',
+};
 
 /**
  * The create screen of the defect issue type against `defects.fields`: every required field (but those casebridge

@@ -2,6 +2,7 @@ import {
   bitbucketAddAnnotations,
   bitbucketDeleteAnnotations,
   bitbucketPutReport,
+  bitbucketReports,
   bitbucketSetBuildStatus,
 } from '../contract/codehost/bitbucket.js';
 import {
@@ -15,6 +16,7 @@ import { bindGroup, type ClientOptions, type Methods, ServiceClient } from './ba
 import { ConfigError } from './errors.js';
 
 const BITBUCKET = {
+  reports: bitbucketReports,
   putReport: bitbucketPutReport,
   deleteAnnotations: bitbucketDeleteAnnotations,
   addAnnotations: bitbucketAddAnnotations,

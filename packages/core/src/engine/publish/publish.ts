@@ -105,12 +105,12 @@ export async function publishReport(rep: CycleReport, targets: Targets, o: Publi
 
 const NAMES: Record<Host, string> = { bitbucket: 'Bitbucket', gitlab: 'GitLab', github: 'GitHub' };
 
-async function guarded(host: Host, post: () => Promise<Posted>): Promise<Posted> {
+async function guarded(host: Host, post: () => Promise<Posted>, what = 'the report was not posted'): Promise<Posted> {
   try {
     return await post();
   } catch (err) {
     const why = redact(err instanceof Error ? err.message : String(err));
-    return { host, ok: false, line: `${NAMES[host]}: the report was not posted: ${why}` };
+    return { host, ok: false, line: `${NAMES[host]}: ${what}: ${why}` };
   }
 }
 
@@ -280,6 +280,78 @@ async function toGithub(rep: CycleReport, t: Targets, o: PublishOptions): Promis
     line: `GitHub: the comment on ${what} ${done}${url ? ` (${url})` : ''}`,
     ...(url ? { url } : {}),
   };
+}
+
+/**
+ * `casebridge doctor`'s look at each target: one read that proves the token, the repository and the pull request
+ * (Bitbucket: the commit's reports; GitLab and GitHub: a page of one note or comment). Never throws.
+ */
+export async function probeTargets(targets: Targets, o: PublishOptions = {}): Promise<Posted[]> {
+  const out: Array<Promise<Posted>> = [];
+  const b = targets.bitbucket;
+  if (b) {
+    out.push(
+      guarded(
+        'bitbucket',
+        async () => {
+          const commit = o.commit;
+          const repo = `${b.project}/${b.slug}`;
+          if (!commit || !FULL_HASH.test(commit)) {
+            return {
+              host: 'bitbucket',
+              ok: false,
+              line: `Bitbucket ${b.url} ${repo}: no full commit hash (${commit ? `got "${commit}"` : 'none found'}; set CASEBRIDGE_COMMIT or run in a git checkout)`,
+            };
+          }
+          const where = { projectKey: b.project, repositorySlug: b.slug, commitId: commit };
+          await withClient(b.url, b.token, o, (c) => c.bitbucket.reports({ ...where, limit: 1 }));
+          return {
+            host: 'bitbucket',
+            ok: true,
+            line: `Bitbucket ${b.url} ${repo}: the token reads commit ${commit.slice(0, 12)}`,
+          };
+        },
+        'cannot be read with the token',
+      ),
+    );
+  }
+  const gl = targets.gitlab;
+  if (gl) {
+    out.push(
+      guarded(
+        'gitlab',
+        async () => {
+          const mr = { id: gl.project, merge_request_iid: gl.mergeRequest };
+          await withClient(gl.url, gl.token, o, (c) => c.gitlab.notes({ ...mr, per_page: 1 }));
+          return {
+            host: 'gitlab',
+            ok: true,
+            line: `GitLab ${gl.url}: the token reads merge request !${gl.mergeRequest} of ${gl.project}`,
+          };
+        },
+        'cannot be read with the token',
+      ),
+    );
+  }
+  const gh = targets.github;
+  if (gh) {
+    out.push(
+      guarded(
+        'github',
+        async () => {
+          const issue = { owner: gh.owner, repo: gh.repo, issue_number: gh.pullRequest };
+          await withClient(gh.url, gh.token, o, (c) => c.github.comments({ ...issue, per_page: 1 }));
+          return {
+            host: 'github',
+            ok: true,
+            line: `GitHub ${gh.url}: the token reads pull request #${gh.pullRequest} of ${gh.owner}/${gh.repo}`,
+          };
+        },
+        'cannot be read with the token',
+      ),
+    );
+  }
+  return Promise.all(out);
 }
 
 /** What the end of a reporter's run publishes from. */
