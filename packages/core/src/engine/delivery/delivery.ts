@@ -70,6 +70,9 @@ export interface DeliveryOptions {
   repoPrefix?: string;
 }
 
+/** Failures coming in together that make a burst (Delivery.inBurst). */
+const BURST = 5;
+
 /**
  * Talks to the service for the pipeline: each case's run (cycle or ad hoc), status-only results in bulk, the others
  * with steps, files, defect and comment, each run's writes in order. It answers with outcomes and never marks an
@@ -103,6 +106,8 @@ export class Delivery {
   private readonly undecided = new Map<WorkItem, string>();
   /** Failures whose status goes ahead of their verdict, gathering into one bulk per cycle (see statusAhead). */
   private readonly statusFirst = new Map<string, { items: WorkItem[]; sent: Promise<BulkOutcome> }>();
+  /** When the last failures came in (see inBurst). */
+  private readonly failedAt: number[] = [];
   /** When each result of this run came in (see statusDue). */
   private readonly cameAt = new WeakMap<WorkItem, number>();
   /** The worse of two statuses wins on a run; a renamed or custom status ranks as the outcome mapped to it. */
@@ -243,10 +248,11 @@ export class Delivery {
   ): Promise<void> {
     const p = item.progress;
     const due = new AbortController();
-    let decided = await Promise.race([
-      deciding.catch(() => undefined),
-      this.svc.clock.sleep(this.statusDue(item), due.signal),
-    ]);
+    // A burst of failures (a file's) has its statuses go at once in one bulk: the wait for one update saves a request
+    // a failure, not worth a late status for many.
+    let decided = this.inBurst(item)
+      ? undefined
+      : await Promise.race([deciding.catch(() => undefined), this.svc.clock.sleep(this.statusDue(item), due.signal)]);
     due.abort();
     if (!decided) {
       // Not answered in time: the status goes now, in a cycle in one bulk with the failures due at the same moment.
@@ -315,7 +321,20 @@ export class Delivery {
 
   /** A result came in (the pipeline took it): its status is due statusWithinMs later (see deliver). */
   came(item: WorkItem): void {
-    this.cameAt.set(item, this.svc.clock.now());
+    const now = this.svc.clock.now();
+    this.cameAt.set(item, now);
+    if (outcomeOf(item.test) === 'failed') {
+      this.failedAt.push(now);
+      if (this.failedAt.length > BURST * 4) this.failedAt.splice(0, this.failedAt.length - BURST * 4);
+    }
+  }
+
+  /** Whether BURST failures or more came within gatherMs of this one (a file's failures, handed over together). */
+  private inBurst(item: WorkItem): boolean {
+    const at = this.cameAt.get(item);
+    if (at === undefined || item.target.mode !== 'cycle') return false;
+    const window = this.svc.clock.timing.gatherMs;
+    return this.failedAt.filter((t) => Math.abs(t - at) <= window).length >= BURST;
   }
 
   /** The run's status (never a downgrade), its comment and its defect, in the run's turn; `pending`: what follows. */
