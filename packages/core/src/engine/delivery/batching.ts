@@ -59,12 +59,12 @@ export class CyclePreparation {
     batch.keys.add(key);
     batch.load ||= load;
     // A result waits on its run id (a failure's status is due within statusWithinMs): the batch goes shortly, at
-    // most one such batch every half of that (failures spread over a run share them; the status still goes in time).
+    // most one such batch in that time (failures spread over a run share them; a burst's went with its bulk).
     if (load && !this.ended && !batch.soon) {
       batch.soon = true;
       this.timer?.();
       const { clock } = this.o;
-      const at = Math.max(clock.timing.gatherMs, this.lastSoon + clock.timing.statusWithinMs / 2 - clock.now());
+      const at = Math.max(clock.timing.gatherMs, this.lastSoon + clock.timing.statusWithinMs - clock.now());
       this.timer = clock.after(at, () => {
         this.timer = undefined;
         this.lastSoon = clock.now();

@@ -70,7 +70,7 @@ export interface DeliveryOptions {
   repoPrefix?: string;
 }
 
-/** Failures coming in together that make a burst (Delivery.inBurst). */
+/** Failures coming in together that make a burst (Delivery.came). */
 const BURST = 5;
 
 /**
@@ -106,8 +106,9 @@ export class Delivery {
   private readonly undecided = new Map<WorkItem, string>();
   /** Failures whose status goes ahead of their verdict, gathering into one bulk per cycle (see statusAhead). */
   private readonly statusFirst = new Map<string, { items: WorkItem[]; sent: Promise<BulkOutcome> }>();
-  /** When the last failures came in (see inBurst). */
-  private readonly failedAt: number[] = [];
+  /** The last failures that came in, and the statuses a burst of them sent ahead (see came). */
+  private readonly recent: Array<{ at: number; item: WorkItem }> = [];
+  private readonly early = new WeakMap<WorkItem, Promise<boolean>>();
   /** When each result of this run came in (see statusDue). */
   private readonly cameAt = new WeakMap<WorkItem, number>();
   /** The worse of two statuses wins on a run; a renamed or custom status ranks as the outcome mapped to it. */
@@ -248,15 +249,15 @@ export class Delivery {
   ): Promise<void> {
     const p = item.progress;
     const due = new AbortController();
-    // A burst of failures (a file's) has its statuses go at once in one bulk: the wait for one update saves a request
-    // a failure, not worth a late status for many.
-    let decided = this.inBurst(item)
+    // A burst of failures (a file's) had its statuses sent when they came (see came): no wait for the verdict.
+    const early = this.early.get(item);
+    let decided = early
       ? undefined
       : await Promise.race([deciding.catch(() => undefined), this.svc.clock.sleep(this.statusDue(item), due.signal)]);
     due.abort();
     if (!decided) {
       // Not answered in time: the status goes now, in a cycle in one bulk with the failures due at the same moment.
-      if (!p.status && !(await this.statusAhead(item))) await write(undefined, 'verdict');
+      if (!p.status && !(await (early ?? this.statusAhead(item)))) await write(undefined, 'verdict');
       p.status = true;
       try {
         decided = await deciding;
@@ -319,22 +320,21 @@ export class Delivery {
     return Math.max(clock.timing.statusGraceMs, this.dueAt(item) - clock.now());
   }
 
-  /** A result came in (the pipeline took it): its status is due statusWithinMs later (see deliver). */
+  /**
+   * A result came in (the pipeline took it): its status is due statusWithinMs later (see deliver). A burst of failures
+   * (BURST or more within gatherMs: a file's, handed over together) has its statuses sent at once, in one bulk, ahead
+   * of their deliveries and verdicts: one request more a burst, not a late status for many.
+   */
   came(item: WorkItem): void {
-    const now = this.svc.clock.now();
+    const { clock } = this.svc;
+    const now = clock.now();
     this.cameAt.set(item, now);
-    if (outcomeOf(item.test) === 'failed') {
-      this.failedAt.push(now);
-      if (this.failedAt.length > BURST * 4) this.failedAt.splice(0, this.failedAt.length - BURST * 4);
-    }
-  }
-
-  /** Whether BURST failures or more came within gatherMs of this one (a file's failures, handed over together). */
-  private inBurst(item: WorkItem): boolean {
-    const at = this.cameAt.get(item);
-    if (at === undefined || item.target.mode !== 'cycle') return false;
-    const window = this.svc.clock.timing.gatherMs;
-    return this.failedAt.filter((t) => Math.abs(t - at) <= window).length >= BURST;
+    if (outcomeOf(item.test) !== 'failed' || item.target.mode !== 'cycle' || item.key === '' || this.svc.dryRun) return;
+    this.recent.push({ at: now, item });
+    if (this.recent.length > BURST * 20) this.recent.splice(0, this.recent.length - BURST * 20);
+    const near = this.recent.filter((r) => now - r.at <= clock.timing.gatherMs);
+    if (near.length < BURST) return;
+    for (const r of near) if (!this.early.has(r.item)) this.early.set(r.item, this.statusAhead(r.item));
   }
 
   /** The run's status (never a downgrade), its comment and its defect, in the run's turn; `pending`: what follows. */
