@@ -298,8 +298,11 @@ for (const runner of RUNNERS) {
         minus(Object.entries(mappingOf(suite.dir)).map(String), Object.entries(before).map(String)),
       );
       // A mapped suite costs the cycle's preparation and one bulk per status, plus a few calls per failure: its
-      // defect's search or link, its run's write, and its case's history read (classification, known bugs).
-      const limit = 10 + 4 * failingOf(suite);
+      // defect's search or link, its run's write, and its case's history read (classification, known bugs). A runner
+      // that names its tests only as they end (Jest, Vitest) adds up to 2 a failure: its case joins the new cycle in
+      // an early batch (add, list) so its status goes within 2 s, at most one batch every 800 ms. Measured: 35-46
+      // quiet, 53 on a loaded CI machine (the run 3.5 times slower, its failures farther apart).
+      const limit = 10 + 4 * failingOf(suite) + (runner === 'playwright' ? 0 : 2 * failingOf(suite));
       const requests = serviceRequests(emu).length;
       if (requests > limit) problems.say(`${requests} requests, more than ${limit}: ${byOperation()}`);
       expect(problems.lines).toEqual([]);
