@@ -1,15 +1,14 @@
-import { type CycleRef, findCycleRef, SelectionError } from '../cases/select.js';
 import { resultOfStatus } from '../defects/history.js';
 import { readComment } from '../delivery/comment.js';
 import { describeSet } from '../kernel/attributes.js';
-import { cycleUrl } from '../report/links.js';
 import {
   type CycleDigest,
+  cyclesOf,
+  digestOf,
   type Failure,
   type FailureClass,
   failuresOf,
   pageOf,
-  QueryError,
   type Reader,
 } from './results.js';
 
@@ -170,23 +169,8 @@ export async function compareCycles(
   o: { limit?: number } = {},
 ): Promise<CycleComparison> {
   const signal = r.signal ? { signal: r.signal } : undefined;
-  let cycles: CycleRef[];
-  try {
-    cycles = await r.tm.plans.cycles({ testPlanIssueKey: plan }, signal);
-  } catch (err) {
-    if ((err as { status?: number }).status === 404)
-      throw new QueryError(`test plan ${plan} is not there (or not a test plan these credentials can read)`);
-    throw err;
-  }
-  const find = (ref: string): CycleDigest => {
-    try {
-      const c = findCycleRef(cycles, ref, plan);
-      return { id: c.id, name: c.name, status: c.status ?? 'Draft', url: cycleUrl(r.baseUrl, plan, c.id) };
-    } catch (err) {
-      throw err instanceof SelectionError ? new QueryError(err.message) : err;
-    }
-  };
-  const [b, c] = [find(base), find(cycle)];
+  const cycles = await cyclesOf(r, plan);
+  const [b, c] = [digestOf(r, plan, cycles, base), digestOf(r, plan, cycles, cycle)];
   const [baseRuns, cycleRuns] = await Promise.all(
     [b, c].map((d) => r.tm.cycles.testRunsByCycleId({ testPlanIssueKey: plan, cycleId: String(d.id) }, signal)),
   );

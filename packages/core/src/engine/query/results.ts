@@ -106,7 +106,8 @@ export interface Failures {
 
 type Run = Awaited<ReturnType<TestManagementClient['cycles']['testRunsByCycleId']>>[number];
 
-async function cyclesOf(r: Reader, plan: string): Promise<CycleRef[]> {
+/** The plan's cycles (1 request); a plan that is not there is a QueryError. */
+export async function cyclesOf(r: Reader, plan: string): Promise<CycleRef[]> {
   try {
     return await r.tm.plans.cycles({ testPlanIssueKey: plan }, r.signal ? { signal: r.signal } : undefined);
   } catch (err) {
@@ -118,24 +119,24 @@ function notFound(err: unknown, message: string): unknown {
   return (err as { status?: number }).status === 404 ? new QueryError(message) : err;
 }
 
-/** The cycle `ref` names (`#12`, an id, a name; core's findCycleRef, as `cycle keys` and `select` find it). */
-async function cycleOf(r: Reader, plan: string, ref: string): Promise<{ cycle: CycleDigest; runs: Run[] }> {
+/** The cycle `ref` names among the plan's (`#12`, an id, a name; core's findCycleRef, as `cycle keys` finds it). */
+export function digestOf(r: Reader, plan: string, cycles: readonly CycleRef[], ref: string): CycleDigest {
   let found: CycleRef;
   try {
-    found = findCycleRef(await cyclesOf(r, plan), ref, plan);
+    found = findCycleRef(cycles, ref, plan);
   } catch (err) {
     throw err instanceof SelectionError ? new QueryError(err.message) : err;
   }
+  return { id: found.id, name: found.name, status: found.status ?? 'Draft', url: cycleUrl(r.baseUrl, plan, found.id) };
+}
+
+/** The cycle `ref` names, and its runs: 2 requests. */
+async function cycleOf(r: Reader, plan: string, ref: string): Promise<{ cycle: CycleDigest; runs: Run[] }> {
+  const cycle = digestOf(r, plan, await cyclesOf(r, plan), ref);
   const runs = await r.tm.cycles.testRunsByCycleId(
-    { testPlanIssueKey: plan, cycleId: String(found.id) },
+    { testPlanIssueKey: plan, cycleId: String(cycle.id) },
     r.signal ? { signal: r.signal } : undefined,
   );
-  const cycle = {
-    id: found.id,
-    name: found.name,
-    status: found.status ?? 'Draft',
-    url: cycleUrl(r.baseUrl, plan, found.id),
-  };
   return { cycle, runs };
 }
 
