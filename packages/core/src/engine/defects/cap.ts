@@ -11,7 +11,7 @@ import { DefectLedger } from './ledger.js';
  * and the ranking: docs/architecture.md.
  */
 
-/** How close to the cap the cycle's list is read again before each new defect. */
+/** How close to the cap the cycle's list is read again, once, before the next new defect. */
 const NEAR = 3;
 /** `[cb-<16 hex>]` in a defect summary. */
 const MARKER = /\[(cb-[0-9a-f]{16})\]/;
@@ -42,6 +42,8 @@ interface CycleDefects {
   /** Keys in the list that carry a marker. */
   marked: Set<string>;
   read?: Promise<void>;
+  /** Read again near the cap (once: then this process counts its own creates). */
+  reread?: boolean;
 }
 
 export class DefectCap {
@@ -145,15 +147,20 @@ export class DefectCap {
     return Promise.resolve(this.slot(cycle, c));
   }
 
-  /** Takes a slot under the cap; near it, after reading the cycle's list again. */
+  /**
+   * Takes a slot under the cap; near it, one at a time once this process's creates settled (one whose answer is still
+   * on its way would be in the list without being known as ours, and counted twice), the first after reading the
+   * cycle's list again (other machines' defects since the first read; one read, not one a create).
+   */
   private slot(cycle: CycleInfo | undefined, c: CycleDefects | undefined): boolean | Promise<boolean> {
     if (!cycle || !c) return this.take(undefined);
     if (this.count(c) < this.max - NEAR) return this.take(c);
-    // Near the cap, read the list again, once this process's creates settled: one whose answer is still on its way
-    // would be in the list without being known as ours, and counted twice.
     const turn = this.near.then(async () => {
       await this.idle();
-      if (this.count(c) < this.max) await this.refresh(cycle, c);
+      if (!c.reread && this.count(c) < this.max) {
+        c.reread = true;
+        await this.refresh(cycle, c);
+      }
       return this.take(c);
     });
     this.near = turn.catch(() => undefined);
