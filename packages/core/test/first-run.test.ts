@@ -86,7 +86,7 @@ describe('a first run at scale', () => {
     await emu.reset();
     const dir = mkdtempSync(join(tmpdir(), 'cb-first-'));
     const down = Engine.create(
-      options(`http://127.0.0.1:${await closedPort()}`, { cycle: 'replayed', flushTimeoutMs: 10_000 * FAST }),
+      options(`http://127.0.0.1:${await closedPort()}`, { cycle: 'replayed', flushTimeoutMs: 2_000 * FAST }),
       ctx(dir, [], {}, FAST),
     );
     down.begin({ tests: [] });

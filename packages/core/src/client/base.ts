@@ -71,6 +71,7 @@ const clientOptionsSchema = z.strictObject({
   logger: z.function().optional(),
   dispatcher: z.custom<object>((v) => typeof v === 'object' && v !== null).optional(),
   random: z.function().optional(),
+  sleep: z.function().optional(),
 });
 
 /** Validates client options; the error names each wrong or unknown key and never echoes a secret. */

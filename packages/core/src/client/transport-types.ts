@@ -52,6 +52,8 @@ export interface TransportOptions {
   dispatcher?: Dispatcher;
   /** Random source for jitter (tests). */
   random?: () => number;
+  /** The run's clock's pause (engine/kernel/clock.ts) for retries and the rate pacer; default the system's. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export interface TransportRequest {

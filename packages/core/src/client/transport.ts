@@ -149,7 +149,7 @@ export class Transport {
   }
 
   private async pause(ms: number, req: TransportRequest, info: RequestInfo): Promise<void> {
-    await pause(ms, req.signal);
+    await (this.options.sleep ?? pause)(ms, req.signal);
     if (req.signal?.aborted) throw new AbortedError(info);
   }
 

@@ -1,6 +1,6 @@
 import { ContentRepositoryClient } from '../client/repo.js';
 import { TestManagementClient } from '../client/tm.js';
-import type { RetryOptions, TimeoutOptions } from '../client/transport.js';
+import type { TransportOptions } from '../client/transport.js';
 import { type CasebridgeConfig, expandTemplate } from './config/schema.js';
 
 export type Logger = (level: string, message: string) => void;
@@ -13,8 +13,8 @@ export type Logger = (level: string, message: string) => void;
 export function clientsFor(
   c: CasebridgeConfig,
   logger?: Logger,
-  /** For quick checks (doctor): fewer retries, shorter timeouts. */
-  tuning: { retry?: RetryOptions; timeouts?: TimeoutOptions } = {},
+  /** For quick checks (doctor): fewer retries, shorter timeouts; a run's clock for the retries' waits. */
+  tuning: Pick<TransportOptions, 'retry' | 'timeouts' | 'sleep'> = {},
 ): { tm: TestManagementClient; repo?: ContentRepositoryClient } {
   const auth = c.token
     ? ({ type: 'bearer', token: c.token } as const)

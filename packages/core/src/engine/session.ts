@@ -64,7 +64,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
   const env = ctx.env ?? process.env;
   const debug = c.debug || env.CASEBRIDGE_DEBUG === '1' || env.CASEBRIDGE_DEBUG === 'true';
   const logger = debug ? (level: string, message: string) => hooks.out(`casebridge ${level}: ${message}`) : undefined;
-  const real = clientsFor(c, logger);
+  const real = clientsFor(c, logger, { sleep: hooks.clock.sleep });
   const dry =
     c.dryRun !== false
       ? withDryRun(real, (line) => {

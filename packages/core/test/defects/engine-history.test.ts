@@ -1,7 +1,7 @@
 import type { RunningEmulator } from '@casebridge/emulator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { EndResult } from '../../src/index.js';
-import { base, report, result, useEngineWorld } from '../support/engine-world.js';
+import { base, ctx, FAST, project, report, result, useEngineWorld } from '../support/engine-world.js';
 
 /**
  * Known bugs and classifications from the failing case's execution history (defects/history.ts, classify.ts),
@@ -203,7 +203,12 @@ describe('history: classification', () => {
   it('a history read answering 503 throughout loses nothing: the result, its defect, no classification', async () => {
     emu.faults.set([{ route: '**/testRun/*/testRuns', methods: ['GET'], errors: { '503': 1 }, retryAfterSeconds: 0 }]);
     const started = Date.now();
-    const end = await report(base(emu.url), [result('DEMO-3 logs out', 'failed'), result('DEMO-2 logs in', 'passed')]);
+    // The client's retries on a faster clock (FAST): the same path, not 6 s of real waits.
+    const end = await report(
+      base(emu.url),
+      [result('DEMO-3 logs out', 'failed'), result('DEMO-2 logs in', 'passed')],
+      ctx(project(), [], {}, FAST),
+    );
     expect(end.summary.problems).toEqual([]);
     expect(end.summary.journaled).toBe(0);
     expect(end.summary.delivered).toBe(2);
@@ -225,6 +230,7 @@ describe('history: classification', () => {
     const end = await report(
       base(emu.url),
       keys.map((k) => result(`${k} fails`, 'failed')),
+      ctx(project(), [], {}, FAST),
     );
     expect(end.summary.problems).toEqual([]);
     expect(end.summary.journaled).toBe(0);
