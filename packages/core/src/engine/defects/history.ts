@@ -1,9 +1,9 @@
-import DataLoader from 'dataloader';
 import PQueue from 'p-queue';
 import { NotFoundError, ValidationError } from '../../client/errors.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
+import { Batcher } from '../kernel/batcher.js';
 import { type Clock, systemClock } from '../kernel/clock.js';
 import type { StatusMap } from '../kernel/work.js';
 import { type BugState, classify, type Execution, knownBugs, type Verdict } from './classify.js';
@@ -27,11 +27,9 @@ export class KnownFailures {
   private readonly reads = new Map<string, Promise<Execution[] | undefined>>();
   /** History reads, at most READS at a time. */
   private readonly limit = new PQueue({ concurrency: READS });
-  /** Bug states by key, the keys asked for together in one search (dataloader; its cache: once per run). */
-  private readonly states = new DataLoader<string, BugState | undefined>((keys) => this.search(keys), {
-    maxBatchSize: SEARCH_KEYS,
-    batchScheduleFn: (go) => this.clock.after(this.clock.timing.gatherMs, go, true),
-  });
+  /** Bug states by key, the keys asked for together in one search (the run's batcher), each once per run. */
+  private readonly states = new Map<string, Promise<BugState | undefined>>();
+  private readonly statesBatch: Batcher<string, BugState | undefined>;
   /** Cases whose history could not be read in this run. */
   readonly unread = new Set<string>();
   /** A read failed for another reason than a 404: no more reads in this run. */
@@ -42,7 +40,16 @@ export class KnownFailures {
     private readonly statusMap: StatusMap,
     private readonly signal: AbortSignal,
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    const waitMs = clock.timing.gatherMs;
+    this.statesBatch = new Batcher({
+      clock,
+      send: (keys) => this.search(keys),
+      waitMs,
+      maxSize: SEARCH_KEYS,
+      keepAlive: true,
+    });
+  }
 
   /**
    * The verdict on a failure (`failed`) or flaky result of `key` with `signature`; undefined when the case's history
@@ -107,7 +114,12 @@ export class KnownFailures {
 
   /** A bug's state, from the next batched search; undefined when it could not be read. */
   private state(key: string): Promise<BugState | undefined> {
-    return this.states.load(key);
+    let s = this.states.get(key);
+    if (!s) {
+      s = this.statesBatch.load(key).answer;
+      this.states.set(key, s);
+    }
+    return s;
   }
 
   /**

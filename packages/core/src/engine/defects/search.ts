@@ -1,7 +1,7 @@
-import DataLoader from 'dataloader';
 import type { TestManagementClient } from '../../client/tm.js';
 import { DUPLICATE_LINE, isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
+import { Batcher, type Gathering } from '../kernel/batcher.js';
 import { type Clock, systemClock } from '../kernel/clock.js';
 import { marker } from './text.js';
 
@@ -17,16 +17,6 @@ const USED = 'used';
 /** Groups per search: `summary ~ "cb-<16 hex>"` is about 30 characters, so 50 make a query of about 1.5 KB. */
 const GROUPS_PER_SEARCH = 50;
 
-/** A search not sent yet: it goes at `due`, sooner when an ask that may wait less joins it. */
-interface Gathering {
-  due: number;
-  /** Its timer's cancel. */
-  timer?: () => void;
-  send: () => void;
-  /** A look waits for its answer (not only failures' early asks, which a look may never take). */
-  needed: boolean;
-}
-
 /** An early ask: its answer, and the search it joined. */
 interface Early {
   answer: Promise<GroupDefect[]>;
@@ -34,23 +24,18 @@ interface Early {
 }
 
 /**
- * The project's defects of failure groups, oldest first: groups asked for close together share one search, sent when
- * its most impatient ask is due (100 distinct failures: a few searches, not 100). No cache: a defect filed a moment
- * ago is looked for again. Jira's `~` is a tokenised word search, so each hit must hold the exact `[cb-<hash>]`;
- * defects labelled as duplicates are left out, so every machine picks the same survivor.
+ * The project's defects of failure groups, oldest first: groups asked for close together share one search (the
+ * run's batcher, kernel/batcher.ts), sent when its most impatient ask is due (100 distinct failures: a few searches,
+ * not 100). No cache: a defect filed a moment ago is looked for again. Jira's `~` is a tokenised word search, so each
+ * hit must hold the exact `[cb-<hash>]`; defects labelled as duplicates are left out, so every machine picks the same
+ * survivor.
  */
 export class GroupSearch {
-  private readonly loaders = new Map<string, DataLoader<string, GroupDefect[]>>();
-  /** Per project, the search that asks join now (a full or sent one is replaced by the next). */
-  private readonly gathering = new Map<string, Gathering>();
-  /** Every search not sent yet. */
-  private readonly waiting = new Set<Gathering>();
+  private readonly batchers = new Map<string, Batcher<string, GroupDefect[]>>();
   /** Asks started as failures came in (`early`), each taken once by its group's first look (`first`). */
   private readonly started = new Map<string, Early | typeof USED>();
   /** Every result is in (`allIn`): no failure is left to join a search, and nothing needs to wait for one. */
   private done = false;
-  /** How long the ask being made may wait: read by the loader when the ask starts a new search. */
-  private patience = 0;
 
   constructor(
     private readonly tm: TestManagementClient,
@@ -64,9 +49,8 @@ export class GroupSearch {
    */
   of(project: string, hash: string, patient = false): Promise<GroupDefect[]> {
     const { gatherMs, gatherMaxMs } = this.clock.timing;
-    const wait = patient && !this.done ? gatherMaxMs : gatherMs;
-    const { answer, search } = this.ask(project, hash, wait);
-    if (search) search.needed = true;
+    const { answer, batch } = this.batcher(project).load(hash, patient && !this.done ? gatherMaxMs : gatherMs);
+    if (batch) batch.needed = true;
     return answer;
   }
 
@@ -77,8 +61,9 @@ export class GroupSearch {
   early(project: string, hash: string): void {
     const k = `${project}:${hash}`;
     if (this.started.has(k)) return;
-    const asked = this.ask(project, hash, this.clock.timing.gatherMaxMs);
-    asked.answer.catch(() => this.started.get(k) === asked && this.started.delete(k));
+    const { answer, batch } = this.batcher(project).load(hash, this.clock.timing.gatherMaxMs);
+    const asked: Early = { answer, search: batch };
+    answer.catch(() => this.started.get(k) === asked && this.started.delete(k));
     this.started.set(k, asked);
   }
 
@@ -91,13 +76,13 @@ export class GroupSearch {
     const search = early.search;
     if (search) {
       search.needed = true;
+      const batcher = this.batcher(project);
       // Once all are in, none will join it; else it goes statusGraceMs before the status is due (answer, create, update).
       if (this.done) search.send();
-      else if (this.waiting.has(search)) {
+      else if (batcher.has(search)) {
         const now = this.clock.now();
         const { gatherMs, statusGraceMs } = this.clock.timing;
-        const by = dueAt === undefined ? now + gatherMs : Math.max(now + gatherMs, dueAt - statusGraceMs);
-        if (by < search.due) this.arm(search, by - now);
+        batcher.by(search, dueAt === undefined ? now + gatherMs : Math.max(now + gatherMs, dueAt - statusGraceMs));
       }
     }
     return early.answer;
@@ -106,59 +91,28 @@ export class GroupSearch {
   /** Every result is in: a search a look waits for is sent now (early asks alone may never be needed). */
   allIn(): void {
     this.done = true;
-    for (const search of [...this.waiting]) if (search.needed) search.send();
+    for (const b of this.batchers.values()) b.flush((search) => search.needed);
   }
 
   /** The run has ended: a search no look took is never sent (it would go out into the process's next run). */
   close(): void {
-    for (const search of this.waiting) search.timer?.();
-    this.waiting.clear();
-    this.gathering.clear();
+    for (const b of this.batchers.values()) b.close();
   }
 
-  /** Asks for the group in the project's gathering search (a new one when there is none), due within `wait`. */
-  private ask(project: string, hash: string, wait: number): Early {
-    const before = this.gathering.get(project);
-    this.patience = wait;
-    const answer = this.loader(project).load(hash);
-    const search = this.gathering.get(project);
-    // Joined a search already gathering: it goes no later than this ask may wait.
-    if (search && search === before && this.clock.now() + wait < search.due) this.arm(search, wait);
-    return { answer, search };
-  }
-
-  /** Sends the search `wait` from now. Unref'd: a search nobody waits for must not keep the runner's process alive. */
-  private arm(search: Gathering, wait: number): void {
-    search.timer?.();
-    search.due = this.clock.now() + wait;
-    search.timer = this.clock.after(wait, search.send);
-  }
-
-  private loader(project: string): DataLoader<string, GroupDefect[]> {
-    let loader = this.loaders.get(project);
-    if (!loader) {
-      loader = new DataLoader((hashes) => this.search(project, hashes), {
-        cache: false,
-        maxBatchSize: GROUPS_PER_SEARCH,
-        batchScheduleFn: (go) => {
-          const search: Gathering = {
-            due: 0,
-            needed: false,
-            send: () => {
-              search.timer?.();
-              if (!this.waiting.delete(search)) return;
-              if (this.gathering.get(project) === search) this.gathering.delete(project);
-              go();
-            },
-          };
-          this.arm(search, this.patience);
-          this.waiting.add(search);
-          this.gathering.set(project, search);
-        },
+  /** The project's batcher. Unref'd timers: a search nobody waits for must not keep the runner's process alive. */
+  private batcher(project: string): Batcher<string, GroupDefect[]> {
+    let b = this.batchers.get(project);
+    if (!b) {
+      const { clock } = this;
+      b = new Batcher({
+        clock,
+        send: (hashes) => this.search(project, hashes),
+        waitMs: clock.timing.gatherMs,
+        maxSize: GROUPS_PER_SEARCH,
       });
-      this.loaders.set(project, loader);
+      this.batchers.set(project, b);
     }
-    return loader;
+    return b;
   }
 
   private async search(project: string, hashes: readonly string[]): Promise<GroupDefect[][]> {

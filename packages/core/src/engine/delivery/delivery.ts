@@ -4,6 +4,7 @@ import type { Verdict } from '../defects/classify.js';
 import { groupOf } from '../defects/groups.js';
 import type { QuarantineStats } from '../defects/quarantine.js';
 import { attributeSet, describeSet } from '../kernel/attributes.js';
+import { Batcher } from '../kernel/batcher.js';
 import { PermanentProblem, RunNotFoundYet } from '../kernel/errors.js';
 import { serialByKey } from '../kernel/keyed.js';
 import { displayName, outcomeOf } from '../kernel/model.js';
@@ -105,7 +106,7 @@ export class Delivery {
   /** Failures whose run has its status while their verdict and defect failed, with why (the last failure). */
   private readonly undecided = new Map<WorkItem, string>();
   /** Failures whose status goes ahead of their verdict, gathering into one bulk per cycle (see statusAhead). */
-  private readonly statusFirst = new Map<string, { items: WorkItem[]; sent: Promise<BulkOutcome> }>();
+  private readonly statusFirst = new Map<string, Batcher<WorkItem, boolean>>();
   /** The last failures that came in, and the statuses a burst of them sent ahead (see came). */
   private readonly recent: Array<{ at: number; item: WorkItem }> = [];
   private readonly early = new WeakMap<WorkItem, Promise<boolean>>();
@@ -283,21 +284,21 @@ export class Delivery {
     const k = this.cycles.key(t);
     let batch = this.statusFirst.get(k);
     if (!batch) {
-      const items: WorkItem[] = [];
-      const { clock } = this.svc;
-      const sent = clock.sleep(clock.timing.gatherMs).then(() => {
-        this.statusFirst.delete(k);
-        const failedOnly = items.every((i) => outcomeOf(i.test) === 'failed');
-        return this.bulk(t, items, !failedOnly && this.readsRunsAtBulk);
+      batch = new Batcher<WorkItem, boolean>({
+        clock: this.svc.clock,
+        send: (items) => {
+          const failedOnly = items.every((i) => outcomeOf(i.test) === 'failed');
+          return this.bulk(t, [...items], !failedOnly && this.readsRunsAtBulk).then(
+            (out) => items.map((i) => out.delivered.includes(i)),
+            () => items.map(() => false),
+          );
+        },
+        waitMs: this.svc.clock.timing.gatherMs,
+        keepAlive: true,
       });
-      batch = { items, sent };
       this.statusFirst.set(k, batch);
     }
-    batch.items.push(item);
-    return batch.sent.then(
-      (out) => out.delivered.includes(item),
-      () => false,
-    );
+    return batch.load(item).answer;
   }
 
   /** The failures left with a status and no verdict or defect (see DeliveryStats.undecided). */
