@@ -1,3 +1,4 @@
+import { Batcher, type Gathering } from '../kernel/batcher.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Target } from '../kernel/work.js';
 import type { CycleRuns } from './cycle-runs.js';
@@ -18,23 +19,21 @@ export interface PreparationOptions {
   track: (done: Promise<unknown>) => void;
 }
 
-interface PrepareBatch {
-  keys: Set<string>;
-  load: boolean;
-  /** Goes within TIMING.gatherMs: a result waits on it. */
-  soon?: boolean;
-  go: () => void;
-  done: Promise<unknown>;
-}
-
 /**
- * Each key's run prepared in the cycle in batches (prepareWaitMs), so the run's end does not add every case at once.
- * Not a memoByKey: an entry is replaced when a result needs its run id at once, and a failed batch is not re-asked.
+ * Each key's run prepared in the cycle in batches (prepareWaitMs, doubling), so the run's end does not add every case
+ * at once; a result waiting on its run id brings its batch forward (the run's batcher, kernel/batcher.ts). Not a
+ * memoByKey: an entry is replaced when a result needs its run id at once, and a failed batch is not re-asked.
  */
 export class CyclePreparation {
   private readonly prepared = new Map<string, Promise<unknown>>();
-  private next?: PrepareBatch;
-  private timer?: () => void;
+  /** The batch each key went into (whether it is still waiting: `batches.has`). */
+  private readonly batchOf = new Map<string, Gathering>();
+  /** Keys whose batch must read the run ids back (a result waits on them). */
+  private readonly loading = new Set<string>();
+  /** Batches brought forward for a result, and those the end of the run waits for. */
+  private readonly soon = new WeakSet<Gathering>();
+  private readonly tracked = new WeakSet<Gathering>();
+  private readonly batches: Batcher<string, unknown>;
   private wait: number;
   /** The run ended (see flush): a new batch goes at once. */
   private ended = false;
@@ -43,6 +42,7 @@ export class CyclePreparation {
 
   constructor(private readonly o: PreparationOptions) {
     this.wait = o.clock.timing.prepareWaitMs;
+    this.batches = new Batcher({ clock: o.clock, send: (keys) => this.send(keys), waitMs: this.wait });
   }
 
   /** Keys whose runs are prepared already (the planned tests at the start): `ready` when they are. */
@@ -53,58 +53,48 @@ export class CyclePreparation {
   /** Resolves when the batch holding the key is done; `load` asks that batch to read the run ids back. */
   prepare(key: string, load = false): Promise<unknown> {
     const known = this.prepared.get(key);
-    if (known && !(load && this.next?.keys.has(key))) return known;
+    const before = this.batchOf.get(key);
+    const waiting = before !== undefined && this.batches.has(before);
+    if (known && !(load && waiting)) return known;
     if (this.o.target.mode !== 'cycle' || this.o.health.down) return Promise.resolve();
-    const batch = this.next ?? this.open();
-    batch.keys.add(key);
-    batch.load ||= load;
+    if (load) this.loading.add(key);
+    let batch = waiting ? before : undefined;
+    let done = known;
+    if (!batch || !done) {
+      const asked = this.batches.load(key, this.ended ? 0 : this.wait);
+      done = asked.answer;
+      batch = asked.batch;
+      if (batch) this.batchOf.set(key, batch);
+      this.prepared.set(key, done);
+      if (batch && !this.tracked.has(batch)) {
+        this.tracked.add(batch);
+        this.o.track(done);
+      }
+    }
     // A result waits on its run id (a failure's status is due within statusWithinMs): the batch goes shortly, at
     // most one such batch in that time (failures spread over a run share them; a burst's went with its bulk).
-    if (load && !this.ended && !batch.soon) {
-      batch.soon = true;
-      this.timer?.();
+    if (load && batch && !this.ended && !this.soon.has(batch)) {
+      this.soon.add(batch);
       const { clock } = this.o;
-      const at = Math.max(clock.timing.gatherMs, this.lastSoon + clock.timing.statusWithinMs - clock.now());
-      this.timer = clock.after(at, () => {
-        this.timer = undefined;
-        this.lastSoon = clock.now();
-        // It took the place of a timed batch: the next one waits as long as that one's next would have.
-        this.wait *= 2;
-        batch.go();
-      });
+      const now = clock.now();
+      this.batches.by(batch, Math.max(now + clock.timing.gatherMs, this.lastSoon + clock.timing.statusWithinMs));
     }
-    this.prepared.set(key, batch.done);
-    return batch.done;
+    return done;
   }
 
   /** The end of the run: the batch waiting goes now, and any later one at once. */
   flush(): void {
     this.ended = true;
-    this.timer?.();
-    this.timer = undefined;
-    this.next?.go();
+    this.batches.flush();
   }
 
-  private open(): PrepareBatch {
-    let go: () => void = () => undefined;
-    const start = new Promise<void>((r) => {
-      go = r;
-    });
-    const b: PrepareBatch = { keys: new Set<string>(), load: false, go, done: Promise.resolve() };
-    b.done = start.then(() => {
-      if (this.next === b) this.next = undefined;
-      return this.o.health.down ? undefined : this.o.runs.ensure(this.o.target, [...b.keys], b.load);
-    });
-    this.o.track(b.done);
-    this.next = b;
-    if (this.ended) b.go();
-    else {
-      this.timer = this.o.clock.after(this.wait, () => {
-        this.timer = undefined;
-        this.wait *= 2;
-        b.go();
-      });
-    }
-    return b;
+  /** A batch goes: the next timed one waits twice as long (one brought forward took a timed one's place). */
+  private async send(keys: readonly string[]): Promise<unknown[]> {
+    const load = keys.some((k) => this.loading.has(k));
+    for (const k of keys) this.loading.delete(k);
+    if (load) this.lastSoon = this.o.clock.now();
+    this.wait *= 2;
+    const out = this.o.health.down ? undefined : await this.o.runs.ensure(this.o.target, [...keys], load);
+    return keys.map(() => out);
   }
 }
