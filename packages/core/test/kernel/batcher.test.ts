@@ -66,4 +66,28 @@ describe('the one keyed batcher', () => {
     await vi.advanceTimersByTimeAsync(5_000);
     expect(sent).toHaveLength(1);
   });
+
+  it('a failed batch rejects the asks awaited, and leaves no unhandled rejection for an ask nobody awaits', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const b = new Batcher<string, string>({
+        clock: clockOf(),
+        send: () => Promise.reject(new Error('the service refused the batch')),
+        waitMs: 100,
+      });
+      b.load('dropped');
+      const awaited = b.load('awaited').answer;
+      const settled = expect(awaited).rejects.toThrow('the service refused the batch');
+      await vi.advanceTimersByTimeAsync(100);
+      await settled;
+      vi.useRealTimers();
+      await new Promise((r) => setTimeout(r, 10));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });

@@ -62,6 +62,9 @@ export class Batcher<K, V> {
     const before = this.open;
     this.patience = within;
     const answer = this.loader.load(key);
+    // A failed batch rejects every ask; one nobody awaits (a head start, a run preparation not waited on) must not
+    // become an unhandled rejection, which would end the runner's process.
+    answer.catch(() => undefined);
     const batch = this.open;
     // Joined a batch already gathering: it goes no later than this ask may wait.
     if (batch && batch === before) this.by(batch, this.o.clock.now() + within);
