@@ -203,9 +203,10 @@ describe('history: classification', () => {
   it('a history read answering 503 throughout loses nothing: the result, its defect, no classification', async () => {
     emu.faults.set([{ route: '**/testRun/*/testRuns', methods: ['GET'], errors: { '503': 1 }, retryAfterSeconds: 0 }]);
     const started = Date.now();
-    // The client's retries on a faster clock (FAST): the same path, not 6 s of real waits.
+    // The client's retries on a faster clock (FAST): the same path, not 6 s of real waits; the end's patience FAST
+    // times longer on that clock, as real as before.
     const end = await report(
-      base(emu.url),
+      base(emu.url, { flushTimeoutMs: 20_000 * FAST }),
       [result('DEMO-3 logs out', 'failed'), result('DEMO-2 logs in', 'passed')],
       ctx(project(), [], {}, FAST),
     );
@@ -228,7 +229,7 @@ describe('history: classification', () => {
     const keys = ['DEMO-2', 'DEMO-3', 'DEMO-4', 'DEMO-5', 'DEMO-6', 'DEMO-7'];
     const started = Date.now();
     const end = await report(
-      base(emu.url),
+      base(emu.url, { flushTimeoutMs: 20_000 * FAST }),
       keys.map((k) => result(`${k} fails`, 'failed')),
       ctx(project(), [], {}, FAST),
     );
