@@ -5,6 +5,7 @@ import { isDone } from '../jira/duplicate.js';
 import { keysetSearch } from '../jira/keyset.js';
 import { Batcher } from '../kernel/batcher.js';
 import { type Clock, systemClock } from '../kernel/clock.js';
+import { memoByKey } from '../kernel/keyed.js';
 import type { StatusMap } from '../kernel/work.js';
 import { type BugState, classify, type Execution, knownBugs, type Verdict } from './classify.js';
 import { marker } from './text.js';
@@ -28,7 +29,7 @@ export class KnownFailures {
   /** History reads, at most READS at a time. */
   private readonly limit = new PQueue({ concurrency: READS });
   /** Bug states by key, the keys asked for together in one search (the run's batcher), each once per run. */
-  private readonly states = new Map<string, Promise<BugState | undefined>>();
+  private readonly states = memoByKey<string, BugState | undefined>(() => true);
   private readonly statesBatch: Batcher<string, BugState | undefined>;
   /** Cases whose history could not be read in this run. */
   readonly unread = new Set<string>();
@@ -114,12 +115,7 @@ export class KnownFailures {
 
   /** A bug's state, from the next batched search; undefined when it could not be read. */
   private state(key: string): Promise<BugState | undefined> {
-    let s = this.states.get(key);
-    if (!s) {
-      s = this.statesBatch.load(key).answer;
-      this.states.set(key, s);
-    }
-    return s;
+    return this.states(key, () => this.statesBatch.load(key).answer);
   }
 
   /**

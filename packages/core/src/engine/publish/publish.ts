@@ -174,25 +174,13 @@ async function toBitbucket(rep: CycleReport, t: Targets, o: PublishOptions): Pro
   return { host: 'bitbucket', ok: true, line, url };
 }
 
-/** Reads the pages of a list until `find` matches or a page comes back short. */
-async function findInPages<T>(read: (page: number) => Promise<T[]>, find: (x: T) => boolean, per = 100) {
+/** The pages of a list, read in turn until one comes back short (at most 50 pages of 100). */
+async function* pages<T>(read: (page: number) => Promise<T[]>, per = 100): AsyncGenerator<T[]> {
   for (let page = 1; page <= 50; page += 1) {
     const items = await read(page);
-    const hit = items.find(find);
-    if (hit || items.length < per) return hit;
+    yield items;
+    if (items.length < per) return;
   }
-  return undefined;
-}
-
-/** Every item of a list, its pages read in turn (at most 50 pages of 100). */
-async function allPages<T>(read: (page: number) => Promise<T[]>, per = 100): Promise<T[]> {
-  const all: T[] = [];
-  for (let page = 1; page <= 50; page += 1) {
-    const items = await read(page);
-    all.push(...items);
-    if (items.length < per) break;
-  }
-  return all;
 }
 
 /**
@@ -210,13 +198,19 @@ async function oneComment(
   },
 ): Promise<'edited' | 'added'> {
   const mine = (x: { body?: string | null }) => (x.body ?? '').includes(marker);
-  const found = await findInPages(api.list, mine);
+  let found: { id: number } | undefined;
+  for await (const items of pages(api.list)) {
+    found = items.find(mine);
+    if (found) break;
+  }
   if (found) {
     await api.edit(found.id);
     return 'edited';
   }
   const made = await api.create();
-  const oldest = (await allPages(api.list)).filter(mine).sort((x, y) => x.id - y.id)[0];
+  const ours: Array<{ id: number }> = [];
+  for await (const items of pages(api.list)) ours.push(...items.filter(mine));
+  const oldest = ours.sort((x, y) => x.id - y.id)[0];
   if (oldest && oldest.id !== made.id) {
     await api.remove(made.id);
     await api.edit(oldest.id);
@@ -287,69 +281,46 @@ async function toGithub(rep: CycleReport, t: Targets, o: PublishOptions): Promis
  * (Bitbucket: the commit's reports; GitLab and GitHub: a page of one note or comment). Never throws.
  */
 export async function probeTargets(targets: Targets, o: PublishOptions = {}): Promise<Posted[]> {
+  // One read with the target's token; its line when the read answers.
+  const probe = (host: Host, url: string, token: string, read: (c: CodeHostClient) => Promise<unknown>, line: string) =>
+    guarded(
+      host,
+      async () => {
+        await withClient(url, token, o, read);
+        return { host, ok: true, line };
+      },
+      'cannot be read with the token',
+    );
   const out: Array<Promise<Posted>> = [];
   const b = targets.bitbucket;
   if (b) {
-    out.push(
-      guarded(
-        'bitbucket',
-        async () => {
-          const commit = o.commit;
-          const repo = `${b.project}/${b.slug}`;
-          if (!commit || !FULL_HASH.test(commit)) {
-            return {
-              host: 'bitbucket',
-              ok: false,
-              line: `Bitbucket ${b.url} ${repo}: no full commit hash (${commit ? `got "${commit}"` : 'none found'}; set CASEBRIDGE_COMMIT or run in a git checkout)`,
-            };
-          }
-          const where = { projectKey: b.project, repositorySlug: b.slug, commitId: commit };
-          await withClient(b.url, b.token, o, (c) => c.bitbucket.reports({ ...where, limit: 1 }));
-          return {
-            host: 'bitbucket',
-            ok: true,
-            line: `Bitbucket ${b.url} ${repo}: the token reads commit ${commit.slice(0, 12)}`,
-          };
-        },
-        'cannot be read with the token',
-      ),
-    );
+    const commit = o.commit;
+    const repo = `${b.project}/${b.slug}`;
+    if (!commit || !FULL_HASH.test(commit)) {
+      out.push(
+        Promise.resolve({
+          host: 'bitbucket',
+          ok: false,
+          line: `Bitbucket ${b.url} ${repo}: no full commit hash (${commit ? `got "${commit}"` : 'none found'}; set CASEBRIDGE_COMMIT or run in a git checkout)`,
+        }),
+      );
+    } else {
+      const where = { projectKey: b.project, repositorySlug: b.slug, commitId: commit };
+      const line = `Bitbucket ${b.url} ${repo}: the token reads commit ${commit.slice(0, 12)}`;
+      out.push(probe('bitbucket', b.url, b.token, (c) => c.bitbucket.reports({ ...where, limit: 1 }), line));
+    }
   }
   const gl = targets.gitlab;
   if (gl) {
-    out.push(
-      guarded(
-        'gitlab',
-        async () => {
-          const mr = { id: gl.project, merge_request_iid: gl.mergeRequest };
-          await withClient(gl.url, gl.token, o, (c) => c.gitlab.notes({ ...mr, per_page: 1 }));
-          return {
-            host: 'gitlab',
-            ok: true,
-            line: `GitLab ${gl.url}: the token reads merge request !${gl.mergeRequest} of ${gl.project}`,
-          };
-        },
-        'cannot be read with the token',
-      ),
-    );
+    const mr = { id: gl.project, merge_request_iid: gl.mergeRequest };
+    const line = `GitLab ${gl.url}: the token reads merge request !${gl.mergeRequest} of ${gl.project}`;
+    out.push(probe('gitlab', gl.url, gl.token, (c) => c.gitlab.notes({ ...mr, per_page: 1 }), line));
   }
   const gh = targets.github;
   if (gh) {
-    out.push(
-      guarded(
-        'github',
-        async () => {
-          const issue = { owner: gh.owner, repo: gh.repo, issue_number: gh.pullRequest };
-          await withClient(gh.url, gh.token, o, (c) => c.github.comments({ ...issue, per_page: 1 }));
-          return {
-            host: 'github',
-            ok: true,
-            line: `GitHub ${gh.url}: the token reads pull request #${gh.pullRequest} of ${gh.owner}/${gh.repo}`,
-          };
-        },
-        'cannot be read with the token',
-      ),
-    );
+    const issue = { owner: gh.owner, repo: gh.repo, issue_number: gh.pullRequest };
+    const line = `GitHub ${gh.url}: the token reads pull request #${gh.pullRequest} of ${gh.owner}/${gh.repo}`;
+    out.push(probe('github', gh.url, gh.token, (c) => c.github.comments({ ...issue, per_page: 1 }), line));
   }
   return Promise.all(out);
 }
