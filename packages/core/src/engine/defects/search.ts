@@ -76,13 +76,14 @@ export class GroupSearch {
     const search = early.search;
     if (search) {
       search.needed = true;
-      const batcher = this.batcher(project);
-      // Once all are in, none will join it; else it goes statusGraceMs before the status is due (answer, create, update).
+      // Once all are in, none will join it; else it goes statusGraceMs before the status is due (answer, create, update;
+      // `by` leaves a search already sent alone).
       if (this.done) search.send();
-      else if (batcher.has(search)) {
+      else {
         const now = this.clock.now();
         const { gatherMs, statusGraceMs } = this.clock.timing;
-        batcher.by(search, dueAt === undefined ? now + gatherMs : Math.max(now + gatherMs, dueAt - statusGraceMs));
+        const at = dueAt === undefined ? now + gatherMs : Math.max(now + gatherMs, dueAt - statusGraceMs);
+        this.batcher(project).by(search, at);
       }
     }
     return early.answer;

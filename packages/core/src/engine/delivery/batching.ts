@@ -30,8 +30,9 @@ export class CyclePreparation {
   private readonly batchOf = new Map<string, Gathering>();
   /** Keys whose batch must read the run ids back (a result waits on them). */
   private readonly loading = new Set<string>();
-  /** Batches brought forward for a result, and those the end of the run waits for. */
+  /** Batches brought forward for a result (at most one every statusWithinMs). */
   private readonly soon = new WeakSet<Gathering>();
+  /** Batches the end of the run waits for (each tracked once). */
   private readonly tracked = new WeakSet<Gathering>();
   private readonly batches: Batcher<string, unknown>;
   private wait: number;
