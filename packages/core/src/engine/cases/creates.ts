@@ -69,6 +69,25 @@ export interface CreatesOptions {
   ended: () => void;
 }
 
+/**
+ * Whether the machine that creates the suite's cases has stopped, as the one waiting for it sees it. The other runs
+ * the same suite at about this one's pace: while this runner still hands over tests, so does the other one's, and a
+ * pause in what shows is its load, not its end (on a loaded CI machine, 3 s without growth once made the follower
+ * create 309 cases again). Stopped: nothing new has shown, nor come here, for longer than the index lag; or nothing
+ * new has shown for followerWaitMaxMs (it died, or holds other tests).
+ */
+export function leaderStopped(w: {
+  now: number;
+  /** When the count of cases last grew (or the wait began). */
+  grewAt: number;
+  /** When this runner last handed over a test that needs a case. */
+  lastQueued: number;
+  indexLagMs: number;
+  followerWaitMaxMs: number;
+}): boolean {
+  return w.now - Math.max(w.grewAt, w.lastQueued) > w.indexLagMs || w.now - w.grewAt > w.followerWaitMaxMs;
+}
+
 export class Creates {
   /** Creates asked for and not yet answered (queued or under way). */
   private creatingCount = 0;
@@ -135,8 +154,9 @@ export class Creates {
 
   /**
    * Starts creates while fewer than `concurrency` are under way. A machine that came second first lets the other
-   * create, taking what appears, until the count stops growing for `indexLagMs` (one still read proves nothing, as
-   * the index lags) or `followerWaitMaxMs` passes; then it creates what is missing, from the end of its list.
+   * create, taking what appears, until neither the count nor its own tests have grown for `indexLagMs` (one still
+   * read proves nothing, as the index lags) or the count for `followerWaitMaxMs`; then it creates what is missing,
+   * from the end of its list.
    */
   pump(): void {
     if (this.queue.length === 0) return;
@@ -289,12 +309,13 @@ export class Creates {
       failed = true;
     }
     this.followerTimer = undefined;
-    // The other machine's cases show about a second after their creates (index lag): it has stopped only when
-    // nothing new has shown for longer than that.
     const now = this.o.clock.now();
-    const quiet = now - (this.followerGrewAt ?? this.followerSince ?? now) > this.o.indexLagMs;
-    if (failed || quiet || now - (this.followerSince ?? 0) > this.o.clock.timing.followerWaitMaxMs)
+    const grewAt = this.followerGrewAt ?? this.followerSince ?? now;
+    const { followerWaitMaxMs } = this.o.clock.timing;
+    const lastQueued = this.lastQueued;
+    if (failed || leaderStopped({ now, grewAt, lastQueued, indexLagMs: this.o.indexLagMs, followerWaitMaxMs })) {
       this.followerDone = true;
+    }
     this.pump();
   }
 

@@ -63,6 +63,6 @@ export const TIMING = {
    * A group the cap left out waits at most this long for a ranked group to link an existing defect (defects/cap.ts).
    */
   standbyMs: 3_000,
-  /** A machine that lets another create the suite's cases takes what appears for at most this long (cases/creates.ts). */
+  /** A machine that lets another create the suite's cases stops waiting when none appears for this long (creates.ts). */
   followerWaitMaxMs: 60_000,
 } as const;
