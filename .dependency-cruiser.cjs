@@ -119,7 +119,7 @@ module.exports = {
         pathNot: [
           '^packages/$1/src/',
           'node_modules/@?$1[/-]',
-          ...entries('core/src/index', 'core/src/adapter/index', 'core/src/runtime/index'),
+          ...entries('core/src/index', 'core/src/adapter/index', 'core/src/runtime/channel'),
         ],
       },
     },

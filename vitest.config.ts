@@ -11,7 +11,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@casebridge\/core\/contract$/, replacement: src('./packages/core/src/contract/index.ts') },
-      { find: /^@casebridge\/core\/runtime$/, replacement: src('./packages/core/src/runtime/index.ts') },
+      { find: /^@casebridge\/core\/runtime$/, replacement: src('./packages/core/src/runtime/channel.ts') },
       { find: /^@casebridge\/core\/adapter$/, replacement: src('./packages/core/src/adapter/index.ts') },
       { find: /^@casebridge\/core\/internal$/, replacement: src('./packages/core/src/internal.ts') },
       { find: /^@casebridge\/core$/, replacement: src('./packages/core/src/index.ts') },

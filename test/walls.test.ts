@@ -61,7 +61,7 @@ const PROBES: Record<string, [string, string[]][]> = {
     ['../config/schema.js', ['core-layers']],
     ['../engine.js', ['core-layers']],
     ['../../adapter/index.js', ['core-layers']],
-    ['../../runtime/index.js', ['core-layers']],
+    ['../../runtime/channel.js', ['core-layers']],
     ['../../adapter/text.js', []],
     ['../../client/errors.js', []],
     ['./model.js', []],
@@ -86,7 +86,7 @@ const PROBES: Record<string, [string, string[]][]> = {
     ['../defects/cap.js', []],
   ],
   'packages/core/src/engine/wall-probe.ts': [
-    ['../runtime/index.js', ['core-layers']],
+    ['../runtime/channel.js', ['core-layers']],
     ['./report/run-summary.js', []],
   ],
   'packages/core/src/client/wall-probe.ts': [

@@ -4,7 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     contract: 'src/contract/index.ts',
-    runtime: 'src/runtime/index.ts',
+    runtime: 'src/runtime/channel.ts',
     adapter: 'src/adapter/index.ts',
     internal: 'src/internal.ts',
   },

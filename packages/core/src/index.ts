@@ -11,4 +11,4 @@ export * from './engine/config/schema.js';
 export { Engine } from './engine/engine.js';
 export * from './engine/kernel/model.js';
 export * from './engine/kernel/types.js';
-export { defineCasebridgeConfig } from './runtime/index.js';
+export { defineCasebridgeConfig } from './runtime/channel.js';

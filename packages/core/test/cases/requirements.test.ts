@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requirementsOf } from '../../src/engine/cases/requirements.js';
 import type { TestResult } from '../../src/engine/kernel/model.js';
-import { fromRecords, mergeRuntime } from '../../src/runtime/index.js';
+import { fromRecords, mergeRuntime } from '../../src/runtime/channel.js';
 
 const result = (annotations: TestResult['annotations']): TestResult => ({
   id: 't',

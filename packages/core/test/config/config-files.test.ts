@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_FILES, describeSearched, loadConfig } from '../../src/engine/config/load.js';
-import { defineCasebridgeConfig } from '../../src/runtime/index.js';
+import { defineCasebridgeConfig } from '../../src/runtime/channel.js';
 
 /** `casebridge.config.*`: JSON or a module, one per project, with `searched` naming every place looked at. */
 
