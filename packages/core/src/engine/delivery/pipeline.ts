@@ -388,16 +388,22 @@ export class DeliveryPipeline implements WaitingBatch {
 
   /** Refused on its own, repeatedly, while others went: journaled with the mark, named once per answer. */
   private refuse(item: WorkItem, answer: string): void {
-    item.refused = { answer, at: new Date().toISOString(), times: (item.refused?.times ?? 0) + 1 };
+    this.markRefused(item, answer);
     this.o.problems.refused(item.key, displayName(item.test), answer);
   }
 
   /** Its run attribute set was refused: journaled with the mark, the set named once in the summary. */
   private refuseSet(item: WorkItem, answer: string, line: string): void {
-    item.refused = { answer, at: new Date().toISOString(), times: (item.refused?.times ?? 0) + 1 };
+    this.markRefused(item, answer);
     if (this.namedSets.has(line)) return;
     this.namedSets.add(line);
     this.o.problems.add('delivery', line);
+  }
+
+  /** The refusal's mark, kept in its journal entry: what was answered, when, how many times. */
+  private markRefused(item: WorkItem, answer: string): void {
+    const at = new Date(this.o.clock.now()).toISOString();
+    item.refused = { answer, at, times: (item.refused?.times ?? 0) + 1 };
   }
 
   /** A permanent problem stopped it (a bad key, a missing plan): named in the summary, never journaled. */
