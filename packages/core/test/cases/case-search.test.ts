@@ -194,9 +194,13 @@ describe('the re-read after the creates: the cases of others, not its own', () =
     expect(cycleRuns(emu, 'CI own')).toHaveLength(1_500);
     const reads = emu.requests().filter((r) => r.op === 'jira.search' || r.op === 'jira.searchPost');
     // The first read (an empty project: one page), then one re-read in two parts of up to 1,000 ids left out each (a
-    // query that long goes in a POST body):
-    // the second part asks for the newest case, and a read that shows it decides every case made before it.
-    expect(reads.map((r) => r.op).sort()).toEqual(['jira.search', 'jira.searchPost', 'jira.searchPost']);
+    // query that long goes in a POST body): the second part asks for the newest case, and a read that shows it
+    // decides every case made before it. A quiet machine: [search, searchPost, searchPost]. A loaded one stretches the
+    // wave of creates past an index-lag window, and a re-read goes in the middle of it (one or two requests more: 5
+    // with 5 unit files at a time on 2 cores), still far from the 15 pages of its own cases a re-read would cost.
+    const ops = reads.map((r) => r.op).sort();
+    expect(ops.slice(-2), ops.join(', ')).toEqual(['jira.searchPost', 'jira.searchPost']);
+    expect(ops.length, ops.join(', ')).toBeLessThanOrEqual(5);
   }, 120_000);
 });
 
