@@ -310,12 +310,14 @@ export class Creates {
     }
     this.followerTimer = undefined;
     const now = this.o.clock.now();
-    const grewAt = this.followerGrewAt ?? this.followerSince ?? now;
-    const { followerWaitMaxMs } = this.o.clock.timing;
-    const lastQueued = this.lastQueued;
-    if (failed || leaderStopped({ now, grewAt, lastQueued, indexLagMs: this.o.indexLagMs, followerWaitMaxMs })) {
-      this.followerDone = true;
-    }
+    const stopped = leaderStopped({
+      now,
+      grewAt: this.followerGrewAt ?? this.followerSince ?? now,
+      lastQueued: this.lastQueued,
+      indexLagMs: this.o.indexLagMs,
+      followerWaitMaxMs: this.o.clock.timing.followerWaitMaxMs,
+    });
+    if (failed || stopped) this.followerDone = true;
     this.pump();
   }
 
