@@ -73,8 +73,9 @@ export interface CreatesOptions {
  * Whether the machine that creates the suite's cases has stopped, as the one waiting for it sees it. The other runs
  * the same suite at about this one's pace: while this runner still hands over tests, so does the other one's, and a
  * pause in what shows is its load, not its end (on a loaded CI machine, 3 s without growth once made the follower
- * create 309 cases again). Stopped: nothing new has shown, nor come here, for longer than the index lag; or nothing
- * new has shown for followerWaitMaxMs (it died, or holds other tests).
+ * create 309 cases again). Stopped: nothing new has shown, nor come here, for longer than the index lag and twice the
+ * longest pause seen between the other's cases (its pace on this machine's load, when this runner has finished
+ * first); or nothing new has shown for followerWaitMaxMs (it died, or holds other tests).
  */
 export function leaderStopped(w: {
   now: number;
@@ -82,10 +83,13 @@ export function leaderStopped(w: {
   grewAt: number;
   /** When this runner last handed over a test that needs a case. */
   lastQueued: number;
+  /** The longest the count went without growing, so far. */
+  longestGapMs: number;
   indexLagMs: number;
   followerWaitMaxMs: number;
 }): boolean {
-  return w.now - Math.max(w.grewAt, w.lastQueued) > w.indexLagMs || w.now - w.grewAt > w.followerWaitMaxMs;
+  const patience = Math.max(w.indexLagMs, 2 * w.longestGapMs);
+  return w.now - Math.max(w.grewAt, w.lastQueued) > patience || w.now - w.grewAt > w.followerWaitMaxMs;
 }
 
 export class Creates {
@@ -102,6 +106,8 @@ export class Creates {
   private followerCount = -1;
   /** When the follower last saw the count of cases grow (the other machine still creating). */
   private followerGrewAt?: number;
+  /** The longest the count went without growing while the other machine was creating. */
+  private followerLongestGap = 0;
   /** A batch that is not full waits for more tests until this fires (TIMING.gatherMs), and when the last test came. */
   private gatherTimer?: () => void;
   private lastQueued = 0;
@@ -296,7 +302,14 @@ export class Creates {
     try {
       await this.o.read();
       const count = this.o.index.size;
-      if (count > this.followerCount && this.followerCount >= 0) this.followerGrewAt = this.o.clock.now();
+      if (count > this.followerCount && this.followerCount >= 0) {
+        const now = this.o.clock.now();
+        this.followerLongestGap = Math.max(
+          this.followerLongestGap,
+          now - (this.followerGrewAt ?? this.followerSince ?? now),
+        );
+        this.followerGrewAt = now;
+      }
       this.followerCount = count;
       this.queue = this.queue.filter((job) => {
         const found = this.survivor(job.id);
@@ -314,6 +327,7 @@ export class Creates {
       now,
       grewAt: this.followerGrewAt ?? this.followerSince ?? now,
       lastQueued: this.lastQueued,
+      longestGapMs: this.followerLongestGap,
       indexLagMs: this.o.indexLagMs,
       followerWaitMaxMs: this.o.clock.timing.followerWaitMaxMs,
     });
