@@ -141,11 +141,12 @@ describe('Playwright reporter, cycle mode', () => {
   });
 
   it('two shards at once into one cycle name: one cycle, one run per case, one defect', async () => {
-    const dir = project('pw-shards');
-    const outs = await Promise.all([
-      playwright(dir, ['test', '--shard=1/2'], cycleEnv('CI shards')),
-      playwright(dir, ['test', '--shard=2/2'], cycleEnv('CI shards')),
-    ]);
+    // A checkout each, as shards on two machines have: one folder would share Playwright's test-results (each run
+    // empties it as it starts) and casebridge's journal.
+    const dirs = [project('pw-shards-1'), project('pw-shards-2')];
+    const outs = await Promise.all(
+      dirs.map((dir, i) => playwright(dir, ['test', `--shard=${i + 1}/2`], cycleEnv('CI shards'))),
+    );
     expect(outs.map((o) => o.code).sort()).toContain(1);
     const state = cycleState(emu, 'CI shards');
     try {
