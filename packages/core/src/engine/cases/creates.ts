@@ -102,9 +102,8 @@ export class Creates {
   private isSecond?: boolean;
   private role?: Promise<void>;
   private followerTimer?: () => void;
-  private followerSince?: number;
   private followerCount = -1;
-  /** When the follower last saw the count of cases grow (the other machine still creating). */
+  /** When the follower last saw the count of cases grow, or began to wait (the other machine still creating). */
   private followerGrewAt?: number;
   /** The longest the count went without growing while the other machine was creating. */
   private followerLongestGap = 0;
@@ -176,7 +175,7 @@ export class Creates {
       return;
     }
     if (!this.followerDone && this.isSecond) {
-      this.followerSince ??= this.o.clock.now();
+      this.followerGrewAt ??= this.o.clock.now();
       this.followerTimer ??= this.o.clock.after(this.o.clock.timing.indexPollMs, () => void this.followerRead(), true);
       return;
     }
@@ -304,10 +303,7 @@ export class Creates {
       const count = this.o.index.size;
       if (count > this.followerCount && this.followerCount >= 0) {
         const now = this.o.clock.now();
-        this.followerLongestGap = Math.max(
-          this.followerLongestGap,
-          now - (this.followerGrewAt ?? this.followerSince ?? now),
-        );
+        this.followerLongestGap = Math.max(this.followerLongestGap, now - (this.followerGrewAt ?? now));
         this.followerGrewAt = now;
       }
       this.followerCount = count;
@@ -325,7 +321,7 @@ export class Creates {
     const now = this.o.clock.now();
     const stopped = leaderStopped({
       now,
-      grewAt: this.followerGrewAt ?? this.followerSince ?? now,
+      grewAt: this.followerGrewAt ?? now,
       lastQueued: this.lastQueued,
       longestGapMs: this.followerLongestGap,
       indexLagMs: this.o.indexLagMs,
