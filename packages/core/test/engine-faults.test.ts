@@ -75,19 +75,27 @@ const options = (cycle: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-const ctx = (cwd: string, lines: string[] = [], timeScale = FAST): EngineContext => ({
+const ctx = (cwd: string, lines: string[] = [], timing: EngineContext['timing'] = {}): EngineContext => ({
   cwd,
   runner: { name: 'jest', version: 'test' },
   env: {},
   out: (t) => lines.push(t),
   // The engine's waits FAST times shorter (support/engine-world.ts): the same path.
-  timeScale,
+  timeScale: FAST,
+  timing,
 });
 
 const dir = () => mkdtempSync(join(tmpdir(), 'cb-faults-'));
 
-async function report(cycle: string, tests: TestResult[], cwd = dir(), lines: string[] = [], extra = {}, scale = FAST) {
-  const engine = Engine.create(options(cycle, extra), ctx(cwd, lines, scale));
+async function report(
+  cycle: string,
+  tests: TestResult[],
+  cwd = dir(),
+  lines: string[] = [],
+  extra = {},
+  timing: EngineContext['timing'] = {},
+) {
+  const engine = Engine.create(options(cycle, extra), ctx(cwd, lines, timing));
   engine.begin({ tests });
   for (const t of tests) engine.add(t);
   const end = await engine.end();
@@ -165,9 +173,10 @@ describe('ambiguous answers lose nothing', () => {
     status.enabled = false;
     try {
       const tests = [0, 1, 2].map((i) => result(`${key(i)} fails ${i}`, 'failed', 40 + i));
-      // On the real clock: a refusal is an answer within refusalWindowMs of the service answering others, and the
-      // service's answers take real time (a faster clock's window, 0.75 s, was missed under a loaded CI run).
-      const { end, cwd } = await report('failed disabled', tests, dir(), [], {}, 1);
+      // A refusal is an answer within refusalWindowMs of the service answering others, whose answers take real time:
+      // the window (and the quiet time) stay seconds long on the fast clock (0.75 s was missed under a loaded CI run).
+      const real = { refusalWindowMs: 15_000 * FAST, quietMs: 30_000 * FAST };
+      const { end, cwd } = await report('failed disabled', tests, dir(), [], {}, real);
       expect(end.summary.journaled).toBe(3);
       expect(end.summary.problems).toHaveLength(1);
       expect(end.summary.problems[0]).toMatch(

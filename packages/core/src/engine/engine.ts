@@ -58,7 +58,7 @@ export class Engine {
     this.config = config;
     for (const p of problems) this.problems.add('config', p);
     const settings = config ? { indexLagMs: config.jira.indexLagMs, bulkWaitMs: config.bulkWaitMs } : {};
-    this.clock = clockOf(settings, ctx.timeScale);
+    this.clock = clockOf({ ...settings, ...ctx.timing }, ctx.timeScale);
     this.startedAt = this.clock.now();
     this.health = new RunHealth(this.abort.signal, this.out, this.clock, this.problems);
     this.enabled = config?.enabled === true;

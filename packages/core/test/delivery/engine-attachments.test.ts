@@ -9,6 +9,7 @@ import { setFaults } from '../support/emulator.js';
 import {
   base,
   ctx,
+  FAST,
   last,
   png,
   project,
@@ -302,7 +303,8 @@ describe('attachments', () => {
       repository: { url: emu.url, user: 'admin', password: 'admin' },
       attachments: { videos: true, repositoryMinBytes: 1024 },
     });
-    const end = await report(options, [t], ctx(dir, []));
+    // The client's waits between tries on the fast clock (support/engine-world.ts): the same tries, not their seconds.
+    const end = await report(options, [t], ctx(dir, [], {}, FAST));
     expect(end.summary.journaled).toBe(0);
     expect(end.summary.attachments.stored).toEqual([]);
     expect(end.summary.problems).toHaveLength(1);

@@ -5,7 +5,7 @@ import { configSchema } from '../../src/engine/config/schema.js';
 import { createCycle, type ListedRuns } from '../../src/engine/delivery/cycles.js';
 import type { CycleInfo } from '../../src/engine/kernel/types.js';
 import { Engine, NotFoundError } from '../../src/index.js';
-import { base, ctx, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
+import { base, ctx, FAST, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
 
 /**
  * What a steady run (every test mapped and passing, cycle mode) sends to open its cycle, against the real emulator
@@ -259,7 +259,8 @@ describe('a steady run into its cycle', () => {
 
   it('the list by name fails: the runs are read by id, every result delivered', async () => {
     emu.faults.set([{ route: '**/cycle/*/testRuns', methods: ['GET'], errors: { '503': 1 }, retryAfterSeconds: 0 }]);
-    const end = await report(perRun({ preloadRuns: true }), passing());
+    // The client's waits between tries on the fast clock (support/engine-world.ts): the same tries, not their seconds.
+    const end = await report(perRun({ preloadRuns: true }), passing(), ctx(project(), [], {}, FAST));
     expect(end.summary.problems).toEqual([]);
     expect(end.summary.journaled).toBe(0);
     expect(ops('cycles.testRuns').every((r) => r.status === 503)).toBe(true);

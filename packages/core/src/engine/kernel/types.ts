@@ -1,3 +1,4 @@
+import type { Timing } from './clock.js';
 import type { Annotation, TestResult } from './model.js';
 
 /** Which runner an adapter serves, named in summaries and defects; open (`'cypress'`); `junit` is the CLI. */
@@ -37,6 +38,8 @@ export interface EngineContext {
   shard?: { current: number; total: number };
   /** Time runs this many times faster for the engine (its waits that much shorter): tests, not users. Default 1. */
   timeScale?: number;
+  /** Waits of the table replaced, on that clock (tests: a window that must stay seconds long on a faster clock). */
+  timing?: Partial<Timing>;
 }
 
 /** What `end()` resolves to. `failed` is true only when `failOnError` is set and something was not delivered. */
