@@ -42,6 +42,20 @@ export function terms(text: string): string[] {
   return out;
 }
 
+/** The terms of texts searched lately: a query of 50 `~` clauses tests each summary 50 times, and summaries repeat. */
+const TERM_SETS = new Map<string, ReadonlySet<string>>();
+const TERM_SETS_MAX = 50_000;
+
+function termSet(text: string): ReadonlySet<string> {
+  let set = TERM_SETS.get(text);
+  if (!set) {
+    if (TERM_SETS.size >= TERM_SETS_MAX) TERM_SETS.clear();
+    set = new Set(terms(text));
+    TERM_SETS.set(text, set);
+  }
+  return set;
+}
+
 /** A matcher for one `~` query: true when every term of the query is a term of the text. */
 export function textMatcher(query: string, mode: 'tokenised' | 'substring'): (text: string) => boolean {
   if (mode === 'substring') {
@@ -52,7 +66,7 @@ export function textMatcher(query: string, mode: 'tokenised' | 'substring'): (te
   // A query of stop words and reserved characters only has nothing to look for: Jira finds nothing.
   if (wanted.length === 0) return () => false;
   return (text) => {
-    const have = new Set(terms(text));
+    const have = termSet(text);
     return wanted.every((t) => have.has(t));
   };
 }
