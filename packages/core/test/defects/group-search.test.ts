@@ -74,7 +74,8 @@ describe('each ask says how long it may wait', () => {
   it('the read after a create joins the failures early search: one search for both, when the early one is due', async () => {
     const search = frozen();
     search.early('DEMO', 'eeeeeeeeeeeeeeee');
-    const read = search.of('DEMO', 'ffffffffffffffff', true);
+    const read = search.afterIndex('DEMO', 'ffffffffffffffff', 0);
+    await turns();
     vi.advanceTimersByTime(1_900);
     await turns();
     expect(searches(), 'neither may wait less than the early ask').toBe(0);
@@ -98,13 +99,27 @@ describe('each ask says how long it may wait', () => {
 
   it('once every result is in, a read after a create waits no longer than a look', async () => {
     const search = frozen();
-    const read = search.of('DEMO', '3333333333333333', true);
+    const read = search.afterIndex('DEMO', '3333333333333333', 0);
     search.allIn();
     await expect(read).resolves.toEqual([]);
     expect(searches()).toBe(1);
-    const late = search.of('DEMO', '4444444444444444', true);
+    const late = search.afterIndex('DEMO', '4444444444444444', 0);
     vi.advanceTimersByTime(100);
     await expect(late).resolves.toEqual([]);
     expect(searches()).toBe(2);
+  });
+
+  it("at the end, the reads after creates wait for each other's index poll: the last to wake sends one search", async () => {
+    const search = frozen();
+    search.allIn();
+    const first = search.afterIndex('DEMO', '5555555555555555', 1_000);
+    const last = search.afterIndex('DEMO', '6666666666666666', 1_200);
+    vi.advanceTimersByTime(1_150);
+    await turns();
+    expect(searches(), 'the first waits past its own short wait for the other, still waiting on the index').toBe(0);
+    vi.advanceTimersByTime(50);
+    await expect(first).resolves.toEqual([]);
+    await expect(last).resolves.toEqual([]);
+    expect(searches(), 'both in one search, as the last woke').toBe(1);
   });
 });

@@ -126,9 +126,12 @@ function recheckLater(
   return async () => {
     let hits: GroupDefect[] = [];
     do {
-      await clock.sleep(Math.min(clock.timing.indexPollMs, deadline - clock.now()), signal);
+      hits = await input.searches.afterIndex(
+        project,
+        group.hash,
+        Math.min(clock.timing.indexPollMs, deadline - clock.now()),
+      );
       signal.throwIfAborted();
-      hits = await input.searches.of(project, group.hash, true);
     } while (!hits.some((d) => d.key === key) && clock.now() < deadline);
     return inFlight([k], async () => {
       const found = await closeTwice(input, hits);

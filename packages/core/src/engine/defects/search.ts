@@ -36,6 +36,8 @@ export class GroupSearch {
   private readonly started = new Map<string, Early | typeof USED>();
   /** Every result is in (`allIn`): no failure is left to join a search, and nothing needs to wait for one. */
   private done = false;
+  /** Reads after creates still waiting for the index to take their create in (`afterIndex`). */
+  private napping = 0;
 
   constructor(
     private readonly tm: TestManagementClient,
@@ -43,13 +45,33 @@ export class GroupSearch {
     private readonly clock: Clock = systemClock,
   ) {}
 
+  /** The defects of the group `hash` in `project`, oldest first. */
+  of(project: string, hash: string): Promise<GroupDefect[]> {
+    return this.load(project, hash, this.clock.timing.gatherMs);
+  }
+
   /**
-   * The defects of the group `hash` in `project`, oldest first. `patient`: nothing waits on the answer while the run
-   * goes on (the read after a create), so it may join the failures' early asks.
+   * The read after a create, once the index had `ms` to take it in. Nothing waits on it while the run goes on, so it
+   * may join the failures' early asks; once all results are in, it waits for the reads still waiting on the index, and
+   * the last of them sends the search: the end's creates read back in one search, no later than the last alone.
    */
-  of(project: string, hash: string, patient = false): Promise<GroupDefect[]> {
-    const { gatherMs, gatherMaxMs } = this.clock.timing;
-    const { answer, batch } = this.batcher(project).load(hash, patient && !this.done ? gatherMaxMs : gatherMs);
+  async afterIndex(project: string, hash: string, ms: number): Promise<GroupDefect[]> {
+    this.napping += 1;
+    let answer: Promise<GroupDefect[]> | undefined;
+    try {
+      await this.clock.sleep(ms, this.signal);
+      this.signal.throwIfAborted();
+      const { gatherMs, gatherMaxMs } = this.clock.timing;
+      answer = this.load(project, hash, !this.done || this.napping > 1 ? gatherMaxMs : gatherMs);
+    } finally {
+      this.napping -= 1;
+      if (this.napping === 0 && this.done) for (const b of this.batchers.values()) b.flush((search) => search.needed);
+    }
+    return answer;
+  }
+
+  private load(project: string, hash: string, within: number): Promise<GroupDefect[]> {
+    const { answer, batch } = this.batcher(project).load(hash, within);
     if (batch) batch.needed = true;
     return answer;
   }
