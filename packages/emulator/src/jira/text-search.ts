@@ -45,8 +45,11 @@ export function terms(text: string): string[] {
 /** The terms of texts searched lately: a query of 50 `~` clauses tests each summary 50 times, and summaries repeat. */
 const TERM_SETS = new Map<string, ReadonlySet<string>>();
 const TERM_SETS_MAX = 50_000;
+/** Longer texts (descriptions, a 5 MB one in the bad-input tests) are cut into terms each time, not kept. */
+const TERM_TEXT_MAX = 4_096;
 
 function termSet(text: string): ReadonlySet<string> {
+  if (text.length > TERM_TEXT_MAX) return new Set(terms(text));
   let set = TERM_SETS.get(text);
   if (!set) {
     if (TERM_SETS.size >= TERM_SETS_MAX) TERM_SETS.clear();
