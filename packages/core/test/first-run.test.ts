@@ -242,6 +242,54 @@ describe('a first run at scale', () => {
     expect(statusesOf('sharded adoption')).toHaveLength(40);
   });
 
+  it('another job of the matrix, in the same cycle, files the same failure a moment before: linked, none filed twice', async () => {
+    await emu.reset();
+    const failing = result(`${key(0)} pays`, 'failed');
+    const marker = `[cb-${groupOf(failing).hash}]`;
+    const job = (tests: TestResult[]) => {
+      const e = Engine.create(
+        options(emu.url, { cycle: 'matrix jobs', quarantine: { enabled: false } }),
+        ctx(mkdtempSync(join(tmpdir(), 'cb-matrix-'))),
+      );
+      e.begin({ tests: [] });
+      for (const t of tests) e.add(t);
+      return e;
+    };
+    // The other job made and started the cycle a moment ago: this one finds it, shared.
+    await job([result(`${key(1)} logs in`, 'passed')]).end();
+    emu.clearRequests();
+    const ending = job([failing]).end();
+    // Its defect is created while this job's search is on its way: the search cannot show it yet (index lag).
+    while (!emu.requests().some((r) => r.op === 'jira.search')) await new Promise((r) => setTimeout(r, 10));
+    const project = emu.store.projects.find((p) => p.key === 'BIG');
+    const now = Date.now();
+    const theirs = emu.store.issues.insert({
+      key: 'BIG-5001',
+      projectId: project?.id as number,
+      type: 'Bug',
+      summary: `pays: expected 1 to be 2 ${marker}`,
+      description: 'filed by the other job',
+      status: 'Open',
+      resolution: null,
+      labels: [],
+      reporter: 'ci',
+      created: now,
+      updated: now,
+      automationReference: null,
+    });
+    const end = await ending;
+    const bugs = emu.store.issues.filter((i) => i.type === 'Bug');
+    expect(
+      bugs.map((b) => `${b.key} ${b.resolution ?? 'open'}`),
+      "the other job's defect only: none filed to close as its duplicate",
+    ).toEqual(['BIG-5001 open']);
+    expect(end.summary.defects).toEqual({ created: [], linked: ['BIG-5001'] });
+    const cycle = emu.store.cycles.find((c) => c.name === 'matrix jobs');
+    const run = emu.store.runs.find((r) => r.cycleId === cycle?.id && emu.store.issues.get(r.tcId)?.key === key(0));
+    expect(run?.status).toBe('Failed');
+    expect(emu.store.bugLinks.filter((b) => b.runId === run?.id).map((b) => b.issueId)).toEqual([theirs.id]);
+  });
+
   it('a failure another machine filed at the same moment: the older defect is kept, this one closed as Duplicate by the next read', async () => {
     await emu.reset();
     const failing = result(`${key(0)} pays`, 'failed');

@@ -49,6 +49,8 @@ export interface DefectInput {
   clock: Clock;
   /** When the failure's run is due its status (clock time): its group's first look goes in time for it. */
   dueAt?: number;
+  /** When the failure came in (clock time): in a shared cycle a new defect waits an index lag from it. */
+  cameAt?: number;
   /**
    * A defect was filed: `recheck` (recheckLater) answers the older open defect it was closed as a duplicate of, if
    * any. The caller runs it outside the search-and-create (it waits up to `jira.indexLagMs`) and relinks.
@@ -89,7 +91,15 @@ export function findOrFileDefect(input: DefectInput): Promise<Judged> {
       };
     }
     // Its facts (the group's defects), one verdict and action (judgeGroup, pure), then the action.
-    const judged = judgeGroup(t, await groupFacts(input, project, group));
+    let judged = judgeGroup(t, await groupFacts(input, project, group));
+    // Another process reports into this cycle now and may have filed this group's defect a moment ago, which the
+    // search shows an index lag after its create: look again then, rather than file one to close as its duplicate.
+    if (judged.action.kind === 'file' && input.cycle?.shared) {
+      const { clock, signal } = input;
+      await clock.sleep((input.cameAt ?? clock.now()) + clock.timing.indexLagMs - clock.now(), signal);
+      signal.throwIfAborted();
+      judged = judgeGroup(t, { found: await search(input, project, group.hash) });
+    }
     const found = await act(input, project, group, judged.action);
     known.set(k, found);
     if ('later' in found) {

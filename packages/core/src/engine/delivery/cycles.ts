@@ -47,7 +47,18 @@ function lostRace(err: unknown): boolean {
 export async function findCycle(svc: Service, plan: string, name: string): Promise<CycleInfo | undefined> {
   const all = await svc.tm.plans.cycles({ testPlanIssueKey: plan }, svc.o);
   const c = all.find((x) => x.name === name);
-  return c ? { id: c.id, name: c.name, plan, status: c.status ?? 'Draft' } : undefined;
+  if (!c) return undefined;
+  const startedAt = c.cycleStartedDate ? Date.parse(c.cycleStartedDate) : Number.NaN;
+  return { id: c.id, name: c.name, plan, status: c.status ?? 'Draft', ...(startedAt >= 0 ? { startedAt } : {}) };
+}
+
+/** A cycle started this long before a run began is another process's of the same moment (a job of the same matrix). */
+const SHARED_WITHIN_MS = 10 * 60_000;
+
+/** Whether another process reports into the cycle now (CycleInfo.shared), as this run opens it at `now`. */
+export function sharedNow(cycle: CycleInfo, now: number): boolean {
+  if (cycle.created === false) return true;
+  return cycle.created === undefined && cycle.startedAt !== undefined && now - cycle.startedAt <= SHARED_WITHIN_MS;
 }
 
 /**
@@ -193,6 +204,7 @@ export class Cycles {
     };
     let cycle = t.perRunCycle ? await this.createFirst(t, spec) : undefined;
     cycle ??= (await this.find(spec.plan, spec.name)) ?? (await this.create(t, spec));
+    if (sharedNow(cycle, this.svc.clock.now())) cycle.shared = true;
     if (cycle.status === 'Draft') await moveCycle(this.svc, cycle, 'Start');
     else if (cycle.status === 'Completed' || cycle.status === 'Aborted') await resumeCycle(this.svc, cycle);
     this.seen.push(cycle);

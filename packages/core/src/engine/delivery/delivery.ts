@@ -237,7 +237,13 @@ export class Delivery {
     }
     // Verdict and defect run beside the status, outside the slot: the status goes by `statusDue` whatever Jira does.
     const deciding = triaging.then((triaged) =>
-      this.failures.defectOf(item, triaged, { cycle, runId, stepRunId, dueAt: this.dueAt(item) }),
+      this.failures.defectOf(item, triaged, {
+        cycle,
+        runId,
+        stepRunId,
+        dueAt: this.dueAt(item),
+        ...(this.cameAt.has(item) ? { cameAt: this.cameAt.get(item) } : {}),
+      }),
     );
     return { failure: this.finish(item, deciding, write) };
   }

@@ -146,7 +146,13 @@ export class Failures {
   async defectOf(
     item: WorkItem,
     t: Triage | undefined,
-    at: { cycle: CycleInfo | undefined; runId: number; stepRunId?: number | undefined; dueAt?: number },
+    at: {
+      cycle: CycleInfo | undefined;
+      runId: number;
+      stepRunId?: number | undefined;
+      dueAt?: number;
+      cameAt?: number;
+    },
   ): Promise<DefectNow> {
     const action = t?.action;
     if (item.progress.defect || !t || !action || action.kind === 'none') {
@@ -171,6 +177,7 @@ export class Failures {
       signal: svc.o.signal ?? new AbortController().signal,
       clock: svc.clock,
       ...(at.dueAt !== undefined ? { dueAt: at.dueAt } : {}),
+      ...(at.cameAt !== undefined ? { cameAt: at.cameAt } : {}),
       filed: (key, recheck) => this.o.track(this.settleDefect(key, recheck), 'reading a new defect again'),
     });
     this.judged(item, verdict);

@@ -169,4 +169,11 @@ export interface CycleInfo {
   preloaded?: boolean;
   /** This run resumed it (someone completed or aborted it): it completes it again at the end. */
   resumed?: boolean;
+  /** When it was started (the service's `cycleStartedDate`, epoch ms), when the list said. */
+  startedAt?: number;
+  /**
+   * Another process reports into it now: it created the cycle as this one tried, or started it moments before this
+   * run (a matrix of jobs on one suite). Their failures may share a group (defects.ts waits before filing one).
+   */
+  shared?: boolean;
 }
