@@ -76,6 +76,30 @@ const ctx = (cwd: string, lines: string[] = [], env: NodeJS.ProcessEnv = {}, tim
   timeScale,
 });
 
+/**
+ * Another machine's defect of the group `marker`, created once this run's first search is on its way: Jira's index
+ * (the realistic profile) shows it about a second later.
+ */
+async function filedElsewhere(key: string, marker: string) {
+  while (!emu.requests().some((r) => r.op === 'jira.search')) await new Promise((r) => setTimeout(r, 10));
+  const project = emu.store.projects.find((p) => p.key === 'BIG');
+  const now = Date.now();
+  return emu.store.issues.insert({
+    key,
+    projectId: project?.id as number,
+    type: 'Bug',
+    summary: `pays: expected 1 to be 2 ${marker}`,
+    description: 'filed by the other machine',
+    status: 'Open',
+    resolution: null,
+    labels: [],
+    reporter: 'ci',
+    created: now,
+    updated: now,
+    automationReference: null,
+  });
+}
+
 const statusesOf = (cycle: string) => {
   const c = emu.store.cycles.find((x) => x.name === cycle);
   return emu.store.runs.filter((r) => r.cycleId === c?.id).map((r) => r.status);
@@ -260,23 +284,7 @@ describe('a first run at scale', () => {
     emu.clearRequests();
     const ending = job([failing]).end();
     // Its defect is created while this job's search is on its way: the search cannot show it yet (index lag).
-    while (!emu.requests().some((r) => r.op === 'jira.search')) await new Promise((r) => setTimeout(r, 10));
-    const project = emu.store.projects.find((p) => p.key === 'BIG');
-    const now = Date.now();
-    const theirs = emu.store.issues.insert({
-      key: 'BIG-5001',
-      projectId: project?.id as number,
-      type: 'Bug',
-      summary: `pays: expected 1 to be 2 ${marker}`,
-      description: 'filed by the other job',
-      status: 'Open',
-      resolution: null,
-      labels: [],
-      reporter: 'ci',
-      created: now,
-      updated: now,
-      automationReference: null,
-    });
+    const theirs = await filedElsewhere('BIG-5001', marker);
     const end = await ending;
     const bugs = emu.store.issues.filter((i) => i.type === 'Bug');
     expect(
@@ -305,23 +313,7 @@ describe('a first run at scale', () => {
     e.begin({ tests: [] });
     e.add(failing);
     const ending = e.end();
-    while (!emu.requests().some((r) => r.op === 'jira.search')) await new Promise((r) => setTimeout(r, 10));
-    const project = emu.store.projects.find((p) => p.key === 'BIG');
-    const now = Date.now();
-    const theirs = emu.store.issues.insert({
-      key: 'BIG-5000',
-      projectId: project?.id as number,
-      type: 'Bug',
-      summary: `pays: expected 1 to be 2 ${marker}`,
-      description: 'filed by the other machine',
-      status: 'Open',
-      resolution: null,
-      labels: [],
-      reporter: 'ci',
-      created: now,
-      updated: now,
-      automationReference: null,
-    });
+    const theirs = await filedElsewhere('BIG-5000', marker);
     await ending;
     // Jira's index shows a create about a second late (the realistic profile): the search right after this run's
     // create may show neither defect. The next read of the group (this run's next failure, another machine's, the
