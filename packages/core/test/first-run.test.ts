@@ -5,7 +5,7 @@ import { type RunningEmulator, startEmulator } from '@casebridge/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupOf } from '../src/engine/defects/groups.js';
 import { Engine, type EngineContext, type TestResult } from '../src/index.js';
-import { closedPort } from './support/emulator.js';
+import { closedPort, insertIssue } from './support/emulator.js';
 import { FAST } from './support/engine-world.js';
 
 /**
@@ -82,22 +82,8 @@ const ctx = (cwd: string, lines: string[] = [], env: NodeJS.ProcessEnv = {}, tim
  */
 async function filedElsewhere(key: string, marker: string) {
   while (!emu.requests().some((r) => r.op === 'jira.search')) await new Promise((r) => setTimeout(r, 10));
-  const project = emu.store.projects.find((p) => p.key === 'BIG');
-  const now = Date.now();
-  return emu.store.issues.insert({
-    key,
-    projectId: project?.id as number,
-    type: 'Bug',
-    summary: `pays: expected 1 to be 2 ${marker}`,
-    description: 'filed by the other machine',
-    status: 'Open',
-    resolution: null,
-    labels: [],
-    reporter: 'ci',
-    created: now,
-    updated: now,
-    automationReference: null,
-  });
+  const summary = `pays: expected 1 to be 2 ${marker}`;
+  return insertIssue(emu, { project: 'BIG', key, type: 'Bug', summary, description: 'filed by the other machine' });
 }
 
 const statusesOf = (cycle: string) => {

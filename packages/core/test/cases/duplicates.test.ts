@@ -8,6 +8,7 @@ import { identityInDescription } from '../../src/engine/cases/registry.js';
 import { groupOf } from '../../src/engine/defects/groups.js';
 import { closeAsDuplicate } from '../../src/engine/jira/duplicate.js';
 import { Engine, type EngineContext, type TestResult } from '../../src/index.js';
+import { insertIssue } from '../support/emulator.js';
 import { FAST } from '../support/engine-world.js';
 
 /**
@@ -292,20 +293,14 @@ describe('cases made twice because the search lagged', () => {
 describe('closing a duplicate by the workflow', () => {
   const bug = (project: string, summary: string) => {
     const p = emu.store.projects.find((x) => x.key === project);
-    const now = Date.now();
     const n = 5000 + emu.store.issues.filter((i) => i.projectId === p?.id).length;
-    return emu.store.issues.insert({
+    return insertIssue(emu, {
+      project,
       key: `${project}-${n}`,
-      projectId: p?.id as number,
       type: 'Bug',
       summary,
       description: 'a defect',
       status: 'Offen',
-      resolution: null,
-      labels: [],
-      reporter: 'ci',
-      created: now,
-      updated: now,
     });
   };
 
@@ -345,21 +340,15 @@ describe('defect search: every hit checked exactly', () => {
   it('a summary with the same words but not the marker is not linked; of two exact ones the newer is closed', async () => {
     const p = emu.store.projects.find((x) => x.key === 'DUP');
     const insert = (type: string, summary: string) => {
-      const now = Date.now() - 60_000;
-      // Keys far above the project's counter: the service's own creates never meet them.
       const n = 5000 + emu.store.issues.filter((i) => i.projectId === p?.id).length;
-      return emu.store.issues.insert({
-        key: `DUP-${n}`,
-        projectId: p?.id as number,
+      const key = `DUP-${n}`;
+      return insertIssue(emu, {
+        project: 'DUP',
+        key,
         type,
         summary,
         description: 'made earlier',
-        status: 'Open',
-        resolution: null,
-        labels: [],
-        reporter: 'ci',
-        created: now,
-        updated: now,
+        at: Date.now() - 60_000,
       });
     };
     const testCase = insert('Test Case', 'pays');

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { RunningEmulator } from '@casebridge/emulator';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { Engine, type TestResult } from '../../src/index.js';
+import { insertIssue } from '../support/emulator.js';
 import { base, ctx, FAST, project, report, result, until, useEngineWorld } from '../support/engine-world.js';
 
 /**
@@ -162,24 +163,11 @@ describe('run attributes', () => {
   }, 60_000);
 
   it('250 cases × 3 attribute sets (750 results): 3 createTestRuns, one bulk, no run-list read', async () => {
-    const p = emu.store.projects.find((x) => x.key === 'DEMO');
     const now = Date.now();
     const keys: string[] = [];
     for (let i = 0; i < 250; i++) {
-      const issue = emu.store.issues.insert({
-        key: `DEMO-${5000 + i}`,
-        projectId: p?.id as number,
-        type: 'Test Case',
-        summary: `case ${i}`,
-        description: '',
-        status: 'Open',
-        resolution: null,
-        labels: [],
-        reporter: 'ci',
-        created: now,
-        updated: now,
-      });
-      keys.push(issue.key);
+      const key = `DEMO-${5000 + i}`;
+      keys.push(insertIssue(emu, { project: 'DEMO', key, type: 'Test Case', summary: `case ${i}`, at: now }).key);
     }
     await world.admin().plans.addMembers({ testPlanIssueKey: 'DEMO-1', testCaseKeys: keys });
     const sets = [

@@ -110,3 +110,37 @@ export function maxOverlap(entries: readonly RequestLogEntry[], slackMs = 2): nu
   }
   return max;
 }
+
+/**
+ * An issue put straight into the emulator's store, as another machine or a person made it outside this run: the key
+ * given (far above the project's counter, so the service's own creates never meet it), no request logged.
+ */
+export function insertIssue(
+  emu: RunningEmulator,
+  i: {
+    project: string;
+    key: string;
+    type: string;
+    summary: string;
+    description?: string;
+    status?: string;
+    at?: number;
+  },
+) {
+  const p = emu.store.projects.find((x) => x.key === i.project);
+  const at = i.at ?? Date.now();
+  return emu.store.issues.insert({
+    key: i.key,
+    projectId: p?.id as number,
+    type: i.type,
+    summary: i.summary,
+    description: i.description ?? '',
+    status: i.status ?? 'Open',
+    resolution: null,
+    labels: [],
+    reporter: 'ci',
+    created: at,
+    updated: at,
+    automationReference: null,
+  });
+}
