@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { caseIdentity, caseSummary, identityInDescription } from '../../src/engine/cases/registry.js';
-import { KeyBatcher } from '../../src/engine/kernel/keyed.js';
 import { statusRanker } from '../../src/engine/kernel/status-rank.js';
 import { pipelineId, pipelineMarker } from '../../src/engine/kernel/text.js';
 
@@ -58,40 +57,6 @@ describe('case summaries Jira accepts for any title', () => {
     for (const odd of ['"quoted" \\ ~ AND OR ORDER BY', '🚀 emoji', 'שלום עולם', 'NOT IN (a, b) [x] {y}: *?']) {
       expect(caseSummary({ file: 'a.ts', titlePath: [odd] })).toBe(odd);
     }
-  });
-});
-
-describe('KeyBatcher', () => {
-  it('keys asked for while a batch runs go together into the next one; each caller gets its batch answer', async () => {
-    const calls: Array<{ keys: string[]; flag: boolean }> = [];
-    let release: () => void = () => undefined;
-    const b = new KeyBatcher(async (keys, flag) => {
-      calls.push({ keys, flag });
-      if (calls.length === 1) await new Promise<void>((r) => (release = r));
-      return calls.length;
-    });
-    const first = b.request(['A']);
-    await Promise.resolve();
-    await Promise.resolve();
-    const waiting = [b.request(['B'], false), b.request(['C', 'B'], true), b.request(['D'])];
-    release();
-    expect(await first).toBe(1);
-    expect(await Promise.all(waiting)).toEqual([2, 2, 2]);
-    expect(calls).toEqual([
-      { keys: ['A'], flag: false },
-      { keys: ['B', 'C', 'D'], flag: true },
-    ]);
-  });
-
-  it('a failed batch fails its callers only; the next batch still runs', async () => {
-    let n = 0;
-    const b = new KeyBatcher(async () => {
-      n += 1;
-      if (n === 1) throw new Error('down');
-      return n;
-    });
-    await expect(b.request(['A'])).rejects.toThrow('down');
-    expect(await b.request(['B'])).toBe(2);
   });
 });
 

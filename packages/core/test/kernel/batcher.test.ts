@@ -90,4 +90,37 @@ describe('the one keyed batcher', () => {
       process.off('unhandledRejection', onUnhandled);
     }
   });
+
+  it('serial: asks made while a batch is answered go together into the next, sent when it ends; a failure fails its own asks only', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const sent: string[][] = [];
+    let release: () => void = () => undefined;
+    const b = new Batcher<string, number>({
+      clock: clockOf(),
+      waitMs: 0,
+      serial: true,
+      send: async (keys) => {
+        sent.push([...keys]);
+        if (sent.length === 1) await new Promise<void>((r) => (release = r));
+        if (sent.length === 2) throw new Error('down');
+        return keys.map(() => sent.length);
+      },
+    });
+    const first = b.load('a').answer;
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toEqual([['a']]);
+    const during = [b.load('b').answer, b.load('c', 5_000).answer];
+    await vi.advanceTimersByTimeAsync(1_000);
+    b.load('d');
+    // Due long ago, but held while the first is in flight: it keeps gathering.
+    expect(sent).toHaveLength(1);
+    release();
+    await expect(first).resolves.toBe(1);
+    await expect(Promise.all(during)).rejects.toThrow('down');
+    expect(sent[1]).toEqual(['b', 'c', 'd']);
+    const after = b.load('e').answer;
+    await vi.advanceTimersByTimeAsync(0);
+    await expect(after).resolves.toBe(3);
+    expect(sent).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
+  });
 });

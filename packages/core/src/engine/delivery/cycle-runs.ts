@@ -1,7 +1,8 @@
 import { AmbiguousError } from '../../client/errors.js';
 import { parseRunKey, runKey } from '../kernel/attributes.js';
+import { Batcher } from '../kernel/batcher.js';
 import type { AttributeSetRefused } from '../kernel/errors.js';
-import { KeyBatcher, memoByKey } from '../kernel/keyed.js';
+import { memoByKey } from '../kernel/keyed.js';
 import { splitBatch, splittable } from '../kernel/split.js';
 import type { CycleInfo } from '../kernel/types.js';
 import type { Target } from '../kernel/work.js';
@@ -25,7 +26,8 @@ export class CycleRuns {
   /** When each cycle's run list was last read, and each run's status and comment as read then. */
   private readonly readAt = new Map<string, number>();
   private readonly runNow = new Map<number, RunNow>();
-  private readonly batches = new Map<string, KeyBatcher<Map<string, number>>>();
+  /** Per cycle: keys asked for while its batch runs go together into the next (`load` is or-ed over them). */
+  private readonly batches = new Map<string, Batcher<{ key?: string; load: boolean }, Map<string, number>>>();
   /** Keys this run added to each cycle (their run ids may not be read back yet). */
   private readonly added = new Map<string, Set<string>>();
   /** Cases created by this run, and cases this run added to the plan. */
@@ -75,10 +77,27 @@ export class CycleRuns {
     const k = this.cycles.key(t);
     let b = this.batches.get(k);
     if (!b) {
-      b = new KeyBatcher((batch, flag) => this.ensureNow(t, batch, flag));
+      b = new Batcher({
+        clock: this.svc.clock,
+        waitMs: 0,
+        serial: true,
+        keepAlive: true,
+        send: async (asks) => {
+          const keys = [...new Set(asks.flatMap((a) => (a.key === undefined ? [] : [a.key])))];
+          const runs = await this.ensureNow(
+            t,
+            keys,
+            asks.some((a) => a.load),
+          );
+          return asks.map(() => runs);
+        },
+      });
       this.batches.set(k, b);
     }
-    return b.request(keys, load);
+    const batch = b;
+    // No keys still makes sure of the cycle.
+    const asks = keys.length === 0 ? [{ load }] : keys.map((key) => ({ key, load }));
+    return Promise.all(asks.map((a) => batch.load(a).answer)).then((answers) => answers[0] as Map<string, number>);
   }
 
   /** Reads the cycle's run list again unless it was read at `since` or later (one request). */

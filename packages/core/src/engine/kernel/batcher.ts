@@ -19,7 +19,14 @@ export interface BatcherOptions<K, V> {
   maxSize?: number;
   /** Whether a batch's timer keeps the process alive (work waits on it), or not (a head start nobody may take). */
   keepAlive?: boolean;
+  /**
+   * One batch answered at a time: one due while another is in flight keeps gathering asks and goes when that ends
+   * (a write whose answer the next batch must see, such as adding cases to a cycle).
+   */
+  serial?: boolean;
 }
+
+type Batch = Gathering & { cancel?: () => void };
 
 /**
  * The one keyed batcher: asks close together share one request, sent when its most impatient ask is due. DataLoader
@@ -29,23 +36,33 @@ export interface BatcherOptions<K, V> {
 export class Batcher<K, V> {
   private readonly loader: DataLoader<K, V, K>;
   /** The batch asks join now (a full or sent one is replaced by the next). */
-  private open?: Gathering & { cancel?: () => void };
+  private open?: Batch;
   /** Every batch not sent yet. */
-  private readonly waiting = new Set<Gathering & { cancel?: () => void }>();
+  private readonly waiting = new Set<Batch>();
+  /** `serial`: a batch is being answered, and the batches due meanwhile, in order (each goes when the one before ends). */
+  private busy = false;
+  private held: Batch[] = [];
   /** How long the ask being made may wait: read when the ask starts a new batch. */
   private patience = 0;
 
   constructor(private readonly o: BatcherOptions<K, V>) {
-    this.loader = new DataLoader((keys) => o.send(keys), {
+    this.loader = new DataLoader((keys) => (o.serial ? this.inTurn(keys) : o.send(keys)), {
       cache: false,
       ...(o.maxSize ? { maxBatchSize: o.maxSize } : {}),
       batchScheduleFn: (go) => {
-        const batch: Gathering & { cancel?: () => void } = {
+        const batch: Batch = {
           due: Number.POSITIVE_INFINITY,
           needed: false,
           send: () => {
             batch.cancel?.();
-            if (!this.waiting.delete(batch)) return;
+            if (!this.waiting.has(batch)) return;
+            if (this.busy) {
+              // Held open: asks keep joining it, and no timer moves it (it goes when the batch in flight ends).
+              batch.due = Number.NEGATIVE_INFINITY;
+              if (!this.held.includes(batch)) this.held.push(batch);
+              return;
+            }
+            this.waiting.delete(batch);
             if (this.open === batch) this.open = undefined;
             go();
           },
@@ -71,18 +88,40 @@ export class Batcher<K, V> {
     return { answer, batch };
   }
 
+  private async inTurn(keys: readonly K[]): Promise<V[]> {
+    this.busy = true;
+    try {
+      return await this.o.send(keys);
+    } finally {
+      this.busy = false;
+      this.held.shift()?.send();
+    }
+  }
+
   /** Whether the batch has not been sent yet. */
   has(batch: Gathering): boolean {
-    return this.waiting.has(batch as Gathering & { cancel?: () => void });
+    return this.waiting.has(batch as Batch);
   }
 
   /** The batch goes at `at` (clock time) if that is sooner than its due time; never later. */
   by(batch: Gathering, at: number): void {
-    const b = batch as Gathering & { cancel?: () => void };
+    const b = batch as Batch;
     if (!this.waiting.has(b) || at >= b.due) return;
     b.cancel?.();
     b.due = at;
-    b.cancel = this.o.clock.after(Math.max(0, at - this.o.clock.now()), b.send, this.o.keepAlive ?? false);
+    const ms = at - this.o.clock.now();
+    if (ms > 0) {
+      b.cancel = this.o.clock.after(ms, b.send, this.o.keepAlive ?? false);
+      return;
+    }
+    // Due now: after the asks of this job have joined (DataLoader's own schedule), not a timer's turn later.
+    let cancelled = false;
+    b.cancel = () => {
+      cancelled = true;
+    };
+    queueMicrotask(() => {
+      if (!cancelled) b.send();
+    });
   }
 
   /** Sends now every batch not sent yet (those `which` picks). */
@@ -95,5 +134,6 @@ export class Batcher<K, V> {
     for (const batch of this.waiting) batch.cancel?.();
     this.waiting.clear();
     this.open = undefined;
+    this.held = [];
   }
 }

@@ -1,4 +1,4 @@
-/** Work shared or ordered by key: one look-up per key, writes to a key in turn, keys gathered into batches. */
+/** Work shared or ordered by key: one look-up per key, writes to a key in turn. */
 
 /** Answers `make()` once per key; every caller of that key shares the one promise. */
 export type Memo<K, V> = (key: K, make: () => Promise<V>) => Promise<V>;
@@ -54,36 +54,4 @@ export function serialByKey<K>(): Serial<K> {
       for (const k of keys) if (last.get(k) === mine) last.delete(k);
     }
   };
-}
-
-/** Calls of `run` coalesced: keys asked for during a batch go together into the next one. */
-export class KeyBatcher<T> {
-  private next?: { keys: Set<string>; flag: boolean; promise: Promise<T> };
-  private current: Promise<unknown> = Promise.resolve();
-
-  constructor(private readonly run: (keys: string[], flag: boolean) => Promise<T>) {}
-
-  /** `flag` is or-ed over the batch's callers (here: whether the batch must read the run ids back). */
-  request(keys: Iterable<string>, flag = false): Promise<T> {
-    let batch = this.next;
-    if (!batch) {
-      const b: { keys: Set<string>; flag: boolean; promise: Promise<T> } = {
-        keys: new Set<string>(),
-        flag: false,
-        promise: Promise.resolve() as Promise<T>,
-      };
-      b.promise = this.current
-        .catch(() => undefined)
-        .then(() => {
-          if (this.next === b) this.next = undefined;
-          return this.run([...b.keys], b.flag);
-        });
-      batch = b;
-      this.current = b.promise;
-      this.next = b;
-    }
-    for (const k of keys) batch.keys.add(k);
-    batch.flag ||= flag;
-    return batch.promise;
-  }
 }
