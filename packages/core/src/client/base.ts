@@ -176,10 +176,7 @@ function encodeQuery(query: Record<string, unknown>): string {
   return parts.join('&');
 }
 
-/**
- * The machinery shared by the clients: validates input against the contract, builds the request, authenticates,
- * maps error answers to typed errors and parses the answer with the contract's tolerant schema.
- */
+/** Shared by the clients: input checked against the contract, auth, typed errors, the answer parsed tolerantly. */
 export class ServiceClient {
   readonly transport: Transport;
   protected readonly authenticator: Authenticator;
@@ -458,10 +455,7 @@ function tolerant(op: OperationDef): z.ZodType {
   return schema;
 }
 
-/**
- * Binds a record of operations to a client: each method is `call` bound to its operation, taking `(input, options)`.
- * A bound function adds no stack frame on the way to the socket (bench/frames.mjs).
- */
+/** Binds each operation of `group` to `client.call`: a bound function adds no stack frame (bench/frames.mjs). */
 export function bindGroup<G extends Record<string, OperationDef>>(client: ServiceClient, group: G): Methods<G> {
   const out: Record<string, unknown> = {};
   for (const [name, op] of Object.entries(group)) out[name] = client.call.bind(client, op);
