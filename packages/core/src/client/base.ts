@@ -423,8 +423,7 @@ export class ServiceClient {
       throw new ValidationError(`HTTP 400: the service refused the input${said}`, msg, detail());
     }
     if (status === 500 && (this.kind === 'tm' || this.kind === 'jira')) {
-      // synapseRT answers 500 for validation errors as well as internal ones: retried unless it creates, then
-      // uncertain.
+      // synapseRT answers 500 to validation errors and faults alike: retried unless it creates, then uncertain.
       const creates = op.creates === true;
       const attempts = (info.retries ?? 0) + 1;
       const why = creates ? '; it may have been applied, so it was not sent again)' : ')';

@@ -119,8 +119,7 @@ function agentOptions(o: PoolSettings) {
   const t = o.timeouts;
   return {
     connections: Math.max(1, o.concurrency ?? 4) * 2,
-    // Below the server's announced Keep-Alive by undici's 2 s margin, so a reused connection is not reset under a
-    // create.
+    // Below the server's Keep-Alive by undici's 2 s margin, so a reused connection is not reset under a create.
     keepAliveTimeout: 30_000,
     headersTimeout: t.headersMs,
     bodyTimeout: t.bodyMs,

@@ -1,6 +1,6 @@
 /**
- * The base of casebridge's one family of errors, in the lowest layer so the emulator (built from the contract alone)
- * raises them too. Callers decide on the stable `kind` and `retryable`, never the message; the message is redacted.
+ * The base of casebridge's one family of errors (docs/architecture.md), in the lowest layer so the emulator, built
+ * from the contract alone, raises them too. Plain TypeScript: nothing imported, nothing of Node's.
  */
 
 /** What happened, stable. `delivery/health.ts` gives each kind a verdict. */

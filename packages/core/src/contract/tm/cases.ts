@@ -319,8 +319,7 @@ export const caseOperations = [
   casesLinkedTestSuites,
   casesLinkedTestPlans,
   casesAutomationReference,
-  // The by-id form routes (it is defined first); the server picks the by-position form when the body carries
-  // `sequenceNumber`.
+  // The by-id form routes (defined first); the server picks the by-position form for a body with `sequenceNumber`.
   casesUpdateStepById,
   casesUpdateStepBySequence,
   casesDeleteStep,

@@ -57,8 +57,7 @@ export async function bulkCreate(
   const issueUpdates = jobs.map((j) => ({
     fields: { ...caseFields(project, j.summary, j.test, j.id), issuetype: { name: TEST_CASE_TYPE } },
   }));
-  // In the background: a bulk takes Jira seconds per batch, and would hold every client slot ahead of re-reads and
-  // deliveries.
+  // In the background: a bulk takes Jira seconds per batch and would hold every slot ahead of reads and deliveries.
   const answer = await tm.jira.bulkCreateIssues({ issueUpdates }, { ...(signal ? { signal } : {}), background: true });
   const refused = new Set<number>();
   for (const e of answer.errors ?? []) {

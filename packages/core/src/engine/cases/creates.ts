@@ -174,8 +174,7 @@ export class Creates {
     }
     const max = this.o.concurrency ?? 4;
     const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
-    // A batch not full waits while tests keep coming (Playwright: 60 a second; ungathered, 10,000 tests took 1,023
-    // creates).
+    // A batch not full waits while tests keep coming (ungathered, 10,000 Playwright tests took 1,023 creates).
     if (n > 1 && this.queue.length < n) {
       const { clock } = this.o;
       const now = clock.now();

@@ -123,8 +123,7 @@ export class DefectCap {
     if (group && !this.demand.has(group.hash)) this.saw(group);
     const c = cycle ? await this.cycleState(cycle) : undefined;
     if (group) {
-      // No await between this check and the take below while the streaming half is free: concurrent callers
-      // cannot all pass it.
+      // No await between this check and the take while the streaming half is free: callers cannot all pass it.
       const streams = !this.ranked && this.count(c) < Math.floor(this.max / 2);
       if (!streams) {
         const ranks = this.ranksIn(c, group.hash);

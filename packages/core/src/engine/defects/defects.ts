@@ -245,9 +245,8 @@ async function createDefect(
       return (await tm.jira.createIssue({ fields }, { signal })).key;
     }
   };
-  // The slot taken under the cap is settled the moment the create answers (see DefectCap.reserve).
-  // Refused (for its fields: 500 from synapseRT, 400 from Jira; or a 500 twice): costs this defect, not the run's
-  // other failures; only a refusal of the fields stops the other creates (see DefectRefusals.refused).
+  // The cap's slot settles as the create answers. A refusal costs this defect, not the run's other failures; only
+  // one of the fields stops the other creates (DefectRefusals.refused).
   const refusedOr = (err: unknown): Decided => {
     cap.settle(undefined);
     if (err instanceof ValidationError) return { notFiled: true, refusal: input.refusals.refused(err) };
