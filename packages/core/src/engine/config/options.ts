@@ -37,8 +37,8 @@ export interface CasebridgeOptions {
    */
   history?: boolean | undefined;
   /**
-   * Quarantine (default on): a case labelled `casebridge-quarantine`, or linked through a run to an open issue so
-   * labelled, runs expected-to-fail (Playwright 1.62+) or is classified `quarantined`, and files no defect.
+   * Quarantine (default on; `CASEBRIDGE_QUARANTINE`, `_LABEL`, `_MAX`): a labelled case, or one linked through a run
+   * to an open labelled issue, runs expected-to-fail (Playwright 1.62+) or is `quarantined`, and files no defect.
    */
   quarantine?:
     | {

@@ -84,7 +84,7 @@ export const configSchema = z
           .string()
           .regex(/^[^\s"'\\]+$/, 'expected a Jira label: no spaces or quotes (e.g. casebridge-quarantine)')
           .default('casebridge-quarantine'),
-        /** The most cases quarantined at once: a share of the plan's cases, rounded down, at least one. */
+        /** Most cases quarantined (a share of the plan's, at least one); `quarantine add` and reporters stop there. */
         max: z
           .number()
           .min(0, 'expected a share from 0 to 1, e.g. 0.05')
