@@ -1,7 +1,4 @@
-/**
- * @casebridge/core: the contract of both services (also at `@casebridge/core/contract`) and the typed clients;
- * the result model and the reporting engine. What only the casebridge CLI uses is in `@casebridge/core/internal`.
- */
+/** @casebridge/core: the contract, the typed clients, the result model and the reporting engine. */
 
 export { type DryRunClients, withDryRun } from './client/dry-run.js';
 export * from './client/index.js';

@@ -1,8 +1,6 @@
 /**
- * @casebridge/core/internal: the engine's parts that the casebridge CLI works with directly (the case registry,
- * the journal, cycles, mapping files, the clients a config makes). Not a public API: it follows the CLI of the same
- * version and may change in any release. Reporters and users import `@casebridge/core` (the engine, config, model,
- * clients), `@casebridge/core/adapter` (adapters) and `@casebridge/core/runtime` (code inside tests).
+ * @casebridge/core/internal: the engine's parts the casebridge CLI uses directly. Not a public API: it follows the
+ * CLI of the same version and may change in any release.
  */
 
 export { TEST_CASE_TYPE } from './engine/cases/bulk-create.js';

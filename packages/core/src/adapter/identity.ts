@@ -2,9 +2,8 @@ import { hash } from 'node:crypto';
 import { isAbsolute, relative } from 'node:path';
 
 /**
- * A test's identity across runs, machines and shards: a hash of its relative file, title path and project (not the
- * runner's id, which Playwright salts and Vitest orders). The defect fingerprint and the journal key on it, so every
- * adapter must compute it here; the formula is frozen, and a project of `undefined` equals `''`.
+ * A test's identity across runs, machines and shards: a hash of file, title path and project, not the runner's id
+ * (Playwright salts it). Defects and the journal key on it, so the formula is frozen; `undefined` project equals `''`.
  */
 export function stableId(file: string, titlePath: readonly string[], project?: string): string {
   return hash('sha1', JSON.stringify([file, titlePath, project ?? '']), 'hex').slice(0, 20);
@@ -20,10 +19,7 @@ export function leavesRoot(rel: string): boolean {
   return /^\.\.(?:[\\/]|$)/.test(rel) || isAbsolute(rel);
 }
 
-/**
- * Test files' relative names, made once per file for one root (`K`) instead of once per test; another root empties
- * it, and at most 10,000 files are kept.
- */
+/** Test files' relative names, made once per file for one root instead of once per test; at most 10,000 kept. */
 export class FileNames<K> {
   private key: K | undefined;
   private readonly files = new Map<string, string>();

@@ -1,6 +1,6 @@
 /**
- * `@casebridge/core/adapter`: what every adapter must compute the same way (identity, text, the problem printer).
- * Node built-ins only, as a reporter loads it before the engine. See docs/writing-an-adapter.md.
+ * `@casebridge/core/adapter`: what every adapter must compute the same way. Node built-ins only, as a reporter
+ * loads it before the engine. See docs/writing-an-adapter.md.
  */
 export type {
   Annotation,

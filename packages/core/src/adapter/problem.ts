@@ -2,12 +2,8 @@
 const MAX_PROBLEMS = 21;
 
 /**
- * For reporters: prints once per distinct line, on stderr, that a hook failed and the run goes on; never throws.
- * Every hook hands its error here, so nothing reaches the runner (Playwright 1.62+ and Vitest fail a run on it).
- *
- * ```ts
- * onEnd() { try { ... } catch (err) { this.problem('onEnd', err); } }
- * ```
+ * For reporters: prints a failed hook once per distinct line on stderr and never throws, so nothing reaches the
+ * runner (Playwright 1.62+ and Vitest fail a run on it). Usage: `catch (err) { this.problem('onEnd', err); }`.
  */
 export function problemPrinter(
   runner: string,

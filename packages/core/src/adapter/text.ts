@@ -1,9 +1,6 @@
 /** Runner text without colour codes (noise in Jira, and they would split a defect's fingerprint), output bounded. */
 
-/**
- * An ANSI CSI sequence, including private parameters (`ESC[?25l`) and any final byte (`ESC[3~`). Global: use with
- * `replace` only. Built from its char code because the linter forbids a literal ESC.
- */
+/** Any ANSI CSI sequence; global, for `replace` only. Built from a char code: the linter forbids a literal ESC. */
 export const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[ -/]*[@-~]`, 'g');
 
 export const stripAnsi = (s: string): string => s.replace(ANSI, '');
@@ -14,10 +11,7 @@ const utf8 = new TextDecoder();
 /** The bound of each of an attempt's stdout and stderr excerpts, in characters (the end is kept). */
 export const OUTPUT_EXCERPT_CHARS = 4096;
 
-/**
- * The last `max` characters a test printed, uncoloured, after `…`; undefined when it printed nothing. Bounded
- * because the engine holds every result until the run ends.
- */
+/** The last `max` characters a test printed, uncoloured; bounded, as the engine holds every result to the end. */
 export function outputExcerpt(
   chunks: readonly (string | Uint8Array)[],
   max = OUTPUT_EXCERPT_CHARS,
@@ -31,10 +25,7 @@ export function outputExcerpt(
 /** How many causes `stackWithCauses` follows: a cycle or deep chain must not grow the text unbounded. */
 export const MAX_CAUSES = 5;
 
-/**
- * `stack` then one uncoloured `[cause]: …` per error in the `cause` chain (at most `MAX_CAUSES`; a non-object ends
- * it), using `textOf`. `stack` itself is returned as given.
- */
+/** `stack`, as given, then one uncoloured `[cause]: …` per error of the `cause` chain (at most `MAX_CAUSES`). */
 export function stackWithCauses<E extends object>(
   stack: string | undefined,
   cause: unknown,

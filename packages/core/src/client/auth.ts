@@ -4,9 +4,8 @@ import { registerSecret } from './secrets.js';
 import { now } from './time.js';
 
 /**
- * Credentials, the same shapes for both clients: `basic` (user and password, never a personal access token),
- * `bearer` (a personal access token, the only way Jira Data Center takes one), `session` (log in once, keep every
- * cookie, log in again once on a 401), `ticket` (a content-repository ticket, given or obtained).
+ * Credentials for both clients: `basic` (never a personal access token), `bearer` (the only way Jira DC takes a
+ * token), `session` (one login, every cookie kept, one re-login on a 401), `ticket` (a content-repository ticket).
  */
 export const authSchema = z.union([
   z.strictObject({ type: z.literal('basic'), username: z.string().min(1), password: z.string().min(1) }),
@@ -18,10 +17,7 @@ export const authSchema = z.union([
 
 export type AuthOptions = z.infer<typeof authSchema>;
 
-/**
- * Whether `value` looks like a Jira Data Center personal access token (base64 of `<digits>:<random bytes>`). Jira
- * takes one only as Bearer; as a password it is a failed login, and failed logins trigger the account-locking CAPTCHA.
- */
+/** Whether `value` looks like a Jira DC personal access token: as a password it fails and risks the CAPTCHA lock. */
 export function looksLikePersonalAccessToken(value: string): boolean {
   if (value.length < 24 || value.length > 88 || value.length % 4 !== 0) return false;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;

@@ -176,10 +176,7 @@ function encodeQuery(query: Record<string, unknown>): string {
   return parts.join('&');
 }
 
-/**
- * The machinery shared by the clients: validates input against the contract, builds the request, authenticates,
- * maps error answers to typed errors and parses the answer with the contract's tolerant schema.
- */
+/** Shared by the clients: input checked against the contract, auth, typed errors, the answer parsed tolerantly. */
 export class ServiceClient {
   readonly transport: Transport;
   protected readonly authenticator: Authenticator;
@@ -426,8 +423,7 @@ export class ServiceClient {
       throw new ValidationError(`HTTP 400: the service refused the input${said}`, msg, detail());
     }
     if (status === 500 && (this.kind === 'tm' || this.kind === 'jira')) {
-      // synapseRT answers 500 for validation errors as well as internal ones: retried unless it creates, then
-      // uncertain.
+      // synapseRT answers 500 to validation errors and faults alike: retried unless it creates, then uncertain.
       const creates = op.creates === true;
       const attempts = (info.retries ?? 0) + 1;
       const why = creates ? '; it may have been applied, so it was not sent again)' : ')';
@@ -458,10 +454,7 @@ function tolerant(op: OperationDef): z.ZodType {
   return schema;
 }
 
-/**
- * Binds a record of operations to a client: each method is `call` bound to its operation, taking `(input, options)`.
- * A bound function adds no stack frame on the way to the socket (bench/frames.mjs).
- */
+/** Binds each operation of `group` to `client.call`: a bound function adds no stack frame (bench/frames.mjs). */
 export function bindGroup<G extends Record<string, OperationDef>>(client: ServiceClient, group: G): Methods<G> {
   const out: Record<string, unknown> = {};
   for (const [name, op] of Object.entries(group)) out[name] = client.call.bind(client, op);

@@ -35,10 +35,7 @@ const GITHUB = {
   deleteComment: githubDeleteComment,
 } as const;
 
-/**
- * A code host's client (Bitbucket Data Center, GitLab, GitHub), for the pull request's report: a token as Bearer,
- * `baseUrl` the host's API root (Bitbucket's server, `CI_SERVER_URL`, `GITHUB_API_URL`).
- */
+/** A code host's client (Bitbucket DC, GitLab, GitHub) for the pull request's report; `baseUrl` is the API root. */
 export class CodeHostClient extends ServiceClient {
   readonly bitbucket: Methods<typeof BITBUCKET>;
   readonly gitlab: Methods<typeof GITLAB>;

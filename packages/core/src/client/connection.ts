@@ -119,8 +119,7 @@ function agentOptions(o: PoolSettings) {
   const t = o.timeouts;
   return {
     connections: Math.max(1, o.concurrency ?? 4) * 2,
-    // Below the server's announced Keep-Alive by undici's 2 s margin, so a reused connection is not reset under a
-    // create.
+    // Below the server's Keep-Alive by undici's 2 s margin, so a reused connection is not reset under a create.
     keepAliveTimeout: 30_000,
     headersTimeout: t.headersMs,
     bodyTimeout: t.bodyMs,
@@ -138,8 +137,8 @@ function decoded(s: string): string {
 }
 
 /**
- * The pool that talks to the proxy. undici 7 loops forever when the proxy drops the CONNECT (nodejs/undici#3897) and
- * waits 300 s for one that never answers; both now fail as UND_ERR_PRX_CONN, retried as not sent.
+ * The pool that talks to the proxy. undici 7 loops forever on a dropped CONNECT (nodejs/undici#3897) and waits 300 s
+ * on a silent proxy; both now fail as UND_ERR_PRX_CONN, retried as not sent.
  */
 function proxyPool(headersMs: number) {
   return (origin: URL, options: object): Dispatcher => {

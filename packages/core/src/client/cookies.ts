@@ -9,9 +9,8 @@ export interface CookieView {
 }
 
 /**
- * A session's cookies, kept by tough-cookie. A Jira Data Center login also sets the load balancer's cookie (`ROUTEID`,
- * `AWSALB`), without which a request may land on a node that lacks the session (401), so every cookie is kept and
- * sent, whatever its Path. Credential-length values are registered as secrets; loaded for session auth only.
+ * A session's cookies (tough-cookie). Every cookie is kept and sent whatever its Path: without the load balancer's
+ * (`ROUTEID`, `AWSALB`) a request may reach a node without the session (401). Long values are registered as secrets.
  */
 export class CookieJar {
   private readonly jar = new ToughJar();
@@ -70,10 +69,7 @@ export class CookieJar {
     this.epoch += 1;
   }
 
-  /**
-   * A view for one request: sends the jar's cookies at each attempt; its answers update the jar only if no new login
-   * cleared it since, so a late answer of the old session cannot restore the old node's route cookie.
-   */
+  /** One request's view: a late answer of a session a new login cleared cannot restore the old node's route cookie. */
   view(): CookieView {
     let sentIn = this.epoch;
     return {

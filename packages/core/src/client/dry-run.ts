@@ -35,10 +35,7 @@ function upload(input: { runId: number; stepno?: number; file: FileInput | reado
   };
 }
 
-/**
- * The operations a reporting run makes, with a dry run's answers: empty lists for reads, nothing for writes, made-up
- * ids for creates. Any other operation is refused, so nothing reaches the service.
- */
+/** A dry run's answers to a reporting run's operations; any other operation is refused, so nothing is sent. */
 const STAND_INS: Record<string, StandIn> = {
   'plans.cycles': { answer: none },
   'plans.addCycle': { answer: nothing },
@@ -85,10 +82,7 @@ export interface DryRunClients {
   readonly calls: readonly string[];
 }
 
-/**
- * Wraps the clients for a dry run: every operation call is recorded, passed to `log` and answered by its stand-in;
- * nothing is sent, and call sites need no branch. `close()` and non-operations reach the real clients.
- */
+/** The clients for a dry run: every operation is logged and answered by its stand-in; call sites need no branch. */
 export function withDryRun(
   clients: { tm: TestManagementClient; repo?: ContentRepositoryClient },
   log: (line: string) => void = () => undefined,

@@ -1,10 +1,7 @@
 import { CasebridgeError, type RequestInfo, redactWith } from '../contract/errors.js';
 import { redact } from './secrets.js';
 
-/**
- * The client's errors, and the service's own words read from an error answer. Their base, `CasebridgeError`, lives
- * in the contract so the emulator raises the same family.
- */
+/** The client's errors; their base `CasebridgeError` lives in the contract so the emulator raises the same family. */
 
 export {
   CasebridgeError,
@@ -58,10 +55,7 @@ function htmlMessage(html: string): string {
   return redact(['HTML page', heading, rest].filter(Boolean).join(': '));
 }
 
-/**
- * The service's own message in an error answer: JSON (`message`, Jira's `errorMessages` and `errors`, edu-sharing's
- * `error`), plain text (synapseRT's 500s on several bulk routes), or an HTML page.
- */
+/** The service's own message in an error answer: JSON (Jira's or edu-sharing's fields), plain text or an HTML page. */
 export function serverMessage(text: string): string {
   const t = text.trim();
   if (!t) return '';
@@ -125,8 +119,8 @@ export class ForbiddenError extends CasebridgeError {
 }
 
 /**
- * 403 with `X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE`: Jira refuses every login of the user until a browser
- * login, and each try counts as another failure, so the client sends nothing more. Kind `captcha`.
+ * 403 CAPTCHA_CHALLENGE: Jira refuses the user's logins until a browser login, and each try counts as another
+ * failure, so the client sends nothing more. Kind `captcha`.
  */
 export class CaptchaError extends ForbiddenError {
   constructor(
@@ -149,11 +143,8 @@ export class NotFoundError extends CasebridgeError {
 }
 
 /**
- * The service refused the input, or may have; `serverMessage` is the service's own words.
- * - HTTP 400: a certain refusal (`uncertain`, `retryable`, `mayHaveApplied` all false).
- * - HTTP 500 (synapseRT, and Jira beside it): synapseRT answers 500 for validation errors and internal faults alike,
- *   so `uncertain` and `retryable` are true. A non-create was already sent `serverErrorRetries + 1` times; a create
- *   was sent once (`mayHaveApplied: true`): read the service's state before sending it again.
+ * The service refused the input, or may have. A 400 is certain; synapseRT answers 500 to refusals and faults alike,
+ * so a 500 is `uncertain` and `retryable`, and a create (sent once: `mayHaveApplied`) needs a read before a re-send.
  */
 export class ValidationError extends CasebridgeError {
   readonly serverMessage: string;
@@ -225,10 +216,7 @@ export class NetworkError extends CasebridgeError {
   }
 }
 
-/**
- * A create failed after the request may have reached the service (a timeout on the answer, a reset after writing,
- * 502/504): it was not re-sent, and the caller must read the service's state to find out.
- */
+/** A create that may have reached the service (a lost answer, 502/504): not re-sent; read the state to find out. */
 export class AmbiguousError extends CasebridgeError {
   constructor(
     message: string,

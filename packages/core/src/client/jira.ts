@@ -20,10 +20,7 @@ import type { Authenticator } from './auth.js';
 import { bindGroup, type ClientOptions, type Methods, ServiceClient } from './base.js';
 import { ConfigError, UnauthorizedError } from './errors.js';
 
-/**
- * The Jira platform subset casebridge uses: preflight, defect search and creation, and the create screen's fields
- * (`createMetaIssueTypes` / `createMetaFields` on Jira DC 8.4+, `createMeta` on older servers).
- */
+/** The Jira subset casebridge uses: preflight, defects, the create screen's fields (two APIs, before and after 8.4). */
 export const JIRA = {
   myself: jiraMyselfOp,
   project: jiraProjectOp,

@@ -40,9 +40,8 @@ export function contentTypeFor(fileName: string): string {
 }
 
 /**
- * The multipart body of an upload, each file a part named `field`. Files are streamed with `fs.openAsBlob` (never held
- * in memory) under a Content-Length, as Jira's upload filter and some proxies refuse chunked uploads. A missing file
- * fails here, before anything is sent.
+ * An upload's multipart body, files streamed with `fs.openAsBlob` under a Content-Length (Jira's upload filter and
+ * some proxies refuse chunked bodies). A missing file fails here, before anything is sent.
  */
 export async function formData(field: string, files: readonly FileInput[]): Promise<FormData> {
   const form = new (undici().FormData)();

@@ -6,10 +6,7 @@ export type Operation = (...args: any[]) => Promise<any>;
 /** The groups of the test-management client's operations: the contract's groups, and the Jira calls under `jira`. */
 const GROUPS = [...Object.keys(TM_GROUPS), 'jira'];
 
-/**
- * The client with every operation replaced by `wrap(fn, group, name)`, built once per client. Non-operations
- * (`close()`, `transport`, `call`) come from the client, the result's prototype.
- */
+/** The client with every operation replaced by `wrap(fn, group, name)`; the rest comes from its prototype. */
 export function mapOperations(
   tm: TestManagementClient,
   wrap: (fn: Operation, group: string, name: string) => Operation,
@@ -30,8 +27,8 @@ export function mapOperations(
 export type Recovery = undefined | { answer: unknown } | 'again';
 
 /**
- * A rule applied to every call of an operation (health counting, a cycle reopened), stated as what it does with the
- * outcome. All rules on a client run in one function per operation, so they add no stack frame (bench/frames.mjs).
+ * A rule applied to every call of an operation (health counting, a cycle reopened). All rules on a client run in one
+ * function per operation, so they add no stack frame (bench/frames.mjs).
  */
 export interface CallRule {
   /** The call answered (or a rule under this one answered in place of its error). */
@@ -46,10 +43,7 @@ const stacked = new WeakMap<
   { under: TestManagementClient; rules: (group: string, name: string) => CallRule[] }
 >();
 
-/**
- * The client with `ruleFor(group, name)` applied to every call. On a client withRules made, the new rule goes around
- * its rules, as a wrapper would, but all run in one function over the innermost client.
- */
+/** The client with `ruleFor(group, name)` around its rules, all run in one function over the innermost client. */
 export function withRules(
   tm: TestManagementClient,
   ruleFor: (group: string, name: string) => CallRule | undefined,

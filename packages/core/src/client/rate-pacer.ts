@@ -1,7 +1,6 @@
 import { now as systemNow } from './time.js';
 /**
- * Pacing by Jira's rate-limit headers, before a 429. Jira Data Center 8.6+ limits REST per user with a token bucket
- * (`X-RateLimit-Remaining`, `-FillRate` per `-Interval-Seconds`, `-Limit`); once it runs low, requests start no faster
+ * Pacing by Jira's rate-limit headers (DC 8.6+, a token bucket per user): once it runs low, requests start no faster
  * than it refills, instead of draining it into 429s for every pipeline of that user. Without the headers nothing waits.
  */
 
@@ -49,10 +48,7 @@ export class RatePacer {
     return this.active;
   }
 
-  /**
-   * Takes a token for a request about to be sent and returns how long it must wait first (0 without a limit).
-   * Reservations are served in call order: the transport calls this from its queue.
-   */
+  /** Takes a token and returns how long to wait first (0 without a limit); served in call order, from the queue. */
   reserve(): number {
     this.outstanding += 1;
     if (!this.active) return 0;

@@ -55,8 +55,8 @@ export class ContentRepositoryClient extends ServiceClient {
   }
 
   /**
-   * Checks the credentials: resolves with the session information, or throws UnauthorizedError. The service answers
-   * 200 with `isValidLogin: false` for a dropped session, so a renewable client renews once and checks again.
+   * Resolves with the session information, or throws UnauthorizedError. A dropped session answers 200 with
+   * `isValidLogin: false`, so a renewable client renews once and checks again.
    */
   async validateSession(options?: CallOptions) {
     const renewable = this.authenticator.renewable;
@@ -77,10 +77,7 @@ export class ContentRepositoryClient extends ServiceClient {
     return info;
   }
 
-  /**
-   * Stores a file (create the node, then upload its content, streamed) and returns the node with its downloadUrl.
-   * An upload over the storage quota fails at once (HttpError 503, not retryable).
-   */
+  /** Stores a file (node, then streamed content) and returns the node; over the quota: HttpError 503, not retried. */
   async storeFile(file: FileInput, options: StoreFileOptions = {}) {
     const fileName =
       options.name ??

@@ -13,8 +13,8 @@ import { now } from './time.js';
 import type { RetryOptions, TransportRequest, TransportResponse } from './transport-types.js';
 
 /**
- * When a request is tried again, or the typed error it gives up with; a create of unknown fate is never re-sent.
- * Not cockatiel 3: its retry wait ignores the AbortSignal (an aborted call would wait out a 60 s Retry-After).
+ * When a request is tried again; a create of unknown fate is never re-sent. Not cockatiel 3: its retry wait ignores
+ * the AbortSignal (an aborted call would wait out a 60 s Retry-After).
  */
 
 /** Codes of failures that happen before the request could reach the service: always safe to retry. */
@@ -90,10 +90,7 @@ export class RetryPolicy {
     };
   }
 
-  /**
-   * Whether to re-send this answer: 429/502/503/504, or a 500 to a non-create within `serverErrorRetries`
-   * (`serverErrors` counts this one), unless the request refuses it.
-   */
+  /** Re-send on 429/502/503/504, or a 500 to a non-create within `serverErrorRetries`, unless the request refuses. */
   retriesAnswer(req: TransportRequest, res: TransportResponse, attempt: number, serverErrors: number): boolean {
     const candidate =
       res.status === 500

@@ -1,25 +1,19 @@
 /**
- * Secrets known to this process and `redact`, which removes them from any text leaving the client. Process-wide on
- * purpose: a secret one client registered must not appear in a line another module writes.
+ * Secrets known to this process and `redact`. Process-wide on purpose: a secret one client registered must not
+ * appear in a line another module writes.
  */
 
 const secrets = new Set<string>();
 export const REDACTED = '***';
 
-/**
- * Secrets shorter than this are replaced only as whole tokens: `admin` inside "administrator" hides nothing and
- * garbles the message, while a longer value hardly occurs by chance.
- */
+/** Shorter secrets are replaced only as whole tokens: `admin` inside "administrator" hides nothing and garbles text. */
 export const WHOLE_TOKEN_BELOW = 8;
 
 /** A character that continues a word: a letter, a digit or `_` (any script). */
 const WORD_START = /^[\p{L}\p{N}_]/u;
 const WORD_END = /[\p{L}\p{N}_]$/u;
 
-/**
- * `text` with every whole-token occurrence of `secret` replaced: not continued by a word character on either side
- * (a side of the secret that is punctuation needs no delimiter, as with `\b`).
- */
+/** `text` with `secret` replaced where no word character continues it (a punctuation side needs no delimiter). */
 function replaceWholeTokens(text: string, secret: string): string {
   const guardStart = WORD_START.test(secret);
   const guardEnd = WORD_END.test(secret);
@@ -105,10 +99,7 @@ export function redact(text: string): string {
 const MAY_HOLD_CREDENTIALS_JSON =
   /authorization|cookie|basic|bearer|edu-ticket|session|routeid|awsalb|awselb|bigipserver|seraph|xsrf|ticket|\/\/[^/@\s:]+:[^/@\s]+@/i;
 
-/**
- * Whether `redact` could change any string inside the JSON text `json`; when not, the write-ahead log writes the
- * value as it is instead of copying it through `redact` string by string.
- */
+/** Whether `redact` could change a string in `json`; if not, the write-ahead log writes it without copying. */
 export function mayNeedRedaction(json: string): boolean {
   inJson ??= [...new Set([...secrets].flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))];
   for (const secret of inJson) if (json.includes(secret)) return true;

@@ -11,10 +11,7 @@ export const TM_GROUPS = groupOperations(tmOperations);
 
 type G = typeof TM_GROUPS;
 
-/**
- * Client of the test-management service; `baseUrl` is the Jira base URL, the prefix `/rest/synapse/latest/public`
- * (or e.g. the `/rest/svc/latest/public` alias). The same server's Jira subset is under `jira`.
- */
+/** The test-management client; `baseUrl` is Jira's, the prefix synapseRT's public API. Jira's subset is `jira`. */
 export class TestManagementClient extends ServiceClient {
   readonly plans: Methods<G['plans']>;
   readonly cycles: Methods<G['cycles']>;

@@ -22,8 +22,8 @@ export interface RetryOptions {
   /** A Retry-After longer than this is not waited for: the call fails with RateLimitedError. Default 60 s. */
   maxRetryAfterMs?: number;
   /**
-   * Re-sends of a non-create after HTTP 500 (a refusal or a transient fault: the client cannot tell) before an
-   * uncertain ValidationError; a create answering 500 is never re-sent. Default 2; at most `retries`.
+   * Re-sends of a non-create after a 500 (a refusal or a fault: the client cannot tell) before an uncertain
+   * ValidationError; a create is never re-sent. Default 2; at most `retries`.
    */
   serverErrorRetries?: number;
 }
@@ -74,10 +74,7 @@ export interface TransportRequest {
   background?: boolean;
   /** The session's cookies: sent with each attempt and updated from each answer (a retried one's too). */
   cookies?: { header(): string | undefined; update(setCookie: string | readonly string[] | undefined): void };
-  /**
-   * Whether a 429/500/502/503/504 may be re-sent; default yes (a 500 only for non-creates). A refused one is returned
-   * at once, for the client to turn into its typed error.
-   */
+  /** Whether a 429/5xx may be re-sent (default yes; a 500 only for non-creates); a refused one is returned at once. */
   retryAnswer?: (res: TransportResponse) => boolean;
 }
 

@@ -23,8 +23,8 @@ const FOREGROUND = 0;
 const BACKGROUND = -1;
 
 /**
- * The HTTP layer under both clients: pool, proxies, CAs, timeouts, a concurrency limit and rate cap, and retries that
- * never re-send a create of unknown fate. This class queues, loops and counts; see connection.ts and retry-policy.ts.
+ * The HTTP layer under both clients: a concurrency limit, a rate cap and retries that never re-send a create of
+ * unknown fate. The pool is in connection.ts, the retry rules in retry-policy.ts.
  */
 export class Transport {
   readonly stats: TransportStats = { requests: 0, retries: 0, failures: 0 };
@@ -126,9 +126,8 @@ export class Transport {
   }
 
   /**
-   * Waits for a slot under the concurrency limit and rate cap and returns its release; the request is sent from
-   * `send`, keeping the queue's frames off the way to the socket (bench/frames.mjs). An abort frees the slot. A
-   * background request (a bulk create holds its slot for Jira's time per issue) goes after all other waiting ones.
+   * Waits for a slot and returns its release; the request is sent from `send`, keeping the queue's frames off the
+   * way to the socket. A background request (a bulk create holds its slot long) goes after all others waiting.
    */
   private slot(signal: AbortSignal | undefined, background: boolean): Promise<() => void> {
     return new Promise((granted, refused) => {
@@ -153,10 +152,7 @@ export class Transport {
     if (req.signal?.aborted) throw new AbortedError(info);
   }
 
-  /**
-   * One HTTP exchange, never retried here, after waiting for a rate-limit token if the bucket is empty. The wait holds
-   * the queue slot, so the requests behind it wait in order.
-   */
+  /** One exchange, never retried here; a rate-limit wait holds the slot, so the requests behind it keep their order. */
   private async exchange(req: TransportRequest, info: RequestInfo): Promise<TransportResponse> {
     const wait = Math.min(this.pacer.reserve(), this.maxPaceMs);
     let res: TransportResponse;

@@ -1,26 +1,18 @@
 import * as z from 'zod';
 
 /**
- * The contract: every operation of the services described once, as data.
- *
- * The emulator routes and validates requests with it, the client builds requests and parses responses with it,
- * and the OpenAPI document is generated from it. Nothing else may restate a path, a body or a response shape.
+ * The contract: every operation of the services described once, as data, for the emulator, the client and the
+ * OpenAPI document. Nothing else may restate a path, a body or a response shape.
  */
 
-/**
- * Which service an operation belongs to; each is mounted under its own prefixes. Besides Jira with synapseRT and the
- * content repository, the three code hosts a report of a cycle is posted to: Bitbucket Data Center (Code Insights
- * and build status), GitLab (merge-request notes) and GitHub (pull-request comments).
- */
+/** Which service an operation belongs to (each mounted under its own prefixes), the code hosts included. */
 export type Service = 'tm' | 'repo' | 'jira' | 'bitbucket' | 'gitlab' | 'github';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
- * How a response schema is built.
- * - `id` / `ID`: the exact wire shape of that documented variant (identifier spelling, optional cycle fields).
- * - `tolerant`: what a client accepts: either spelling, any of the three timestamp formats, unknown fields kept;
- *   its output is normalised (ids are numbers spelled `id`, timestamps are ISO 8601 strings).
+ * `id` / `ID`: the exact wire shape of that documented variant. `tolerant`: what a client accepts (either spelling,
+ * any timestamp format, unknown fields kept), normalised to numeric `id`s and ISO 8601 timestamps.
  */
 export type SchemaMode = 'id' | 'ID' | 'tolerant';
 
@@ -57,10 +49,7 @@ export interface OperationDef<
   R extends z.ZodType = z.ZodType,
   I extends string = string,
 > {
-  /**
-   * Stable operation id, `group.name`: the client method is `client.<group>.<name>` (the client derives its groups
-   * from these ids), and the OpenAPI document's operationId.
-   */
+  /** Stable id `group.name`: the client method `client.<group>.<name>` and the OpenAPI operationId. */
   id: I;
   service: Service;
   /** The group a user thinks in: plans, cycles, runs, cases, requirements, requirementSuites, testSuites, ... */
@@ -90,11 +79,8 @@ export function isMultipart(body: OperationDef['body']): body is MultipartBody {
 }
 
 /**
- * An operation as an operation file writes it: each request schema is given as a function that builds it (or,
- * where building it at once is fine, as the schema itself).
- *
- * Building a zod schema costs memory (each carries its methods), and a reporter uses about ten of the contract's
- * operations: building all of them when the module loaded cost about 2.5 MB in every runner process.
+ * An operation as an operation file writes it, each request schema as a function that builds it: building every
+ * zod schema at load cost about 2.5 MB in each runner process, and a reporter uses about ten operations.
  */
 export interface OperationSpec<
   P extends z.ZodType,
@@ -116,10 +102,7 @@ export interface UploadSpec<P extends z.ZodType, Q extends z.ZodType, R extends 
 
 declare const uploadBrand: unique symbol;
 
-/**
- * An operation whose body is multipart: its client method takes `file` besides the parameters. The mark exists for
- * the type checker only (no such property is set).
- */
+/** An operation with a multipart body: its method takes `file` too. The mark is for the type checker only. */
 export type UploadOperationDef<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
@@ -127,10 +110,7 @@ export type UploadOperationDef<
   I extends string = string,
 > = OperationDef<P, Q, z.ZodType, R, I> & { readonly [uploadBrand]: true };
 
-/**
- * Turns an operation file's definition into an {@link OperationDef}, keeping its literal types. `params`, `query`
- * and `body` become properties that build their schema when first read and keep it.
- */
+/** Turns an operation file's definition into an {@link OperationDef}; its schemas are built when first read. */
 export function defineOperation<P extends z.ZodType, Q extends z.ZodType, R extends z.ZodType, I extends string>(
   spec: UploadSpec<P, Q, R, I>,
 ): UploadOperationDef<P, Q, R, I>;
@@ -157,10 +137,7 @@ export type Grouped<Op extends OperationDef> = {
   [G in GroupOf<Op['id']>]: { [O in Op as O['id'] extends `${G}.${infer N}` ? N : never]: O };
 };
 
-/**
- * Groups operations by their ids (`plans.addMembers` becomes `plans` → `addMembers`): the client's methods are
- * derived from the contract this way, so an operation has one name everywhere.
- */
+/** Groups operations by id (`plans.addMembers` → `plans` → `addMembers`), so an operation has one name everywhere. */
 export function groupOperations<Op extends OperationDef>(ops: readonly Op[]): Grouped<Op> {
   const groups: Record<string, Record<string, OperationDef>> = {};
   for (const op of ops) {
@@ -204,9 +181,8 @@ export function lazy<T>(build: () => T): () => T {
 }
 
 /*
- * Typing note: the building blocks below build a different schema per mode, but their declared TypeScript type is
- * the *tolerant* output (ids as numbers, timestamps as ISO strings), since that is the shape code reads from the
- * client. Wire-mode schemas are only used to validate what the emulator sends, where the static type is unused.
+ * The building blocks below are typed as the tolerant output, the shape code reads from the client; wire-mode
+ * schemas only validate what the emulator sends, where the static type is unused.
  */
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -225,10 +201,7 @@ export const intString = z.coerce.number().int();
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/**
- * Formats a moment the way one variant writes `executionTimeStamp`:
- * `legacy` = `dd/Mon/yy h:mm AM/PM` (server time, taken as UTC), `iso` = ISO 8601 with offset, `epoch` = ms.
- */
+/** A moment as one variant writes `executionTimeStamp`: `legacy` `dd/Mon/yy h:mm AM/PM` (UTC), `iso`, `epoch` ms. */
 export function formatTimestamp(ms: number, format: 'legacy' | 'iso' | 'epoch'): string | number {
   if (format === 'epoch') return ms;
   const d = new Date(ms);
@@ -297,10 +270,7 @@ function normaliseId(value: unknown): unknown {
   return { ...rest, id };
 }
 
-/**
- * An object with an identifier field, spelled per mode. `shape` holds the other fields.
- * Wire modes are plain objects (unknown keys stripped when parsed); tolerant mode keeps unknown keys.
- */
+/** An object with its identifier spelled per mode; wire modes strip unknown keys, tolerant mode keeps them. */
 export function entity<S extends z.ZodRawShape>(
   mode: SchemaMode,
   shape: S,

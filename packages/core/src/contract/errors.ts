@@ -1,21 +1,6 @@
 /**
- * The base of the one family of errors in casebridge: the client's (`client/errors.ts`), the engine's
- * (`engine/kernel/errors.ts`), the CLI's and the emulator's all extend `CasebridgeError`. It sits in the contract,
- * the lowest layer, so that the emulator, which is built from the contract alone (so that it cannot agree with a bug
- * of the client's), raises errors of the family too. Plain TypeScript: nothing imported, nothing of Node's.
- *
- * Every one carries
- * - `kind`: what happened, stable; callers and the engine's health decide on it (and on `retryable`), never on the
- *   message;
- * - `errorCode`: the same as a stable string for logs and other programs, `CASEBRIDGE_` and the kind in capitals
- *   (`CASEBRIDGE_NOT_FOUND`). Not `code`: a `NetworkError`'s `code` is the system's (`ECONNRESET`), as on Node's own
- *   errors, and a JUnit read error's `code` its reason;
- * - `retryable`, an optional `exitCode` (where the CLI exits with one) and, for a client call, the operation id,
- *   method and path (never a query string, header or body that could hold a secret), the status when there was an
- *   answer, and a short, redacted excerpt of the answer's body. The message is redacted too (see redactWith).
- *
- * `instanceof` holds across copies of the core in one process (its ESM and CommonJS builds, two versions in one
- * `node_modules`): see `CasebridgeError[Symbol.hasInstance]`.
+ * The base of casebridge's one family of errors (docs/architecture.md), in the lowest layer so the emulator, built
+ * from the contract alone, raises them too. Plain TypeScript: nothing imported, nothing of Node's.
  */
 
 /** What happened, stable. `delivery/health.ts` gives each kind a verdict. */
@@ -53,10 +38,7 @@ export type ErrorKind =
 /** `CASEBRIDGE_` and the kind in capitals, `-` as `_`: `not-found` is `CASEBRIDGE_NOT_FOUND`. */
 export const errorCodeOf = (kind: ErrorKind): string => `CASEBRIDGE_${kind.toUpperCase().replaceAll('-', '_')}`;
 
-/**
- * On every instance of the family, not enumerable. `Symbol.for` gives every copy of the core in the process the same
- * symbol, so a copy knows another copy's errors by it.
- */
+/** The family's brand: `Symbol.for` gives every copy of the core in the process the same symbol. */
 export const ERROR_BRAND: unique symbol = Symbol.for('casebridge.error');
 
 export interface RequestInfo {
@@ -78,18 +60,15 @@ export interface CasebridgeErrorOptions {
   /** What caused it, as `Error.cause` (not in `toJSON`: it may hold what was not redacted). */
   cause?: unknown;
   /**
-   * `false`: the message and path are kept as given, not redacted. For the emulator's errors only: their messages
-   * are the fake service's answers, which a real service does not redact either, and the client's redaction of
-   * them is what the tests check (in one process the emulator shares the client's redaction, see redactWith).
+   * `false`: the message and path kept as given. For the emulator only: a real service does not redact its answers
+   * either, and the client's redaction of them is what the tests check.
    */
   redact?: false;
 }
 
 /**
- * What removes secrets from a message and a path. The secrets are the client's (those its clients registered, and
- * credential patterns: `client/secrets.ts`), which sits above the contract, so the client hands its `redact` down
- * when it loads (`client/errors.ts`, loaded by every error class of the core and the CLI). Until then, in a process
- * that loads the contract alone (the emulator's), no secret is registered, and text is kept as it is.
+ * Removes secrets from a message and a path. The secrets are the client's, a layer above, so `client/errors.ts`
+ * hands its `redact` down when it loads; the contract alone (the emulator) keeps text as it is.
  */
 let redactText: (text: string) => string = (text) => text;
 
@@ -157,11 +136,8 @@ export class CasebridgeError extends Error {
   }
 
   /**
-   * `value instanceof X` for X the base or any class of the family: true when `value` is one by its prototype (the
-   * usual test), or when it carries the brand (ERROR_BRAND) and, for a subclass, a class of X's name is on its
-   * prototype chain. So an error raised by another copy of the core (the CommonJS build beside the ESM one, another
-   * version) is still an instance of this copy's `ValidationError`; a plain `Error`, or an object that only forges
-   * `name`, is not. Subclasses inherit this: a subclass's name must be unique in the family (the build keeps names).
+   * True for an instance by prototype, or for a branded error whose chain has a class of X's name: errors of another
+   * copy of the core (CommonJS beside ESM, another version) still match. A subclass's name must be unique.
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: the class right of `instanceof`, a subclass as often as the base.

@@ -1,11 +1,7 @@
 import * as z from 'zod';
 import { intString, lazy, obj, type SchemaMode } from './define.js';
 
-/**
- * The shapes of the Jira platform subset (Jira Server / Data Center REST API 2), which the operations in jira.ts
- * use: users, projects, issue types, statuses, issues and their create-screen fields, createmeta. Jira spells ids as
- * strings; tolerant mode also accepts numbers and keeps unknown keys.
- */
+/** The Jira REST API 2 shapes that jira.ts uses; Jira spells ids as strings, tolerant mode accepts numbers too. */
 
 /** In tolerant mode a field may also be null or absent (the client does not depend on it). */
 export function loose<T extends z.ZodType>(mode: SchemaMode, t: T): z.ZodType<z.output<T> | null | undefined> {
@@ -194,11 +190,8 @@ export const byNameOrId = lazy(() =>
 );
 
 /**
- * The create-screen fields of Jira's issue create that casebridge names, typed; the object is loose, so any other
- * field passes the schema and the server decides: `customfield_NNNNN` with any JSON value (a string, a number,
- * `{value}` or `{id}` of a select, `[{value}]` of a multi-select, `{name}` of a user picker), and a field that is not
- * on the issue type's create screen is refused by Jira (and the emulator) with 400 "Field 'x' cannot be set".
- * Shared with synapseRT's `createRunBug` / `createRunStepBug`, whose `fields` the add-on hands to Jira.
+ * The create fields casebridge names; the object is loose, so any other field (`customfield_NNNNN`, any JSON) passes
+ * and Jira decides (400 for a field not on the create screen). Shared with synapseRT's createRunBug's `fields`.
  */
 export const issueCreateFields = lazy(() => ({
   labels: z.array(z.string()).optional(),

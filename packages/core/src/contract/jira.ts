@@ -20,10 +20,8 @@ import {
 export * from './jira-shapes.js';
 
 /**
- * The Jira platform subset the test-management add-on lives in (Jira Server / Data Center REST API 2): the
- * caller, projects, issues and their create screens, workflow transitions, JQL search and the cookie session. Paths
- * are full paths (the jira service has an empty prefix); the shapes are in jira-shapes.ts. Jira's error body is
- * `{"errorMessages": [...], "errors": {field: message}}`.
+ * The Jira subset the add-on lives in (REST API 2): the caller, projects, issues, create screens, transitions, JQL
+ * search, the cookie session. Full paths (empty prefix); errors `{"errorMessages": [...], "errors": {field: message}}`.
  */
 
 const issuePath = lazy(() => z.object({ issueIdOrKey: z.string().min(1) }));
@@ -302,9 +300,8 @@ export const jiraSearch = defineOperation({
 });
 
 /**
- * The same search with its parameters in a JSON body (`POST /rest/api/2/search`), for JQL too long for a URL: a Jira
- * behind Tomcat refuses a request line over its header size (8 KB by default) with 400 or 414. The client sends a
- * search this way only when its JQL is long (keyset.ts), so the usual search stays a GET.
+ * The search with a JSON body, for JQL too long for a URL (Tomcat refuses a request line over 8 KB with 400 or 414);
+ * keyset.ts uses it only then, so the usual search stays a GET.
  */
 export const jiraSearchPost = defineOperation({
   id: 'jira.searchPost',

@@ -2,9 +2,8 @@ import * as z from 'zod';
 import { defineOperation, lazy, type OperationDef, obj, type SchemaMode } from './define.js';
 
 /**
- * Content-repository (edu-sharing) operations: content-repository-api.md plus what edu-sharing's own
- * documentation says beyond it (the emulator's README, "Behaviour the spec leaves open"). The API is not variant-dependent: `id` and `ID` modes build the same wire shapes; `tolerant` keeps
- * unknown keys, lets the fields a client does not need be absent or null, and accepts `size` as a number too.
+ * Content-repository (edu-sharing) operations: the spec plus edu-sharing's documented behaviour (the emulator's
+ * README). No variants; `tolerant` keeps unknown keys and lets fields a client does not need be absent or null.
  */
 
 /** In tolerant mode a field may also be null or absent (the client does not depend on it). */

@@ -6,9 +6,8 @@ import { type CasebridgeConfig, expandTemplate } from './config/schema.js';
 export type Logger = (level: string, message: string) => void;
 
 /**
- * The clients a configuration describes: the test-management client, and the content-repository client when
- * `repository` is set. Shared by the engine and the CLI (doctor, cycle), so both reach the service the same way
- * (auth, prefix, proxy, CA file, rate limits).
+ * The clients a configuration describes (content repository when `repository` is set), shared by the engine and the
+ * CLI so both reach the service the same way.
  */
 export function clientsFor(
   c: CasebridgeConfig,
@@ -56,9 +55,8 @@ export function cycleNameFor(c: CasebridgeConfig, env: NodeJS.ProcessEnv = proce
 }
 
 /**
- * CI variables that hold a value of one pipeline run (an id or a number that counts runs): a cycle named after one
- * is new in almost every run. Per job or per attempt ones too (GitLab's CI_JOB_ID, Azure's SYSTEM_JOBID): newer still.
- * Not a commit (GITHUB_SHA) nor a branch: several runs share those.
+ * CI variables whose value is new per pipeline run, job or attempt: a cycle named after one is new almost every run.
+ * Not a commit or a branch: several runs share those.
  */
 export const PER_RUN_VARIABLES: readonly string[] = [
   'CASEBRIDGE_PIPELINE_ID',
@@ -84,9 +82,8 @@ export const PER_RUN_VARIABLES: readonly string[] = [
 ];
 
 /**
- * Whether the run's cycle name is new per run: the `cycle` template names `${build}` (option `build` set) or a
- * PER_RUN_VARIABLES variable that is set. Such a cycle is created first and looked for only when the create is
- * refused (one request less); the default `CI ${date}` is made by the day's first run and found by the others.
+ * Whether the cycle name is new per run (`${build}` set, or a set PER_RUN_VARIABLES): such a cycle is created first,
+ * saving a request; the default `CI ${date}` is made by the day's first run and found by the others.
  */
 export function cycleNamePerRun(c: CasebridgeConfig, env: NodeJS.ProcessEnv = process.env): boolean {
   const names = [...c.cycle.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] as string);

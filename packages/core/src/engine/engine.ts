@@ -18,9 +18,8 @@ import { cycleKeysInstead, NO_CYCLE, type SelectionSummary, selectTests } from '
 import { openSession, type Session, saveMapping } from './session.js';
 
 /**
- * The reporting engine every adapter hands its results to: a façade over the run's `Session`. `add` never waits on the
- * network; `end` drains what is left and journals the rest. No method throws and `end` never rejects: a problem is a
- * summary line, and the exit code changes only when `failOnError` asks. Nothing below calls back into it.
+ * The engine every adapter hands its results to, a façade over the run's `Session`. `add` never waits on the
+ * network; no method throws and `end` never rejects: a problem is a summary line (exit code only if `failOnError`).
  */
 export class Engine {
   /** False when the config is invalid or `enabled: false`: every method is then a no-op. */
@@ -107,8 +106,8 @@ export class Engine {
   }
 
   /**
-   * The run starts. With the planned tests, the cycle and its runs are prepared at once (a few requests for the
-   * whole suite). Results left in the journal by an earlier run are delivered first. Never blocks, never throws.
+   * The run starts: with planned tests the cycle and its runs are prepared at once, and an earlier run's journal is
+   * delivered first. Never blocks, never throws.
    */
   begin(plan: { tests?: readonly PlannedTest[] } = {}): void {
     const s = this.session;
@@ -160,8 +159,8 @@ export class Engine {
   }
 
   /**
-   * The planned tests whose case is quarantined, with why, for a runner that acts before the run (Playwright 1.62+).
-   * Bounded by `timeoutMs`: without an answer the run starts without quarantine. Never throws; empty when off or unread.
+   * The planned tests whose case is quarantined, with why (Playwright 1.62+), within `timeoutMs`: without an answer
+   * the run starts without quarantine. Never throws; empty when off or unread.
    */
   async quarantined(
     tests: readonly PlannedTest[],
@@ -196,8 +195,8 @@ export class Engine {
   }
 
   /**
-   * The ids of the planned tests option `select` keeps, for a runner that can leave tests out before the run
-   * (Playwright 1.62+). Two requests, bounded by `timeoutMs`. Undefined: every test runs (one line says why). Never throws.
+   * The ids of the planned tests option `select` keeps (Playwright 1.62+), two requests within `timeoutMs`.
+   * Undefined: every test runs (one line says why). Never throws.
    */
   async selected(tests: readonly PlannedTest[], o: { timeoutMs?: number } = {}): Promise<Set<string> | undefined> {
     const s = this.session;
@@ -260,10 +259,7 @@ export class Engine {
     }
   }
 
-  /**
-   * The run ended: sends what is left, waits while delivery progresses, writes the rest to the journal, completes the
-   * cycle when asked, prints the summary. Never rejects.
-   */
+  /** Sends what is left, journals the rest, completes the cycle if asked, prints the summary. Never rejects. */
   async end(): Promise<EndResult> {
     const s = this.session;
     if (!s) {
@@ -358,8 +354,8 @@ export class Engine {
 }
 
 /**
- * The run's abort signal: each queued request listens on it, so a thousand waiting results are a thousand listeners,
- * none leaked. Node warns past 10 in the user's CI log: the limit is raised for this signal only.
+ * Each queued request listens on the run's signal; Node warns past 10 listeners in the user's CI log, so the limit
+ * is raised for this signal only.
  */
 function runAbort(): AbortController {
   const abort = new AbortController();

@@ -6,14 +6,8 @@ import type { PlannedTest, RunSummary } from './kernel/types.js';
 import type { Session } from './session.js';
 
 /**
- * A run's selection (option `select`): the planned tests whose case has a run in the cycle that matches, read once
- * before the run by a runner that can leave tests out (Playwright 1.62+ `preprocess`). See cases/select.ts for what
- * is read; here is what a run does with it and what it says.
- *
- * When the selection cannot be made (the service does not answer in time, a cycle or status that is not there, a
- * dry run, no test plan) every test runs, and one line says why: a run that tests too much is seen and costs time;
- * a run that silently tests nothing passes green. When it is made and selects no test, nothing runs, and one line
- * says so (see the Playwright README).
+ * A run's selection (option `select`), read once before the run (Playwright 1.62+). When it cannot be made every test
+ * runs and one line says why: a run that tests too much is seen, one that silently tests nothing passes green.
  */
 
 export type SelectionSummary = NonNullable<RunSummary['selection']>;
@@ -109,10 +103,7 @@ export async function selectTests(
   }
 }
 
-/**
- * What a runner that cannot select does instead: the `casebridge cycle keys` line for this very selection, writing
- * a file the runner's filter (or config) reads.
- */
+/** For a runner that cannot select: the `casebridge cycle keys` line writing a file its filter reads. */
 export function cycleKeysInstead(
   sel: { cycle: string; status: readonly string[]; tester?: string | undefined },
   plan: string | undefined,

@@ -22,10 +22,7 @@ import type { EngineContext } from './kernel/types.js';
 import type { Target } from './kernel/work.js';
 import { repoPrefixOf } from './publish/commit.js';
 
-/**
- * Everything a reporting run works with, made once when the configuration is valid and reporting is on: an engine
- * that is off has no session, so nothing downstream asks whether a part exists.
- */
+/** Made once when the configuration is valid and reporting is on, so nothing downstream asks whether a part exists. */
 export interface Session {
   readonly config: CasebridgeConfig;
   /** The clients; in a dry run wrapped by `withDryRun` (client/dry-run.ts), which records and sends nothing. */

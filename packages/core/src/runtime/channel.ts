@@ -1,7 +1,6 @@
 /**
- * `@casebridge/core/runtime`: how code inside a test talks to its reporter when workers cannot reach it (Jest,
- * Vitest). Node built-ins only. The channel is a folder named in `CASEBRIDGE_RUNTIME_DIR`, one JSONL file per test,
- * appended synchronously so it is complete when the test ends; without the variable every call is a no-op.
+ * `@casebridge/core/runtime`: code inside a test talks to its reporter through a folder (`CASEBRIDGE_RUNTIME_DIR`),
+ * one JSONL file per test, appended synchronously so it is complete when the test ends. Node built-ins only.
  */
 import { hash, randomUUID } from 'node:crypto';
 import {
@@ -211,17 +210,11 @@ export interface RuntimeApi {
   caseKey(...keys: string[]): void;
   /** Names the requirements the running test verifies (stories, epics): its case is linked to each. */
   requirement(...keys: string[]): void;
-  /**
-   * Names a parameter of the running test (a data-driven test's row: `param('locale', 'de')`), read by the
-   * `${param.<name>}` template of option `attributes`: each row can be its own run of the case.
-   */
+  /** Names a parameter of the running test (`param('locale', 'de')`), for option `attributes`' `${param.<name>}`. */
   param(name: string, value: unknown): void;
   /** Runs `body` as a named step and records its status, duration and error; returns what `body` returns. */
   step<T>(title: string, body: () => T | Promise<T>): Promise<T>;
-  /**
-   * Attaches a file (`{ path }`) or bytes (`{ body }`) to the running test (or to the step it runs in). Bytes are
-   * written to the channel folder, so they reach the reporter from any worker.
-   */
+  /** Attaches a file or bytes to the running test or step; bytes go through the channel folder from any worker. */
   attach(
     name: string,
     content: { path: string; contentType?: string } | { body: string | Uint8Array; contentType?: string },
@@ -248,8 +241,8 @@ function contentTypeOf(name: string): string {
 }
 
 /**
- * Builds the runtime API for a runner. `identify` returns the running test, or `undefined` outside one (calls are
- * then no-ops). Never throws into the test: an unwritable channel loses the record, not the test.
+ * The runtime API for a runner; `identify` gives the running test (none: calls are no-ops). Never throws into the
+ * test: an unwritable channel loses the record, not the test.
  */
 export function createRuntime(identify: () => RuntimeTestIdentity | undefined): RuntimeApi {
   // The open steps of the test running in this process (a worker runs one test at a time).
@@ -372,8 +365,8 @@ export function createRuntime(identify: () => RuntimeTestIdentity | undefined): 
 }
 
 /**
- * For reporters: merges a test's records into its result (keys as `testCase` annotations; an unknown attempt counts
- * as the last). Bytes attached in a worker are read into memory here, as the channel folder is removed at the end.
+ * For reporters: merges a test's records into its result. Worker bytes are read into memory here, as the channel
+ * folder is removed at the end.
  */
 export function mergeRuntime(result: TestResult, data: RuntimeData | undefined, dir: string): TestResult {
   if (!data) return result;
@@ -425,13 +418,7 @@ function lastRecorded(data: RuntimeData) {
   return last >= 0 ? data.attempts.get(last) : undefined;
 }
 
-/**
- * Types a configuration in a JavaScript config file; returns its argument unchanged.
- *
- * ```js
- * export default defineCasebridgeConfig({ url: 'https://jira.example.com', projectKey: 'PROJ', testPlan: 'PROJ-1' });
- * ```
- */
+/** Types a configuration in a JavaScript config file (`export default defineCasebridgeConfig({...})`); returns it. */
 // In the runtime entry: a config file or test code that imports it does not load the engine.
 export function defineCasebridgeConfig(options: CasebridgeOptions): CasebridgeOptions {
   return options;

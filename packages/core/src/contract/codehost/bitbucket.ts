@@ -3,11 +3,8 @@ import { defineOperation, lazy, type OperationDef, obj, type SchemaMode } from '
 import { opt, positiveInt } from './shapes.js';
 
 /**
- * Bitbucket Data Center: Code Insights (a report of a commit, its data fields and its annotations) and the build
- * status of a commit ("Bitbucket Data Center REST API: Code Insights", "Builds and Deployments"). Paths are full
- * paths: the service's prefix is empty, and a client's base URL is the Bitbucket URL (with its context path, if
- * any). Authentication: an HTTP access token as `Authorization: Bearer`. Errors are
- * `{"errors": [{"context": field or null, "message", "exceptionName"}]}`.
+ * Bitbucket Data Center: Code Insights (a commit's report and annotations) and build status. Full paths (empty
+ * prefix; the base URL is Bitbucket's, with its context path); a Bearer token; errors `{"errors": [{message}]}`.
  */
 
 /** A report's or a build status's commit: the full hash; Bitbucket refuses a shortened one. */

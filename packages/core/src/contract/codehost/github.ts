@@ -3,11 +3,8 @@ import { defineOperation, lazy, type OperationDef, obj, type SchemaMode } from '
 import { opt, positiveInt } from './shapes.js';
 
 /**
- * GitHub (github.com or Enterprise Server): the comments of a pull request, which are its issue's comments ("REST
- * API endpoints for issue comments"). Paths start at `/repos`: a client's base URL is `GITHUB_API_URL`
- * (`https://api.github.com`, or `https://HOST/api/v3` on Enterprise Server) and its prefix is empty. Authentication:
- * `Authorization: Bearer <token>` or `token <token>`. Errors are `{"message": "Not Found", "documentation_url"}`; a
- * field that fails validation answers 422 `{"message": "Validation Failed", "errors": [...]}`.
+ * GitHub (.com or Enterprise Server): a pull request's comments, which are its issue's. Paths start at `/repos` under
+ * `GITHUB_API_URL` (empty prefix); errors `{"message", "documentation_url"}`, a field refused 422 "Validation Failed".
  */
 
 /** Characters a comment's body may hold. */

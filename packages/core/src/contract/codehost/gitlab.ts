@@ -3,10 +3,8 @@ import { defineOperation, lazy, type OperationDef, obj, type SchemaMode } from '
 import { opt, positiveInt } from './shapes.js';
 
 /**
- * GitLab (self-managed or .com): the notes of a merge request ("Notes API"). Paths are full paths under `/api/v4`
- * (the service's prefix is empty): a client's base URL is `CI_SERVER_URL`. `{id}` is the project's numeric id or
- * its URL-encoded path (`demo%2Fshop`). Authentication: `PRIVATE-TOKEN: <token>` or `Authorization: Bearer`. Errors
- * are `{"message": "404 Project Not Found"}`, a validation error `{"error": "..."}`.
+ * GitLab (self-managed or .com): a merge request's notes, full paths under `/api/v4` (empty prefix, base URL
+ * `CI_SERVER_URL`). `{id}` is the project's id or URL-encoded path; errors `{"message"}` or `{"error"}`.
  */
 
 /** Characters a note's body may hold. */

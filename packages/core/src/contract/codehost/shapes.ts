@@ -1,10 +1,7 @@
 import * as z from 'zod';
 import type { SchemaMode } from '../define.js';
 
-/**
- * What the three code hosts' operation files share. Their APIs are not variant-dependent: the `id` and `ID` modes
- * build the same wire shapes, and `tolerant` (the client's) keeps unknown fields and accepts null for an optional one.
- */
+/** Shared by the code hosts' operations; their APIs have no variants, so every mode builds the same wire shapes. */
 
 /** A field the answer may leave out: optional on the wire, also null for the client. */
 export function opt<T extends z.ZodType>(mode: SchemaMode, t: T): z.ZodType<z.output<T> | null | undefined> {

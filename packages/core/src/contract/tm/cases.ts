@@ -3,12 +3,8 @@ import { defineOperation, int, issueKey, lazy, obj, type SchemaMode } from '../d
 import { createdIssue, issueRefs, testStep } from './schemas.js';
 
 /**
- * Test case and test step operations (test-management-api.md, "Test case and steps"): creating test cases (also
- * straight into a test suite), the steps of a case, and what a case is linked to (suites, plans, requirements,
- * defects, its automation reference).
- *
- * Steps are addressed two ways: by their id, and by their 1-based position (`sequenceNumber`), which the service
- * keeps gapless: deleting a step renumbers the steps after it. Positions travel as integers or numeric strings.
+ * Test cases and steps, and what a case is linked to. A step is addressed by id or by its 1-based `sequenceNumber`,
+ * which the service keeps gapless (deleting a step renumbers the ones after it).
  */
 
 const caseKey = lazy(() => z.object({ testCaseIssueKey: issueKey }));
@@ -323,8 +319,7 @@ export const caseOperations = [
   casesLinkedTestSuites,
   casesLinkedTestPlans,
   casesAutomationReference,
-  // The by-id form routes (it is defined first); the server picks the by-position form when the body carries
-  // `sequenceNumber`.
+  // The by-id form routes (defined first); the server picks the by-position form for a body with `sequenceNumber`.
   casesUpdateStepById,
   casesUpdateStepBySequence,
   casesDeleteStep,

@@ -2,12 +2,7 @@ import * as z from 'zod';
 import { defineOperation, entity, int, intString, issueKey, lazy, obj, type SchemaMode } from '../define.js';
 import { automationJob, issueRefs, testRun } from './schemas.js';
 
-/**
- * Test cycle operations (test-management-api.md, "Test cycle"), and the automation jobs of a cycle.
- *
- * Cycle names travel in paths: a client encodes them as one path segment (`encodeURIComponent`), so names with
- * spaces, `/`, `%`, `#` or any unicode reach the service intact.
- */
+/** Test cycles and their automation jobs. A cycle name is one encoded path segment, so any character gets through. */
 
 const planKey = lazy(() => z.object({ testPlanIssueKey: issueKey }));
 const planCycleName = lazy(() => z.object({ testPlanIssueKey: issueKey, cycleName: z.string().min(1) }));
@@ -29,10 +24,8 @@ const createdRunItem = (mode: SchemaMode) =>
   });
 
 /**
- * One input createTestRuns could not turn into runs. `attributeSet` is the 0-based index of the attributeValues
- * object concerned (an unknown attribute or value, a duplicate set, an unknown tester); `testCaseKey` is present
- * when the error concerns one case: alone for a case of no set (an unknown key, a case outside the plan), with
- * `attributeSet` for one case of that set (a run that exists already).
+ * One input createTestRuns could not turn into runs: `attributeSet` indexes the attribute set concerned,
+ * `testCaseKey` names the case when the error concerns one (alone for a case of no set).
  */
 const createRunsError = (mode: SchemaMode) =>
   obj(mode, {

@@ -2,11 +2,7 @@ import * as z from 'zod';
 import { defineOperation, int, issueKey, issueRef, lazy, obj, type SchemaMode } from '../define.js';
 import { issueRefs } from './schemas.js';
 
-/**
- * Requirement operations (test-management-api.md, "Requirement"): the requirement hierarchy, links to test cases
- * and the defects found through them; and requirement suite operations ("Requirement suite"): a per-project tree
- * of suites that requirements are filed in. The requirement defects query carries the group `defects`.
- */
+/** Requirements (hierarchy, case links, defects found through them) and the per-project requirement suite tree. */
 
 const requirementKey = lazy(() => z.object({ requirementIssueKey: issueKey }));
 

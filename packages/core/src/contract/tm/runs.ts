@@ -3,11 +3,7 @@ import { defineOperation, entity, int, intString, issueKey, lazy, obj, type Sche
 import { issueCreateFields } from '../jira-shapes.js';
 import { createdIssue, executionHistoryItem, issueRefs, testRunDetails } from './schemas.js';
 
-/**
- * Test run operations (test-management-api.md, "Test run"): run details and history, results of runs and run
- * steps, bugs, attachments, defects created from runs, and ad hoc runs. Defect and attachment operations carry
- * the groups `defects` and `attachments`.
- */
+/** Test runs: details, history, results of runs and steps, bugs, attachments, defects from runs, ad hoc runs. */
 
 /** A run id in a path: digits only (a run id carries no `TR` prefix). */
 const runIdSegment = lazy(() =>
@@ -17,11 +13,8 @@ const runIdSegment = lazy(() =>
 const runIdParam = lazy(() => z.object({ runId: runIdSegment() }));
 
 /**
- * The run of `GET /testRun/defects/runId`, an extension of the emulator's: the spec's path ends in the literal
- * segment `runId`, identifies no run, and answers nothing but an array. So the parameter is optional and never
- * refused: digits name a run; anything else (missing, blank, not digits) names none and the answer is `[]`, as it
- * is for an unknown id. A repeated parameter counts by its first value, as a Java servlet reads one. A number is
- * accepted for the client's sake (it travels as text).
+ * The spec's `GET /testRun/defects/runId` names no run, so this parameter (an emulator extension) is optional and
+ * never refused: digits name a run, anything else none (`[]`). A repeated one counts by its first value, as in Java.
  */
 const runIdQuery = lazy(() =>
   z
@@ -45,10 +38,8 @@ const caseKey = lazy(() => z.object({ testCaseIssueKey: issueKey }));
 const bugKeys = lazy(() => z.array(issueKey));
 
 /**
- * The `fields` of a defect created from a run or a run step. The spec documents project, summary, description and
- * issue type; the add-on hands `fields` to Jira's issue service, so Jira's other create fields (labels, components,
- * priority, versions, `customfield_NNNNN`, ...) pass too, and the create screen of the project's issue type decides
- * (a required field missing or a field not on the screen is refused, see the emulator README).
+ * A defect's `fields`: the add-on hands them to Jira's issue service, so any Jira create field passes beside the
+ * spec's four, and the issue type's create screen decides.
  */
 const defectFields = lazy(() =>
   z.looseObject({
@@ -60,10 +51,7 @@ const defectFields = lazy(() =>
   }),
 );
 
-/**
- * A run as the ad hoc and defect queries list it: run details plus who executed it and when
- * (`executionTimeStamp` in the variant's format, absent until the run is executed).
- */
+/** A run as the ad hoc and defect queries list it: details plus who executed it and when (absent until executed). */
 const runWithDetails = (mode: SchemaMode) => {
   const extra = obj(mode, {
     executedBy: z.string().nullable().optional(),

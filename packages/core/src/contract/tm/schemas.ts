@@ -1,10 +1,7 @@
 import * as z from 'zod';
 import { attachmentRef, entity, int, issueRef, obj, type SchemaMode, timestamp } from '../define.js';
 
-/**
- * Entity shapes of the test-management service (test-management-api.md, "Resources and their fields"),
- * built per mode: `id` and `ID` are the two documented wire variants, `tolerant` is what a client accepts.
- */
+/** Entity shapes of the test-management service, per mode: `id` and `ID` on the wire, `tolerant` for a client. */
 
 const opt = <T extends z.ZodType>(t: T) => t.optional();
 
@@ -51,10 +48,7 @@ export const testRun = (mode: SchemaMode) =>
     executionTimeStamp: opt(timestamp(mode).nullable()),
     attachments: opt(z.array(attachmentRef(mode))),
     bugs: opt(z.array(issueRef(mode))),
-    /**
-     * A run of an advanced cycle: its run attributes (name → value; attributes without a value are absent), as
-     * createTestRuns answers them. Not in the spec's list of fields: absent where the service leaves it out.
-     */
+    /** An advanced cycle's run attributes (name → value) as createTestRuns answers; absent if the service omits it. */
     attributeValues: opt(z.record(z.string(), z.string())),
   });
 

@@ -3,19 +3,11 @@ import { defineOperation, int, issueRef, lazy, obj, type SchemaMode } from '../d
 import { issueRefs } from './schemas.js';
 
 /**
- * Test suite operations and the build / environment defect queries (test-management-api.md, "Test suite and
- * defect queries").
- *
- * A test suite is one level of a per-project tree; a suite path joins the names from the root with `/`, and a
- * literal `/` inside one name is written `\/`. Suite entities spell their identifier `id` in both variants (the
- * spec does not document them as "id (or ID)"). The suite operations belong to the fuller `id` variant only; the
- * two defect queries to both.
+ * Test suites and the build / environment defect queries. A suite path joins names with `/` (a literal one is
+ * `\/`); suites spell `id` in both variants, and their operations belong to the `id` variant only.
  */
 
-/**
- * Item of a project's test-suite list. `name` is this level's own name; `nameEncoded` is the escaped full path
- * from the root (`Checkout/Cards\/Wallets`), the form `createTestSuite` and the suite-linking operations take.
- */
+/** An item of a project's suite list: `name` its own, `nameEncoded` the escaped full path suite operations take. */
 export const testSuiteItem = (mode: SchemaMode) =>
   obj(mode, {
     name: z.string(),

@@ -7,10 +7,8 @@ import { suitePathOf } from './identity.js';
 import { mappingKey } from './mapping.js';
 
 /**
- * New test cases through Jira's bulk create (`POST /rest/api/2/issue/bulk`, up to `createBatchSize`, 50 being Jira
- * Cloud's cap) instead of one add-on create each; steps and suite links follow. An element Jira refuses is created
- * alone through the add-on (whose answer says why); a 400 for the whole batch halves the batch size for the run; a
- * Jira without the route (404, 405) means one by one. Measured cost: docs/architecture.md.
+ * New cases through Jira's bulk create (up to `createBatchSize`), not one add-on create each. A refused element goes
+ * alone through the add-on (which says why); a 400 halves the batch size, a missing route means one by one.
  */
 
 /** The Jira issue type of a test case (the add-on's). */
@@ -59,8 +57,7 @@ export async function bulkCreate(
   const issueUpdates = jobs.map((j) => ({
     fields: { ...caseFields(project, j.summary, j.test, j.id), issuetype: { name: TEST_CASE_TYPE } },
   }));
-  // In the background: a bulk takes Jira seconds per batch, and would hold every client slot ahead of re-reads and
-  // deliveries.
+  // In the background: a bulk takes Jira seconds per batch and would hold every slot ahead of reads and deliveries.
   const answer = await tm.jira.bulkCreateIssues({ issueUpdates }, { ...(signal ? { signal } : {}), background: true });
   const refused = new Set<number>();
   for (const e of answer.errors ?? []) {

@@ -16,9 +16,8 @@ import { caseSummary, suitePathOf } from './identity.js';
 import type { CaseIndex, Found } from './search-index.js';
 
 /**
- * The creates of autoCreate's new cases: the queue gathered into batches, bulk and one-by-one creates
- * (bulk-create.ts), the follower of a machine that came first, filing in suites. Which case survives is the
- * registry's; its three moments (`made`, `ended`, `read`) are inputs because their timing is part of its decision.
+ * autoCreate's creates: batches, bulk and single creates, following a machine that came first, suite filing. Which
+ * case survives is the registry's; its moments (`made`, `ended`, `read`) are inputs, as their timing decides.
  */
 
 /** A suite path whose file is still being created is filed anyway once this many batches' worth of cases wait. */
@@ -70,12 +69,8 @@ export interface CreatesOptions {
 }
 
 /**
- * Whether the machine that creates the suite's cases has stopped, as the one waiting for it sees it. The other runs
- * the same suite at about this one's pace: while this runner still hands over tests, so does the other one's, and a
- * pause in what shows is its load, not its end (on a loaded CI machine, 3 s without growth once made the follower
- * create 309 cases again). Stopped: nothing new has shown, nor come here, for longer than the index lag and twice the
- * longest pause seen between the other's cases (its pace on this machine's load, when this runner has finished
- * first); or nothing new has shown for followerWaitMaxMs (it died, or holds other tests).
+ * Whether the machine creating the suite's cases has stopped, paced by this runner: while tests still come here, a
+ * pause in what shows is the other's load, not its end (docs/architecture.md).
  */
 export function leaderStopped(w: {
   now: number;
@@ -158,10 +153,8 @@ export class Creates {
   }
 
   /**
-   * Starts creates while fewer than `concurrency` are under way. A machine that came second first lets the other
-   * create, taking what appears, until neither the count nor its own tests have grown for `indexLagMs` (one still
-   * read proves nothing, as the index lags) or the count for `followerWaitMaxMs`; then it creates what is missing,
-   * from the end of its list.
+   * Starts creates while fewer than `concurrency` run. A machine that came second first lets the other create until
+   * `leaderStopped`, then creates what is missing from the end of its list.
    */
   pump(): void {
     if (this.queue.length === 0) return;
@@ -181,8 +174,7 @@ export class Creates {
     }
     const max = this.o.concurrency ?? 4;
     const n = this.bulkRoute && this.batchSize > 1 ? this.batchSize : 1;
-    // A batch not full waits while tests keep coming (Playwright: 60 a second; ungathered, 10,000 tests took 1,023
-    // creates).
+    // A batch not full waits while tests keep coming (ungathered, 10,000 Playwright tests took 1,023 creates).
     if (n > 1 && this.queue.length < n) {
       const { clock } = this.o;
       const now = clock.now();
@@ -215,10 +207,7 @@ export class Creates {
     }
   }
 
-  /**
-   * Creates a batch in one bulk create, then their steps (a run made from a case copies them) and suites. Elements
-   * Jira refused go alone through the add-on; a refused batch is halved (bulk-create.ts).
-   */
+  /** One bulk create, then the cases' steps (a run copies them) and suites; a refused element goes alone. */
   private async createMany(jobs: Job[]): Promise<void> {
     const { tm, project, signal } = this.o;
     // Another machine may have made some since: the newest read says so, at no cost.
@@ -275,8 +264,8 @@ export class Creates {
   }
 
   /**
-   * Files waiting cases in their suites, one request per suite path: all once no create is left; meanwhile paths no
-   * queued or running create belongs to (one link per file, not per batch) and paths with LINK_MAX_BATCHES' worth.
+   * Files waiting cases in their suites, one request per path: all once no create is left; before that, paths no
+   * waiting create belongs to (one link per file, not per batch) and paths with LINK_MAX_BATCHES' worth.
    */
   fileInSuites(): void {
     if (this.links.size === 0) return;

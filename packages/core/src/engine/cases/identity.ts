@@ -5,8 +5,8 @@ import { truncate } from '../kernel/text.js';
 import { mappingKey } from './mapping.js';
 
 /**
- * A test's case identity and a new case's text. A case carries the mapping name's hash (`casebridge-id: <hash>`) in
- * its description, matched exactly, never by Jira's fuzzy `~` search (`parses` finds `parses dates`).
+ * A test's case identity and a new case's text: the mapping name's hash in the description, matched exactly, never by
+ * Jira's fuzzy `~` (`parses` finds `parses dates`).
  */
 
 /** The identity hash of a mapping name: 20 hex characters. */

@@ -12,10 +12,8 @@ import { CaseIndex, type Found } from './search-index.js';
 export { caseIdentity, caseSummary, identityInDescription, suitePathOf } from './identity.js';
 
 /**
- * Which case an unmapped test uses (`autoCreate: true`): the first read, the re-reads that decide this process's new
- * cases, and the duplicates. A case is matched by `casebridge-id: <hash>` in its description, never by Jira's fuzzy
- * `~` search; the oldest open case of a name wins on every machine, and newer ones are closed as duplicates. The
- * creates are creates.ts's. Costs and the re-read schedule: docs/architecture.md.
+ * Which case an unmapped test uses (`autoCreate`): the first read, the re-reads that decide this process's new cases,
+ * and the duplicates; the oldest open case of a name wins on every machine (docs/architecture.md).
  */
 
 export interface CaseRegistryOptions {
@@ -38,8 +36,8 @@ export interface CaseRegistryOptions {
   /** Something reached the service (a create, a read): the end of the run keeps waiting while this happens. */
   onProgress?: () => void;
   /**
-   * How long a create may be missing from Jira's search: re-reads read back this far, and the read deciding whether
-   * a create is the oldest waits this long (less when a read shows it). A longer lag leaves a duplicate for later.
+   * How long a create may be missing from Jira's search: re-reads read back this far, and the read deciding whether a
+   * create is the oldest waits this long. A longer lag leaves a duplicate for later.
    */
   indexLagMs?: number;
   /** The run's clock (kernel/clock.ts); the system's by default. */
@@ -147,8 +145,8 @@ export class CaseRegistry {
   }
 
   /**
-   * The case key of an unmapped test: found or created, one create per identity; a duplicate gives way to its
-   * survivor. A case made from the plan gets its first result's steps before its key is answered.
+   * An unmapped test's case key, found or created once per identity (a duplicate gives way to its survivor); a case
+   * made from the plan gets its first result's steps first.
    */
   async keyOf(test: TestResult): Promise<string> {
     const id = caseIdentity(test);
@@ -172,8 +170,8 @@ export class CaseRegistry {
   }
 
   /**
-   * Playwright names every test at begin: their cases are found or created now, while the tests run (a first run of
-   * 1,000 new tests hides Jira's 6 s of creates), and their results take the same keys. Not in a dry run.
+   * Playwright names every test at begin: their cases are made while the tests run (hiding ~6 s of creates for 1,000
+   * new tests), and their results take the same keys. Not in a dry run.
    */
   plan(tests: readonly TestResult[]): void {
     if (this.o.dryRun) return;
@@ -240,10 +238,7 @@ export class CaseRegistry {
     return this.index.casesOf(id)[0];
   }
 
-  /**
-   * The cases of an identity this run uses: the first open one survives, any other (a lagging search, two machines)
-   * is closed as its duplicate, once, and an already answered key gives way to the survivor.
-   */
+  /** The first open case of an identity survives; any other is closed as its duplicate, once, and gives way. */
   private reconcile(): void {
     for (const [id, name] of this.touched) {
       const cases = this.index.casesOf(id);
@@ -299,10 +294,7 @@ export class CaseRegistry {
     });
   }
 
-  /**
-   * Times one re-read for the creates answered since the last: at most one per index-lag window while creates go on,
-   * never before the oldest waiting create has settled, brought forward when they end (docs/architecture.md).
-   */
+  /** Times one re-read for the creates answered since the last (schedule: docs/architecture.md). */
   private scheduleRecheck(): void {
     if (this.rechecking || this.waiting.size === 0) return;
     const now = this.clock.now();

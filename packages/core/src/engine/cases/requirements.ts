@@ -3,10 +3,7 @@ import { redact } from '../../client/secrets.js';
 import type { TestManagementClient } from '../../client/tm.js';
 import { displayName, type TestResult } from '../kernel/model.js';
 
-/**
- * The requirement keys a test names: `requirement(...)` and the annotation `{ type: 'requirement' }` (Playwright,
- * Vitest), or JUnit's `<property name="requirements" value="PROJ-5,PROJ-6"/>`; commas or spaces between keys.
- */
+/** The requirement keys a test names (`requirement(...)`, the annotation, or JUnit's `requirements` property). */
 export function requirementsOf(t: Pick<TestResult, 'annotations'>): string[] {
   const out = new Set<string>();
   for (const a of t.annotations) {
@@ -27,10 +24,8 @@ export interface RequirementsSummary {
 }
 
 /**
- * Links each test's case to the requirements it names, once: per requirement one read of its linked cases a run and
- * one `linkTestCase` for all its cases still missing (1 request a requirement already complete, 2 otherwise). Never
- * an unlink: links a person made stay. At the end of the run, after the results: a failure here loses no result, and
- * the next run links what is missing.
+ * Links each test's case to the requirements it names: 1 or 2 requests a requirement, never an unlink (a person's
+ * links stay). At the end, after the results: a failure here loses no result, and the next run links the rest.
  */
 export class RequirementLinks {
   private readonly wanted = new Map<string, Set<string>>();

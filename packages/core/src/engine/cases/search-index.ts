@@ -5,10 +5,8 @@ import { slicedKeysetSearch } from '../jira/keyset.js';
 import { type Clock, systemClock } from '../kernel/clock.js';
 
 /**
- * The project's casebridge-made test cases, read from Jira's search and kept up to date during a run. The first read
- * takes all (keyset paged by id); re-reads take the cases above an id floor that allows for Jira's index lag, so a
- * late-indexed case with a lower id is not skipped. Why the floor is safe, and the costs: docs/architecture.md.
- * Cases are ordered by key number (creation order), so one just created takes its place before any search shows it.
+ * The project's casebridge-made cases, read from Jira's search and kept up to date: the first read takes all, re-reads
+ * the cases above an id floor that allows for the index lag (docs/architecture.md). Ordered by key (creation order).
  */
 
 export interface Found {
@@ -21,10 +19,7 @@ export interface Found {
 
 /** Default index lag allowed for. */
 
-/**
- * At most this many own cases one re-read request leaves out (`id not in (…)`): older Lucene Jira refuses 1,024
- * clauses.
- */
+/** Own cases left out per re-read request (`id not in (…)`): older Lucene Jira refuses 1,024 clauses. */
 const MAX_LEFT_OUT = 1_000;
 
 export interface CaseIndexOptions {
@@ -153,8 +148,8 @@ export class CaseIndex {
   }
 
   /**
-   * The range above `afterId` in parts, each leaving out (`id not in (…)`, at most MAX_LEFT_OUT) the own cases but the
-   * newest, which is asked for: a read that shows it shows every case made before it.
+   * The range above `afterId` in parts, each leaving out the own cases but the newest, which is asked for: a read that
+   * shows it shows every case made before it.
    */
   private parts(afterId: number): Array<{ afterId: number; upToId?: number; out: number[] }> {
     const mine = this.leaveOut
@@ -195,8 +190,7 @@ export class CaseIndex {
       this.parts(afterId).map((part) => {
         const out = new Set(part.out);
         const top = part.upToId ?? Number.POSITIVE_INFINITY;
-        // Known cases cut the part into page-sized slices read at once (1,400 cases at 100 a page: 4 round trips, not
-        // 14).
+        // Known cases cut the part into page-sized slices read at once (1,400 cases: 4 round trips, not 14).
         return slicedKeysetSearch({
           tm: this.o.tm,
           jql: part.out.length > 0 ? `${base} AND id not in (${part.out.join(',')})` : base,

@@ -2,10 +2,7 @@ import type { TestManagementClient } from '../../client/tm.js';
 import { CasebridgeError } from '../../contract/errors.js';
 import { RUN_STATUSES } from '../kernel/work.js';
 
-/**
- * A cycle's cases, filtered by run status and tester, for option `select` and `casebridge cycle keys`. Costs two
- * requests at any size (the plan's cycles, then the cycle's runs in one answer), three for the tester `me`.
- */
+/** A cycle's cases by run status and tester: two requests at any size, three for the tester `me`. */
 
 /** A cycle or a run status, compared as a person reads it: case and inner spaces do not matter. */
 export const sameName = (s: string): string => s.trim().replace(/\s+/g, ' ').toLowerCase();
@@ -19,10 +16,7 @@ export class SelectionError extends CasebridgeError {
   }
 }
 
-/**
- * The statuses asked for, canonical; a SelectionError naming the valid ones (built-ins and those the cycle's runs
- * show) when one is unknown. `option` names the source in the message.
- */
+/** The statuses asked for, canonical; an unknown one throws a SelectionError naming the valid ones. */
 export function matchStatuses(asked: readonly string[], seen: readonly string[], option: string): Set<string> {
   const known = new Map<string, string>();
   for (const s of [...RUN_STATUSES, ...seen]) if (!known.has(sameName(s))) known.set(sameName(s), s);
@@ -49,10 +43,7 @@ export interface CycleRef {
   status?: string;
 }
 
-/**
- * The cycle `ref` names among the plan's: `#12` is id 12; digits are a name if a cycle has it, else an id; anything
- * else a name (exact, then case-insensitive if unique).
- */
+/** The cycle `ref` names: `#12` is id 12; digits a name if one matches, else an id; else a name. */
 export function findCycleRef(cycles: readonly CycleRef[], ref: string, plan: string): CycleRef {
   const byId = (id: number) => cycles.find((c) => c.id === id);
   const hash = /^#(\d+)$/.exec(ref.trim());
@@ -100,8 +91,8 @@ export interface CycleCases {
 }
 
 /**
- * Reads the cycle's runs and keeps the cases `q` asks for; a case with several runs is selected if any matches.
- * Throws the client's errors, and SelectionError for a missing cycle or status.
+ * The cycle's cases `q` asks for (any of a case's runs may match). Throws the client's errors, and SelectionError for
+ * a missing cycle or status.
  */
 export async function readCycleCases(
   tm: TestManagementClient,
@@ -156,10 +147,7 @@ export interface Selected<T> {
   uncovered: string[];
 }
 
-/**
- * The planned tests of the selected `keys`: by a test's own keys (`keysOf`), or without keys by the case casebridge
- * created for it (`createdKey`). A test whose keys are all unselected is not selected. Pure.
- */
+/** The planned tests of the selected `keys`, by their own keys or the case casebridge created for them. Pure. */
 export function selectPlanned<T>(
   tests: readonly T[],
   keys: readonly string[],

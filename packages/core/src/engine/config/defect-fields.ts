@@ -2,9 +2,8 @@ import * as z from 'zod';
 import type { DefectFields } from './options.js';
 
 /**
- * `defects.fields`: Jira create fields sent with every defect (`POST /rest/api/2/issue` and synapseRT's `createRunBug`
- * take the same `fields`). `customfield_NNNNN` takes any JSON, as only the create screen knows its shape (`doctor`
- * checks it); fields casebridge writes itself are refused in favour of their own option.
+ * `defects.fields`: Jira create fields sent with every defect. `customfield_NNNNN` takes any JSON, as only the create
+ * screen knows its shape (`doctor` checks it); fields casebridge writes itself are refused for their own option.
  */
 
 export type { DefectFields, JiraRef } from './options.js';
@@ -93,10 +92,7 @@ export interface ScreenProblem {
 /** Fields casebridge always sends (and project / issue type decide the screen): never asked of `defects.fields`. */
 const SENT = new Set(['project', 'issuetype', 'summary', 'description']);
 
-/**
- * What is wrong with `defects.fields` for a create screen (missing required fields, fields not on it, disallowed
- * values), each with a fix using an allowed value; priority is not required when Jira has a default.
- */
+/** What is wrong with `defects.fields` for a create screen, each problem with a fix using an allowed value. */
 export function screenProblems(screen: readonly ScreenField[], fields: DefectFields = {}): ScreenProblem[] {
   const out: ScreenProblem[] = [];
   const given = fields as Record<string, unknown>;

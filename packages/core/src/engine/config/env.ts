@@ -109,10 +109,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): { options: Record<string
   return { options, problems };
 }
 
-/**
- * `skipped=Not Tested,flaky=Failed` as a `statusMap` (`null` or empty after `=`: leave the run); the schema checks
- * the names. Undefined when the value has problems.
- */
+/** `skipped=Not Tested,flaky=Failed` as a `statusMap` (empty or `null`: leave the run); undefined on problems. */
 function statusMapFromEnv(name: string, value: string, problems: string[]): Record<string, string | null> | undefined {
   const map: Record<string, string | null> = {};
   const before = problems.length;

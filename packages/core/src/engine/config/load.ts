@@ -49,8 +49,8 @@ export function describeSearched(cwd: string, searched: readonly string[]): stri
 }
 
 /**
- * Reads one config file: JSON, or a module's default export, loaded with a synchronous `require` as the reporters
- * start synchronously (ES modules on Node 20.19+ without top-level await, TypeScript on Node 22.18+).
+ * Reads one config file: JSON, or a module's default export through a synchronous `require`, as the reporters start
+ * synchronously (ES modules on Node 20.19+, TypeScript on Node 22.18+).
  */
 function readConfigFile(file: string): { options?: Record<string, unknown>; problem?: string } {
   if (file.endsWith('.json')) {
@@ -86,8 +86,8 @@ function readConfigFile(file: string): { options?: Record<string, unknown>; prob
 }
 
 /**
- * Loads the configuration: file, then environment, then inline options (highest). Never throws: problems come back
- * as lines naming the option (and its variable) and what was expected; `searched` lists every place looked at.
+ * Loads file, then environment, then inline options (highest). Never throws: problems come back as lines naming the
+ * option and what was expected; `searched` lists every place looked at.
  */
 export function loadConfig(
   inline: Record<string, unknown> = {},

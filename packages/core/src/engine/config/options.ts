@@ -1,7 +1,6 @@
 /**
- * The options of a reporter, a `casebridge.config.*` file or the CLI, as a plain type without zod, so a reporter's
- * declarations need only this package (schema.ts checks it equals the schema's input). None is required here: the
- * merged sources are checked when the run starts.
+ * The options of a reporter, a config file or the CLI as a plain type, so a reporter's declarations need no zod
+ * (schema.ts checks it equals the schema's input). The merged sources are checked when the run starts.
  */
 export interface CasebridgeOptions {
   /** Turn the reporter off without removing it from the runner's config (default true). */
@@ -33,14 +32,13 @@ export interface CasebridgeOptions {
   /** A cycle the run creates gets a Not Tested run for every case of the plan (default false: it starts empty). */
   preloadRuns?: boolean | undefined;
   /**
-   * Read each failing case's execution history (one request per failing case): a bug a person linked is reused, and
-   * failures are classified `new`, `known`, `flaky` or `regression` (default true; `CASEBRIDGE_HISTORY`).
+   * Read each failing case's history (a request per failing case): a person's bug is reused, and failures are
+   * classified `new`, `known`, `flaky` or `regression` (default true; `CASEBRIDGE_HISTORY`).
    */
   history?: boolean | undefined;
   /**
-   * Quarantine (default on, label `casebridge-quarantine`): a case with the label, or linked through a run to an open
-   * issue with it, is quarantined: expected-to-fail on Playwright 1.62+, classified `quarantined` elsewhere, and its
-   * failure files no defect. `CASEBRIDGE_QUARANTINE`, `_LABEL`, `_MAX`.
+   * Quarantine (default on; `CASEBRIDGE_QUARANTINE`, `_LABEL`, `_MAX`): a labelled case, or one linked through a run
+   * to an open labelled issue, runs expected-to-fail (Playwright 1.62+) or is `quarantined`, and files no defect.
    */
   quarantine?:
     | {
@@ -52,8 +50,8 @@ export interface CasebridgeOptions {
       }
     | undefined;
   /**
-   * The rules of `casebridge gate`, below its flags: `maxNew` and `maxRegressions` (default 0), `minPassRate` percent
-   * (unchecked unless set), `requireAllPlanned`, `requireAttributes`, `strict` (known and quarantined count as new).
+   * The rules of `casebridge gate`, below its flags: `maxNew` and `maxRegressions` (default 0), `minPassRate` percent,
+   * `requireAllPlanned`, `requireAttributes`, `strict` (known and quarantined count as new).
    */
   gate?:
     | {
@@ -70,9 +68,8 @@ export interface CasebridgeOptions {
       }
     | undefined;
   /**
-   * Run exactly a cycle's cases (Playwright 1.62+ `preprocess`): those with a run of one of `status` (any when empty)
-   * assigned to `tester` (`me`: the credentials' user). `CASEBRIDGE_SELECT_PLAN`, `_CYCLE`, `_STATUS`, `_TESTER`.
-   * Other runners: `casebridge cycle keys --file`.
+   * Run exactly a cycle's cases with a run of one of `status` assigned to `tester` (`me`: the credentials' user), on
+   * Playwright 1.62+; other runners: `casebridge cycle keys --file`. `CASEBRIDGE_SELECT_*`.
    */
   select?:
     | {
@@ -104,34 +101,29 @@ export interface CasebridgeOptions {
         /** File defects for flaky tests too (default false). */
         onFlaky?: boolean | undefined;
         /**
-         * Summary template (default `${title}: ${error}`): `${title}`, `${test}`, `${error}`, `${errorFull}`,
-         * `${file}`, `${line}`, `${location}`, `${ciUrl}`, `${runner}`, `${project}`, `${key}`, any `${ENV_VAR}`.
-         * ` [cb-<hash>]` always ends it (deduplication searches for it).
+         * Summary template (default `${title}: ${error}`; variables in packages/core/README.md, any `${ENV_VAR}`).
+         * ` [cb-<hash>]` always ends it: deduplication searches for it.
          */
         summaryTemplate?: string | undefined;
         /** Description template, the same variables; default: the built-in description (test, run, error, stack). */
         descriptionTemplate?: string | undefined;
-        /**
-         * Jira create fields sent with every defect, in Jira's shape (`labels`, `components`, `priority`,
-         * `customfield_NNNNN`...); `casebridge doctor` checks them against the create screen.
-         */
+        /** Jira create fields for every defect, in Jira's shape; `casebridge doctor` checks them against the screen. */
         fields?: DefectFields | undefined;
         /**
-         * New defects at most per run, in cycle mode per cycle across machines (`CASEBRIDGE_DEFECTS_MAX`, default
-         * 10). Beyond it failures still get status, comment and links to existing defects. 0 files none.
+         * New defects at most per run, in cycle mode per cycle across machines (default 10, 0 files none); beyond it
+         * failures still get status, comment and existing defects (`CASEBRIDGE_DEFECTS_MAX`).
          */
         maxPerRun?: number | undefined;
         /**
-         * One defect for failures sharing a normalised error (default true): environment errors across tests, others
-         * at the same source line. false: one per test and failure.
+         * One defect per normalised error (default true): environment errors across tests, others per source line.
+         * false: one per test and failure.
          */
         group?: boolean | undefined;
       }
     | undefined;
   /**
-   * The run status each kind of result writes (`CASEBRIDGE_STATUS_MAP=skipped=Not Tested,flaky=Failed`): a status as
-   * your instance names it, or `null` / `"unchanged"` to leave the run as it is. Defects depend on the outcome, not
-   * on the status written.
+   * The run status each kind of result writes, as your instance names it, or `null` / `"unchanged"` to leave the run.
+   * Defects depend on the outcome, not the status (`CASEBRIDGE_STATUS_MAP=skipped=Not Tested,flaky=Failed`).
    */
   statusMap?:
     | {
@@ -176,8 +168,8 @@ export interface CasebridgeOptions {
       }
     | undefined;
   /**
-   * Bitbucket Data Center: the cycle's Code Insights report, one annotation per failed test and a build status on the
-   * commit, at the end of every run and on `casebridge publish`. Also CASEBRIDGE_BITBUCKET_URL, _TOKEN, _REPO.
+   * Bitbucket Data Center: the cycle's Code Insights report, annotations and build status, at the end of every run and
+   * on `casebridge publish`. Also CASEBRIDGE_BITBUCKET_URL, _TOKEN, _REPO.
    */
   bitbucket?:
     | {
@@ -219,8 +211,8 @@ export interface CasebridgeOptions {
   jira?:
     | {
         /**
-         * How long a create may be missing from Jira's search (default 3,000 ms): each Data Center node polls its
-         * index about once a second and lags under load. Read-after-writes wait it (`CASEBRIDGE_JIRA_INDEX_LAG_MS`).
+         * How long a create may be missing from Jira's search (default 3,000 ms; a node polls its index every second
+         * and lags under load). Read-after-writes wait it (`CASEBRIDGE_JIRA_INDEX_LAG_MS`).
          */
         indexLagMs?: number | undefined;
       }
@@ -249,8 +241,8 @@ export interface CasebridgeOptions {
   /** Log every request (redacted) to stderr; also CASEBRIDGE_DEBUG=1. */
   debug?: boolean | undefined;
   /**
-   * On GitHub Actions, an `::error` annotation per failing test (at most 10) with links; also
-   * CASEBRIDGE_ANNOTATIONS=1. Off by default, as a runner's own GitHub reporter may annotate the same failures.
+   * An `::error` annotation per failing test on GitHub Actions (at most 10; CASEBRIDGE_ANNOTATIONS=1). Off by default,
+   * as a runner's own GitHub reporter may annotate the same failures.
    */
   annotations?: boolean | undefined;
   /** Report in watch mode (Vitest): each rerun once. */

@@ -16,9 +16,8 @@ export {
 export { ENV_OPTIONS, mergeOptions, optionsFromEnv } from './env.js';
 
 /**
- * The configuration, the same for every runner and the CLI, each option documented in options.ts. Sources, highest
- * first: the reporter's options, `CASEBRIDGE_*` variables, `casebridge.config.json`. A problem names the option and
- * the fix, and the reporter disables itself instead of failing the run.
+ * The configuration of every runner and the CLI (documented in options.ts): reporter options over `CASEBRIDGE_*` over
+ * the config file. A problem names the option and the fix, and the reporter disables itself instead of failing.
  */
 
 const issueKey = z
@@ -27,8 +26,8 @@ const issueKey = z
 const projectKey = z.string().regex(/^[A-Z][A-Z0-9_]+$/, 'expected a Jira project key such as PROJ (capitals)');
 
 /**
- * A run status as the instance names it (statuses are per instance: renamed, disabled, custom), so any non-empty name
- * is taken; the five built-ins get the service's spelling. An unknown name is refused at delivery; `doctor` warns.
+ * Any non-empty run status name is taken, as statuses are per instance (renamed, custom); the five built-ins get the
+ * service's spelling. An unknown name is refused at delivery; `doctor` warns.
  */
 const runStatusName = z.union([z.string(), z.null()]).transform((value, ctx) => {
   if (value === null) return null;
@@ -77,10 +76,7 @@ export const configSchema = z
      * Read each failing case's history (one request per failing case) to reuse a person's bug and classify failures.
      */
     history: z.boolean().default(true),
-    /**
-     * Quarantine: a case with the label, or linked through a run to an open issue with it. One search per run (plus a
-     * read per quarantined bug); a quarantined failure files no new defect.
-     */
+    /** Quarantine: one search per run plus a read per quarantined bug; a quarantined failure files no defect. */
     quarantine: z
       .strictObject({
         enabled: z.boolean().default(true),
@@ -88,10 +84,7 @@ export const configSchema = z
           .string()
           .regex(/^[^\s"'\\]+$/, 'expected a Jira label: no spaces or quotes (e.g. casebridge-quarantine)')
           .default('casebridge-quarantine'),
-        /**
-         * The most cases quarantined at once, a share of the plan's cases rounded down, at least one;
-         * `quarantine add` refuses past it and the reporters apply no more (defects/quarantine.ts).
-         */
+        /** Most cases quarantined (a share of the plan's, at least one); `quarantine add` and reporters stop there. */
         max: z
           .number()
           .min(0, 'expected a share from 0 to 1, e.g. 0.05')
@@ -124,8 +117,8 @@ export const configSchema = z
         /** Test plan key; default `testPlan`. */
         plan: issueKey.optional(),
         /**
-         * Cycle name, `#<id>` or an id. Without it nothing is selected and every test runs, so a CI template may set
-         * CASEBRIDGE_SELECT_STATUS for every job and the cycle for some.
+         * Cycle name, `#<id>` or an id. Without it every test runs, so a CI template may set CASEBRIDGE_SELECT_STATUS
+         * for every job and the cycle for some.
          */
         cycle: z.string().min(1).optional(),
         /** Run statuses, as the instance names them (any case); empty: every status. */
@@ -134,10 +127,7 @@ export const configSchema = z
         tester: z.string().min(1).optional(),
       })
       .optional(),
-    /**
-     * Run attributes: name → template (`${project}`, `${tag:<prefix>}`, `${annotation:<type>}`, `${param.<name>}`);
-     * each attribute set of a case is its own run.
-     */
+    /** Run attributes, name → template (`${project}`, `${tag:…}`, `${annotation:…}`, `${param.…}`): a run per set. */
     attributes: z.record(z.string().min(1), z.string().min(1)).optional(),
     /** Regular expression of a case key; default: keys of `projectKey`. */
     keyPattern: z.string().optional(),
@@ -186,10 +176,7 @@ export const configSchema = z
         videos: z.boolean().default(false),
         /** Other attachments (logs, custom files). */
         others: z.boolean().default(false),
-        /**
-         * Upload roots besides the project, temp folder and journal; a path elsewhere is named in the comment, not
-         * sent.
-         */
+        /** Upload roots besides the project, temp folder and journal; a path elsewhere is named, not sent. */
         roots: z.array(z.string().min(1)).default([]),
         /** Larger files are not uploaded; the run's comment names them. */
         maxBytes: z

@@ -5,10 +5,8 @@ import type { FailureGroup } from './groups.js';
 import { DefectLedger } from './ledger.js';
 
 /**
- * The flood guard: at most `defects.maxPerRun` new defects per run, and per cycle across the machines reporting into
- * it, counted from the cycle's defect list (`[cb-<hash>]` markers; other machines' linked defects count too, so it errs
- * towards filing fewer). Half the slots stream; the rest go by blast radius once every result is in (`allIn`). Costs
- * and the ranking: docs/architecture.md.
+ * The flood guard: at most `defects.maxPerRun` new defects per run, in a cycle across its machines, counted from the
+ * cycle's defect list. Half the slots stream, the rest go by blast radius once all is in (docs/architecture.md).
  */
 
 /** How close to the cap the cycle's list is read again, once, before the next new defect. */
@@ -117,16 +115,15 @@ export class DefectCap {
   }
 
   /**
-   * A slot for one new defect of the group: `true`, `false`, or `{ later }` when the run's ranking decides. Never waits
-   * for other results: a caller given `later` writes its run now. A taken slot is given back with `settle`.
+   * A slot for one new defect of the group: `true`, `false`, or `{ later }` when the run's ranking decides (the caller
+   * writes its run now). Never waits for other results; a taken slot is given back with `settle`.
    */
   async reserve(cycle: CycleInfo | undefined, group?: FailureGroup): Promise<Slot> {
     if (this.max === 0) return this.refuse(group);
     if (group && !this.demand.has(group.hash)) this.saw(group);
     const c = cycle ? await this.cycleState(cycle) : undefined;
     if (group) {
-      // No await between this check and the take below while the streaming half is free: concurrent callers
-      // cannot all pass it.
+      // No await between this check and the take while the streaming half is free: callers cannot all pass it.
       const streams = !this.ranked && this.count(c) < Math.floor(this.max / 2);
       if (!streams) {
         const ranks = this.ranksIn(c, group.hash);
@@ -148,9 +145,8 @@ export class DefectCap {
   }
 
   /**
-   * Takes a slot under the cap; near it, one at a time once this process's creates settled (one whose answer is still
-   * on its way would be in the list without being known as ours, and counted twice), the first after reading the
-   * cycle's list again (other machines' defects since the first read; one read, not one a create).
+   * Near the cap, one create at a time once ours settled (one still answering would be counted twice), the first
+   * after one more read of the cycle's list: one read, not one a create.
    */
   private slot(cycle: CycleInfo | undefined, c: CycleDefects | undefined): boolean | Promise<boolean> {
     if (!cycle || !c) return this.take(undefined);
@@ -235,8 +231,8 @@ export class DefectCap {
   }
 
   /**
-   * Whether the group may take a slot once the streaming half is taken (a promise until `allIn`, and while it stands
-   * by). A group `allIn` did not know (a replayed result) takes what no ranked group still needs.
+   * Whether the group may take a slot past the streaming half (a promise until `allIn`); a group `allIn` did not know
+   * (a replayed result) takes what no ranked group still needs.
    */
   private ranksIn(c: CycleDefects | undefined, hash: string): Promise<boolean> | boolean {
     if (!this.ranked) {

@@ -2,8 +2,8 @@ import type { Classification } from '../kernel/types.js';
 import { marker } from './text.js';
 
 /**
- * What a failure is, from its case's execution history (history.ts reads it): pure rules, no I/O. A failure's
- * signature is its group's marker, written into every failed run's comment, so later runs find the same failure.
+ * What a failure is, from its case's execution history: pure rules. The signature, written into every failed run's
+ * comment, lets later runs find the same failure.
  */
 
 /** One executed run of the case, as its execution history lists it. */
@@ -25,10 +25,7 @@ export interface Verdict {
   classification: Classification;
   /** Why, for the run comment (`Classification: known (failed the same way in run 12)`). */
   reason: string;
-  /**
-   * The first open known bug that is not the group's own defect: linked at once. The group's own is left to the
-   * defect search, which also closes one filed twice (defects.ts).
-   */
+  /** The first open known bug that is not the group's own defect (that one is left to the search, which dedupes). */
   knownBug?: string;
   /** Every known bug is closed: the new defect is a regression of the newest. */
   regressionOf?: string;
@@ -44,8 +41,8 @@ export const FLIPS_FLAKY = 2;
 const OTHER_MARKER = /\[cb-([0-9a-f]{16})\]/;
 
 /**
- * The known bugs of a failure, newest first: those linked (by anyone) to earlier runs with the same signature, then
- * those linked to the case's last failed run (a person's triage). Another group's casebridge defect is left out.
+ * A failure's known bugs, newest first: those linked to earlier runs with its signature, then those on the case's
+ * last failed run (a person's triage). Another group's casebridge defect is left out.
  */
 export function knownBugs(history: readonly Execution[], signature: string): string[] {
   const sig = marker(signature);
@@ -63,10 +60,7 @@ export function knownBugs(history: readonly Execution[], signature: string): str
   return out;
 }
 
-/**
- * The flip rule of the reporters and every read: flips in a case's last FLIP_WINDOW results (oldest first), flaky at
- * FLIPS_FLAKY or more. Passed then failed once is one flip: not flaky.
- */
+/** The one flip rule of the reporters and every read: flaky at FLIPS_FLAKY flips in the last FLIP_WINDOW results. */
 export function flipRule(results: ReadonlyArray<'passed' | 'failed'>): { flips: number; flaky: boolean } {
   const n = flips(results.slice(-FLIP_WINDOW));
   return { flips: n, flaky: n >= FLIPS_FLAKY };
@@ -80,15 +74,8 @@ export function flips(results: ReadonlyArray<'passed' | 'failed'>): number {
 }
 
 /**
- * Classifies a failing or flaky (passed on retry) result from the case's earlier runs (oldest first, this run's left
- * out), its signature and its known bugs' states (an unread state is left out). In order:
- * - passed on retry in this run: `flaky`;
- * - known bugs, every one closed: `regression` of the newest;
- * - at least FLIPS_FLAKY flips between pass and fail in the last FLIP_WINDOW runs (this failure included): `flaky`
- *   (what the test does says more than its bug; an open known bug is still linked);
- * - an open known bug: `known`, and that bug is linked;
- * - no run before, or the last run passed: `new`;
- * - a failed run with the same signature before: `known`; otherwise (the last run failed another way): `new`.
+ * Classifies a failing or flaky result from the case's earlier runs (oldest first), first rule wins. The flip rule
+ * goes before an open known bug: what the test does says more than its bug (which is still linked).
  */
 export function classify(
   outcome: 'failed' | 'flaky',

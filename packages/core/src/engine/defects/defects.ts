@@ -17,15 +17,11 @@ import { type DefectTextInput, defectDescription, defectSummary, marker, templat
 import { afterSearch, type GroupAction, type GroupFacts, judgeGroup, type Triage } from './triage.js';
 
 /**
- * One defect per distinct failure group, marked `[cb-<hash>]` at the end of its summary (searchable with JQL on every
- * Jira; labels are the user's). Found and linked, or filed under the cap; one search-and-create per group at a time;
- * of two open defects of a group the oldest wins. The path and its failure modes: docs/architecture.md.
+ * One defect per failure group, `[cb-<hash>]` ending its summary (JQL finds it on every Jira; labels are the user's).
+ * One search-and-create per group at a time; of two open defects the oldest wins (docs/architecture.md).
  */
 
-/**
- * The search-and-create under way per group, process-wide. What was found is remembered per run only: a later run
- * (watch mode, a replay) searches again, as the defect may have been closed meanwhile.
- */
+/** Per group, process-wide; what was found is kept per run only, as a later run's defect may have been closed. */
 const inFlight = serialByKey<string>();
 
 export interface DefectInput {
@@ -52,8 +48,8 @@ export interface DefectInput {
   /** When the failure came in (clock time): in a shared cycle a new defect waits an index lag from it. */
   cameAt?: number;
   /**
-   * A defect was filed: `recheck` (recheckLater) answers the older open defect it was closed as a duplicate of, if
-   * any. The caller runs it outside the search-and-create (it waits up to `jira.indexLagMs`) and relinks.
+   * A defect was filed: `recheck` answers the older open defect it was closed as a duplicate of. Run it outside the
+   * search-and-create (it waits up to `jira.indexLagMs`), then relink.
    */
   filed?: (key: string, recheck: () => Promise<string | undefined>) => void;
 }
@@ -120,9 +116,8 @@ function linkedAs(earlier: Decided): Decided {
 }
 
 /**
- * Jira's index lags, so two runs starting together may each file a defect for one failure. The group is read again
- * every indexPollMs until a read shows this create (at the latest `jira.indexLagMs` after it); an older open defect
- * then wins and this one is closed as its duplicate. Why: docs/architecture.md.
+ * Reads the group again every indexPollMs until a read shows this create, as two runs may each have filed one
+ * behind Jira's lagging index; an older open defect then wins (docs/architecture.md).
  */
 function recheckLater(
   input: DefectInput,
@@ -250,9 +245,8 @@ async function createDefect(
       return (await tm.jira.createIssue({ fields }, { signal })).key;
     }
   };
-  // The slot taken under the cap is settled the moment the create answers (see DefectCap.reserve).
-  // Refused (for its fields: 500 from synapseRT, 400 from Jira; or a 500 twice): costs this defect, not the run's
-  // other failures; only a refusal of the fields stops the other creates (see DefectRefusals.refused).
+  // The cap's slot settles as the create answers. A refusal costs this defect, not the run's other failures; only
+  // one of the fields stops the other creates (DefectRefusals.refused).
   const refusedOr = (err: unknown): Decided => {
     cap.settle(undefined);
     if (err instanceof ValidationError) return { notFiled: true, refusal: input.refusals.refused(err) };

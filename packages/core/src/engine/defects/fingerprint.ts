@@ -2,10 +2,7 @@ import { createHash } from 'node:crypto';
 import { ANSI } from '../../adapter/text.js';
 import type { ResultError, TestResult } from '../kernel/model.js';
 
-/**
- * A failure's fingerprint, the same on every run, machine and shard: the test id, the normalised message and the
- * first stack frame in the test's own file.
- */
+/** A failure's fingerprint, stable across runs and machines: test id, normalised message, first frame in its file. */
 
 /** The message with run-specific details replaced by placeholders. */
 export function normaliseMessage(message: string): string {

@@ -4,9 +4,8 @@ import type { Fingerprint } from './fingerprint.js';
 import { fingerprintOf, normaliseMessage, primaryError } from './fingerprint.js';
 
 /**
- * Failure groups, one defect each, the same on every machine: an environment error by its kind and hostless message,
- * whatever the test; another error by type, message and its first project frame (one message on two lines is not
- * necessarily one bug); an error with no frame in the project per test (fingerprint.ts).
+ * Failure groups, one defect each, the same on every machine: an environment error by kind and hostless message;
+ * another by type, message and first project frame (one message is not necessarily one bug); else per test.
  */
 
 export type EnvironmentKind =

@@ -11,9 +11,8 @@ import { type BugState, classify, type Execution, knownBugs, type Verdict } from
 import { marker } from './text.js';
 
 /**
- * The history of a run's failing cases (one read per case and run) and their known bugs' states (one batched search),
- * for classify.ts. At 10,000 tests with 1,000 failing: 1,000 reads and a few tens of searches. A failed read leaves
- * the failure unclassified, never held back; any failure but a 404 stops the reads (each would wait ~8 s of retries).
+ * The failing cases' history (one read per case) and their known bugs' states (batched searches). A failed read
+ * leaves the failure unclassified, never held back; any failure but a 404 stops the reads (each retries ~8 s).
  */
 
 /** History reads under way at once: the transport's queue bounds all requests; this keeps room for the writes. */
@@ -53,8 +52,8 @@ export class KnownFailures {
   }
 
   /**
-   * The verdict on a failure (`failed`) or flaky result of `key` with `signature`; undefined when the case's history
-   * could not be read. Start it before the result's first write to its run: the run's state then is the last one.
+   * The verdict on a failed or flaky result; undefined when the history could not be read. Start it before the
+   * result's first write to its run, so the run's state is the last one.
    */
   async verdict(key: string, outcome: 'failed' | 'flaky', signature: string, ours: Ours): Promise<Verdict | undefined> {
     const read = await this.read(key);
@@ -119,8 +118,8 @@ export class KnownFailures {
   }
 
   /**
-   * The states of `keys`, in order. A key the search does not show is read by key: Jira's index lags, and a search
-   * naming a deleted key answers 400. Unknown (undefined) when Jira lacks it or the search failed otherwise.
+   * The states of `keys`, in order (undefined: unknown). A key the search misses is read by key: the index lags, and a
+   * search naming a deleted key answers 400.
    */
   private async search(keys: readonly string[]): Promise<Array<BugState | undefined>> {
     const found = new Map<string, BugState>();

@@ -2,10 +2,7 @@ import type { CycleInfo } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
 import type { Refusal } from './refusals.js';
 
-/**
- * What became of a failure's defect: filed, existing, none (the cap, or a `refusal` of its fields), or decided later
- * by the cap's ranking. `regressionOf`: the group's defects are all closed; this names the newest.
- */
+/** What became of a failure's defect; `regressionOf` names the newest of the group's defects, all closed. */
 export type DefectOutcome = Decided | Later;
 
 /** A defect found, filed, or none (the cap, a refused create). */
@@ -27,10 +24,7 @@ export interface RunLink {
   runId: number;
 }
 
-/**
- * The run's one record of its defects: what each failure group got (a second failure of the group takes it), the
- * defects filed and linked (the cap counts them, the summary lists them), and the filed ones closed as a duplicate.
- */
+/** The run's one record of its defects: what each group got, what was filed and linked, what closed as duplicate. */
 export class DefectLedger {
   /** What became of each failure group, by `project:hash` (defects.ts). */
   readonly groups = new Map<string, DefectOutcome>();

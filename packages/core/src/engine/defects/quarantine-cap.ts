@@ -20,10 +20,7 @@ export async function countCases(
   return (await o.tm.jira.search({ jql, maxResults: '0', fields: 'key' }, r)).total;
 }
 
-/**
- * The active quarantines past the `allowed` first: those `quarantine add` made come first (they passed the cap), by
- * their bug's key (Jira's creation order), then those made by hand.
- */
+/** The active quarantines past the first `allowed`: `quarantine add`'s first (they passed the cap), by bug key. */
 export function pastTheCap<T extends { entry: { key: string; bug?: string }; added: boolean }>(
   active: readonly T[],
   allowed: number,

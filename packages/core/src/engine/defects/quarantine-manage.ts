@@ -18,10 +18,7 @@ import {
 } from './quarantine.js';
 import { countCases, quarantineCap } from './quarantine-cap.js';
 
-/**
- * The quarantine as people and agents manage it (`casebridge quarantine`, the MCP tools); what it writes is what
- * quarantine.ts reads for the reporters.
- */
+/** The quarantine as people and agents manage it; what it writes is what quarantine.ts reads for the reporters. */
 
 /** The quarantine options of a configuration, so the CLI's and the MCP server's quarantine is the reporters'. */
 export function quarantineOptions(c: CasebridgeConfig, tm: TestManagementClient, plan = c.testPlan) {
@@ -35,10 +32,7 @@ export function quarantineOptions(c: CasebridgeConfig, tm: TestManagementClient,
   };
 }
 
-/**
- * The project's quarantined cases, active and expired, sorted by key (costs what readQuarantine costs); with `cap`,
- * those past it are marked `overCap`, as the reporters see them, and `capUnread` says why the cap could not be checked.
- */
+/** The project's quarantined cases, active and expired, by key; with `cap`, those past it marked `overCap`. */
 export async function quarantineList(o: QuarantineRead): Promise<{ cases: QuarantineEntry[]; capUnread?: string }> {
   const set = await readQuarantine(o);
   return { cases: set.entries, ...(set.capUnread !== undefined ? { capUnread: set.capUnread } : {}) };
@@ -65,9 +59,8 @@ interface QuarantineChange {
 }
 
 /**
- * Quarantines a test case: files a labelled bug (the quarantine line in its description, assigned and due where the
- * screen allows) linked to a new, commented ad hoc run of the case. Throws QuarantineRefused for an unknown key, not a
- * test case, a bad or past date, a case already quarantined, or the cap reached. About eight requests.
+ * Quarantines a case: a labelled bug linked to a new ad hoc run of it (about eight requests). Throws
+ * QuarantineRefused for an unknown or non-test-case key, a bad date, a case already quarantined, or the cap reached.
  */
 export async function quarantineAdd(
   o: QuarantineChange & {
@@ -178,8 +171,8 @@ export async function quarantineAdd(
 }
 
 /**
- * Ends a case's quarantine: its bug is closed, or its line made to end yesterday (a hand-made label stays: the edit
- * changes the description only). Refused when its bug also quarantines other cases. `removed: false`: not quarantined.
+ * Ends a case's quarantine: its bug closed, or its line made to end yesterday. Refused when the bug quarantines other
+ * cases too; `removed: false` when it was not quarantined.
  */
 export async function quarantineRemove(
   o: QuarantineChange & { caseType?: string; now?: Date },

@@ -9,9 +9,8 @@ import type { RunSummary } from '../kernel/types.js';
 import { countCases, pastTheCap, quarantineCap } from './quarantine-cap.js';
 
 /**
- * The quarantined cases of a project, read from Jira once per run: a case with the label, or linked through a run to
- * an open issue with it (packages/core/README.md, "Quarantine from the tool"). Cost: one search, plus one read per
- * labelled bug (at most MAX_BUGS); none per test.
+ * The project's quarantined cases, read once per run: labelled, or linked through a run to an open labelled issue.
+ * Cost: one search plus one read per labelled bug (at most MAX_BUGS); none per test.
  */
 
 /** Labelled bugs whose runs are read at once. */
@@ -39,10 +38,7 @@ export interface QuarantineEntry {
 /** Why a case is quarantined, as the run comment and the summary say it. */
 export interface QuarantineSet {
   label: string;
-  /**
-   * Quarantined case key → why (`label casebridge-quarantine` or `bug DEMO-40 (label casebridge-quarantine)`, then
-   * `: reason (owner alice, until 2025-07-01)` when the issue says so). Expired quarantines are not in it.
-   */
+  /** Quarantined case key → why, with the issue's reason, owner and end when it says so; expired ones left out. */
   cases: Map<string, string>;
   /** Case key → its quarantine whose end has passed (and no other quarantine of the case applies). */
   expired: Map<string, { reason: string; owner?: string; until: string }>;
@@ -88,10 +84,7 @@ export const utcDay = (now: Date): string => now.toISOString().slice(0, 10);
 /** Whether a quarantine ending `until` no longer applies on `now` (no end: never). */
 export const isExpired = (until: string | undefined, now: Date): boolean => until !== undefined && until < utcDay(now);
 
-/**
- * The reason, owner and end of a description's quarantine line; undefined without one. Lenient with what a person
- * typed: any order, spaces around `=`, a `;` inside the reason; a malformed date is ignored (no end).
- */
+/** The reason, owner and end of a description's quarantine line, read leniently (what a person typed). */
 export function parseQuarantineLine(description: string): QuarantineNote | undefined {
   const m = QUARANTINE_LINE.exec(description);
   if (!m) return undefined;
@@ -298,10 +291,7 @@ export type QuarantineStats = NonNullable<RunSummary['quarantine']> & {
   capUnread?: string;
 };
 
-/**
- * A run's quarantine: the set, read at most once (before the run, or at the first failure: a passing run reads
- * nothing), and what the run's results did with it.
- */
+/** A run's quarantine: read at most once (before the run, or at the first failure), and what its results did. */
 export class Quarantine {
   private reading: Promise<QuarantineSet | undefined> | undefined;
   private set: QuarantineSet | undefined;

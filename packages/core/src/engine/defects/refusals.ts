@@ -2,9 +2,8 @@ import type { ValidationError } from '../../client/errors.js';
 import type { DefectFields } from '../config/defect-fields.js';
 
 /**
- * Creates refused for their fields (synapseRT's createRunBug answers 500 naming them, Jira's create 400). Every defect
- * carries the same `defects.fields`, so after the first refusal no other is created in the run (existing ones are
- * still linked).
+ * Creates refused for their fields (createRunBug's 500, Jira's 400). Every defect carries the same `defects.fields`,
+ * so after the first refusal none is created in the run (existing ones are still linked).
  */
 
 export interface Refusal {
@@ -42,10 +41,7 @@ export class DefectRefusals {
     return this.first;
   }
 
-  /**
-   * Before a create: until one succeeds, creates go one at a time, so a refusal costs one request, not one per group.
-   * Call the answer when the create has answered.
-   */
+  /** Until a create succeeds they go one at a time, so a refusal costs one request, not one per group. */
   async turn(): Promise<() => void> {
     while (!this.proven && this.probe) await this.probe;
     if (this.proven || this.first) return () => undefined;
@@ -65,10 +61,7 @@ export class DefectRefusals {
     return refusedFields(err.serverMessage).length > 0;
   }
 
-  /**
-   * Records a refused create. One naming fields, or a certain one (400), stops the creates that follow; a 500 naming
-   * none (a fault that outlasted the retry) costs this defect only.
-   */
+  /** A refusal naming fields, or a certain one (400), stops later creates; a bare 500 costs this defect only. */
   refused(err: ValidationError): Refusal {
     const fields = refusedFields(err.serverMessage);
     const given = new Set(Object.keys(this.configured ?? {}));

@@ -24,11 +24,8 @@ interface Early {
 }
 
 /**
- * The project's defects of failure groups, oldest first: groups asked for close together share one search (the
- * run's batcher, kernel/batcher.ts), sent when its most impatient ask is due (100 distinct failures: a few searches,
- * not 100). No cache: a defect filed a moment ago is looked for again. Jira's `~` is a tokenised word search, so each
- * hit must hold the exact `[cb-<hash>]`; defects labelled as duplicates are left out, so every machine picks the same
- * survivor.
+ * The project's defects of failure groups, oldest first; asks close together share one search, no cache. Each hit
+ * must hold the exact `[cb-<hash>]`, as `~` is a tokenised search; duplicates are left out so machines agree.
  */
 export class GroupSearch {
   private readonly batchers = new Map<string, Batcher<string, GroupDefect[]>>();
@@ -51,9 +48,8 @@ export class GroupSearch {
   }
 
   /**
-   * The read after a create, once the index had `ms` to take it in. Nothing waits on it while the run goes on, so it
-   * may join the failures' early asks; once all results are in, it waits for the reads still waiting on the index, and
-   * the last of them sends the search: the end's creates read back in one search, no later than the last alone.
+   * The read after a create, once the index had `ms`. While results come it joins the failures' asks; once all are
+   * in, the end's creates read back in one search, no later than the last alone.
    */
   async afterIndex(project: string, hash: string, ms: number): Promise<GroupDefect[]> {
     this.napping += 1;
@@ -76,10 +72,7 @@ export class GroupSearch {
     return answer;
   }
 
-  /**
-   * Starts the group's search as its failure comes in, once per group: failures within gatherMaxMs of the first (a
-   * Jest file at once; Playwright about one every half second) share one search, which deliveries one by one could not.
-   */
+  /** Starts the group's search as its failure comes in, so a file's failures within gatherMaxMs share one search. */
   early(project: string, hash: string): void {
     const k = `${project}:${hash}`;
     if (this.started.has(k)) return;

@@ -4,10 +4,7 @@ import { displayName } from '../kernel/model.js';
 import { ciBuildUrl, truncate } from '../kernel/text.js';
 import type { FailureGroup } from './groups.js';
 
-/**
- * A defect's summary and description from `defects.summaryTemplate` and `descriptionTemplate`; their variables are
- * listed in packages/core/README.md (any other `${NAME}` is the environment variable).
- */
+/** A defect's summary and description from the templates (variables: packages/core/README.md). */
 
 /** Bound of `${errorFull}` and of the error and stack in the default description. */
 const ERROR_MAX = 8000;
@@ -64,10 +61,7 @@ function failedLine(t: TestResult, error: ResultError | undefined): number | und
   return t.line;
 }
 
-/**
- * The summary on one line, cut to fit, then ` [cb-<hash>]` always last: the search and the cycle's list find it. A
- * marker quoted in the expansion (an error quoting a summary) is removed.
- */
+/** The summary on one line, cut to fit, ` [cb-<hash>]` always last (the searches find it; a quoted one is removed). */
 export function defectSummary(template: string, vars: Record<string, string>, hash: string, env = process.env) {
   const tag = ` [${marker(hash)}]`;
   const text = expandTemplate(template, vars, env)
@@ -77,10 +71,7 @@ export function defectSummary(template: string, vars: Record<string, string>, ha
   return `${truncate(text || vars.title || 'failed', 255 - tag.length)}${tag}`;
 }
 
-/**
- * The description: `template` expanded, or without one the built-in text (test, case and run, failure group, CI
- * build, error and stack, fingerprint). A regression names the closed defect on the first line either way.
- */
+/** The description: `template`, or the built-in text; a regression names the closed defect on the first line. */
 export function defectDescription(
   template: string | undefined,
   vars: Record<string, string>,

@@ -1,13 +1,8 @@
 import type { Verdict } from './classify.js';
 
 /**
- * What becomes of a failing or flaky result: every rule, pure, over facts gathered once. `triage` takes the case's
- * facts, `judgeGroup` the group's defects, and gives the final verdict and action before anything is done. In order:
- * - a quarantined case: `quarantined`; its known bug (from the history) linked, nothing filed;
- * - flaky with `defects.onFlaky` off: `flaky` (the history's verdict when it has one), nothing filed;
- * - defects off, or a dry run: the history's verdict, nothing filed;
- * - an open known bug that is not the group's own defect: linked (the history's verdict);
- * - otherwise: the group's defect is found or filed (`regressionOf`: the history's closed known bug).
+ * Every rule of what becomes of a failing or flaky result, pure, over facts gathered once: `triage` and `judgeGroup`
+ * give the final verdict and action before anything is done.
  */
 
 /** The settings of the defects that the rules read. */
@@ -98,8 +93,8 @@ export interface GroupFacts {
 export type GroupAction = { kind: 'link'; key: string } | { kind: 'file'; regressionOf?: string };
 
 /**
- * The final verdict and action of a `find`: the group's defect in the cycle, else the oldest open one, is linked;
- * else one is filed, a regression of the history's closed known bug or the newest closed one.
+ * A `find`'s verdict and action: link the group's defect in the cycle, else its oldest open one; else file one, a
+ * regression of the history's closed known bug or the newest closed one.
  */
 export function judgeGroup(t: Triage, g: GroupFacts): { verdict: Verdict | undefined; action: GroupAction } {
   const key = g.inCycle ?? g.found.find((d) => d.open)?.key;
@@ -109,10 +104,7 @@ export function judgeGroup(t: Triage, g: GroupFacts): { verdict: Verdict | undef
   return { verdict: afterSearch(t.verdict, regressionOf), action };
 }
 
-/**
- * The verdict after the group's search: known bugs that were all the group's own defects, found all closed
- * (`closedOf`, the newest), make it a regression. Flaky, quarantined and regression verdicts stay.
- */
+/** Known bugs that were all the group's own defects, found all closed, make a regression; other verdicts stay. */
 export function afterSearch(verdict: Verdict | undefined, closedOf: string | undefined): Verdict | undefined {
   if (!closedOf || !verdict?.ownDefects) return verdict;
   if (['regression', 'flaky', 'quarantined'].includes(verdict.classification)) return verdict;

@@ -6,8 +6,8 @@ import type { Service } from '../kernel/service.js';
 import type { WorkItem } from '../kernel/work.js';
 
 /**
- * The ad hoc run of each result: created, or adopted after a lost answer or in a replay. Creates of one case go one at
- * a time, and a run once claimed is never adopted again (it may be another result's, about to be written).
+ * Each result's ad hoc run, created or adopted after a lost answer. Creates of one case go one at a time, and a run
+ * once claimed is never adopted again (it may be another result's, about to be written).
  */
 export class AdhocRuns {
   private readonly perCase = serialByKey<string>();

@@ -24,10 +24,7 @@ interface Destination {
   existing?: Set<string>;
 }
 
-/**
- * Playwright's failure context (`error-context.md`, 1.53+; the adapter names 1.51's and 1.52's so): the error, the
- * source and the page's ARIA snapshot, a few kB of Markdown people and assistants triage from.
- */
+/** Playwright's failure context (error, source, ARIA snapshot): a few kB of Markdown that people triage from. */
 export const ERROR_CONTEXT = 'error-context';
 
 /** A file to send: where it belongs, and whether it is the failure context (the comment names it). */
@@ -38,10 +35,7 @@ export interface ChosenFile {
   errorContext?: true;
 }
 
-/**
- * The files of a result to send: those the config asks for, plus a failed result's failure context unless the config
- * asks for no files at all. Cost: none beside a screenshot (one upload a run); alone, a few kB per failed test.
- */
+/** The files the config asks for, plus a failed result's failure context (a few kB) unless it asks for none. */
 export function filesToSend(t: TestResult, c: AttachmentChoice): ChosenFile[] {
   const out: ChosenFile[] = selectedAttachments(t, c).map((f) =>
     f.attachment.name === ERROR_CONTEXT ? { ...f, errorContext: true } : f,
@@ -70,10 +64,7 @@ export interface AttachmentStats {
   stored: string[];
 }
 
-/**
- * A result's files: uploaded to its run or step, stored in the content repository when large, or named in the run
- * comment with why they were not sent (also when the older service variant has no attachment routes).
- */
+/** A result's files: uploaded to its run or step, stored in the content repository when large, or named as unsent. */
 export class Attachments {
   /** Why the content repository is not used any more in this run (it refused a file). */
   private repoUnavailable?: string;
@@ -97,10 +88,7 @@ export class Attachments {
     return [...this.repoProblems];
   }
 
-  /**
-   * Sends the result's files, resuming from `item.progress`; returns comment lines. One request per destination (run
-   * or step): a failed Playwright test's screenshot and failure context cost one upload.
-   */
+  /** Sends the result's files from `item.progress`, one request per run or step; returns the comment's lines. */
   async send(cycle: CycleInfo | undefined, item: WorkItem, runId: number, replaying: boolean): Promise<string[]> {
     const p = item.progress;
     const to: Destination = { cycle, runId, uploaded: (p.uploaded ??= []), stored: (p.stored ??= {}) };
@@ -194,10 +182,7 @@ export class Attachments {
     return this.svc.lacks('attachments') ? undefined : new Set(list.map((f) => f.fileName));
   }
 
-  /**
-   * Stores a large file in the content repository and returns its link; undefined when refused (quota 503, rights,
-   * down): the file then goes to the run, and the repository is not asked again in this run.
-   */
+  /** A large file stored in the repository: its link, or undefined when refused (then not asked again this run). */
   private async store(repo: ContentRepositoryClient, file: FileInput, fileName: string): Promise<string | undefined> {
     try {
       const node = await repo.storeFile(file, { name: fileName });
@@ -210,10 +195,7 @@ export class Attachments {
     }
   }
 
-  /**
-   * Uploads the files to the run, or to one of its steps, in one request. After a lost answer, sends again only the
-   * files that are not there; files for a step the run does not have: to the run.
-   */
+  /** One upload to the run or a step; after a lost answer only the files not there yet are sent again. */
   private async uploadOnce(to: Destination, files: Upload[], step: number | undefined): Promise<void> {
     const { runId } = to;
     try {

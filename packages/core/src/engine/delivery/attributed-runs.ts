@@ -20,9 +20,8 @@ import type { DeliveryService } from './compose.js';
 export const CREATE_RUNS_KEYS = 100;
 
 /**
- * The attribute set a planned test's result will have, when the plan knows it, so Engine.begin makes the suite's
- * runs at once. What only the test's run gives (`${param.…}`, a missing `${annotation:…}`) is not guessed: a wrong
- * guess leaves a run no result has.
+ * A planned test's attribute set when the plan knows it, so begin makes the runs at once. What only the test's run
+ * gives (`${param.…}`) is not guessed: a wrong guess leaves a run no result has.
  */
 export function plannedSet(test: PlannedTest, templates: Record<string, string>): Record<string, string> | undefined {
   for (const template of Object.values(templates)) {
@@ -59,8 +58,8 @@ export class AttributedRuns {
   }
 
   /**
-   * Creates the runs `runs` lacks and records their ids: one request per 100 cases, whatever the number of sets.
-   * Answers whether the run list must be read again (a run existed, or an answer was lost). A transient failure throws.
+   * Creates the missing runs, one request per 100 cases; answers whether the run list must be read again (a run
+   * existed, or an answer was lost). A transient failure throws.
    */
   async create(cycle: CycleInfo, runs: Map<string, number>, runKeys: readonly string[]): Promise<boolean> {
     const casesOf = new Map<string, Set<string>>();

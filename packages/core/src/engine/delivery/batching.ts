@@ -20,9 +20,8 @@ export interface PreparationOptions {
 }
 
 /**
- * Each key's run prepared in the cycle in batches (prepareWaitMs, doubling), so the run's end does not add every case
- * at once; a result waiting on its run id brings its batch forward (the run's batcher, kernel/batcher.ts). Not a
- * memoByKey: an entry is replaced when a result needs its run id at once, and a failed batch is not re-asked.
+ * Each key's run prepared in the cycle in batches, so the run's end does not add every case at once; a result waiting
+ * on its run id brings its batch forward. Not a memoByKey: such an entry is replaced, and a failed batch not re-asked.
  */
 export class CyclePreparation {
   private readonly prepared = new Map<string, Promise<unknown>>();

@@ -27,10 +27,7 @@ export interface Sent {
 
 type Fields = { result?: string; comment?: string; bugs?: string[] };
 
-/**
- * The parts of a bulk's status writes (Delivery.bulk sends them): which runs get which status, one bulk update per
- * status (or a run update per run on the older variant), and what became of each status's runs.
- */
+/** A bulk's status writes: one bulk update per status (a run update per run on the older variant), and their fate. */
 export class BulkStatuses {
   /** Statuses already named in the summary as failing for every run. */
   private readonly named = new Set<string>();
@@ -95,10 +92,7 @@ export class BulkStatuses {
   }
 }
 
-/**
- * What became of each item of a bulk: delivered (or nothing to write), dropped (a refused key), refused, or unsent.
- * An item whose run is unknown is unsent, never counted as delivered.
- */
+/** What became of each item of a bulk; an item whose run is unknown is unsent, never counted as delivered. */
 export function settleBulk(
   items: WorkItem[],
   runs: Map<string, number>,

@@ -18,8 +18,8 @@ export interface FailureNote {
 export const signatureLine = (hash: string) => `casebridge signature: ${marker(hash)}`;
 
 /**
- * The run comment: what failed and where, flaky attempts, the classification, `notes`, the CI build, the signature
- * (later runs match the failure by it) and the pipeline marker. Empty when there is nothing to say.
+ * The run comment: what failed and where, flaky attempts, classification, notes, CI build, the signature later runs
+ * match the failure by, and the pipeline marker. Empty when there is nothing to say.
  */
 export function commentFor(item: WorkItem, notes: string[], pipeline?: string, failure: FailureNote = {}): string {
   const t = item.test;

@@ -5,10 +5,7 @@ import type { Service } from '../kernel/service.js';
 import type { CycleInfo } from '../kernel/types.js';
 import { findCycle, resumeCycle } from './cycles.js';
 
-/**
- * Routes the older service variant lacks (404 on the route): a call resolves `undefined` and `lacks` says so for the
- * run. Only these: a 404 elsewhere means a missing thing (a step, a case), not a missing route.
- */
+/** Routes the older variant lacks (404): the call resolves `undefined`. Elsewhere a 404 is a missing thing. */
 const OPTIONAL_ROUTES: Record<string, OptionalRoute> = {
   'runs.bulkStatusUpdate': 'bulkStatus',
   'attachments.getAttachmentDetails': 'attachments',
@@ -19,18 +16,15 @@ export type OptionalRoute = 'bulkStatus' | 'attachments';
 /** The service as delivery talks to it: the rules below applied once, not at each call. */
 export interface DeliveryService extends Service {
   /**
-   * The client for the writes to runs of `cycle`: when someone completed the cycle meanwhile (403), the cycle is
-   * resumed once and the call sent again. `undefined` (ad hoc runs): the client with the optional routes only.
+   * The client for writes to `cycle`'s runs: a cycle completed meanwhile (403) is resumed once and the call sent
+   * again. `undefined` (ad hoc runs): the optional routes only.
    */
   inCycle(cycle: CycleInfo | undefined): TestManagementClient;
   /** Whether the service answered 404 on this optional route in this run (see OPTIONAL_ROUTES). */
   lacks(route: OptionalRoute): boolean;
 }
 
-/**
- * Decorates the service once for a run, as undici composes interceptors: the optional routes and, for a cycle's
- * client, the reopen, in one function per operation with the health counting (client/operations.ts, withRules).
- */
+/** Decorates the service once per run, its rules in one function per operation with the health counting. */
 export function composeService(base: Service): DeliveryService {
   const missing = new Set<OptionalRoute>();
   const byCycle = new WeakMap<CycleInfo, TestManagementClient>();

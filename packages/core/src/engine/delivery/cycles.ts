@@ -5,11 +5,7 @@ import type { Service } from '../kernel/service.js';
 import type { CycleInfo } from '../kernel/types.js';
 import type { Target } from '../kernel/work.js';
 
-/**
- * The cycle lifecycle: find, create, start, resume, complete, each safe from several processes at once (a refusal
- * after a lost race reads the cycle again). `casebridge cycle` uses them as they are; a reporting run goes through
- * `Cycles`.
- */
+/** The cycle lifecycle, each step safe from several processes at once: a refusal after a lost race reads it again. */
 
 /** Which cycle: its test plan and name, and what a new one is created with. */
 export interface CycleSpec {
@@ -62,9 +58,8 @@ export function sharedNow(cycle: CycleInfo, now: number): boolean {
 }
 
 /**
- * Creates the cycle and reads it back; when another process created it first (or the answer was lost), takes theirs
- * (`created: false`). Throws PermanentProblem when it is still not there. `start` and `listRuns` go by name in the
- * read-back's round trip; a failed list is left out (the caller lists by id).
+ * Creates the cycle and reads it back, taking another process's when it won (`created: false`); throws
+ * PermanentProblem when it is still not there. `start` and `listRuns` share the read-back's round trip.
  */
 export async function createCycle(
   svc: Service,
@@ -128,10 +123,7 @@ async function listByName(svc: Service, plan: string, name: string): Promise<Lis
   }
 }
 
-/**
- * Moves the cycle through its workflow and sets its status. When the service refuses because another process
- * moved it first, reads it again: fine when it is where this move leads, otherwise the refusal is thrown.
- */
+/** Moves the cycle through its workflow; refused because another process moved it, fine if it is where this leads. */
 export async function moveCycle(svc: Service, cycle: CycleInfo, action: CycleWorkflow): Promise<void> {
   const input = { testPlanIssueKey: cycle.plan, cycleName: cycle.name, action };
   const want = CYCLE_STATUS_AFTER[action];
@@ -165,10 +157,7 @@ export class Cycles {
     private readonly checkJira: () => Promise<void>,
     /** A cycle this run creates is advanced (option `attributes`): its runs are made per attribute set. */
     private readonly advanced = false,
-    /**
-     * A preloaded cycle this run creates has its runs listed as it is created. Not in CI with a pipeline id: the bulk
-     * reads the list again anyway (delivery.ts), so a steady run would cost 6 requests instead of 5.
-     */
+    /** List a preloaded cycle's runs at its create; not in CI with a pipeline id, where the bulk reads them anyway. */
     private readonly listAtCreate = true,
   ) {}
 
@@ -178,8 +167,8 @@ export class Cycles {
   }
 
   /**
-   * Finds the cycle or creates it; starts a Draft; resumes a completed one. A per-run name is created first (3
-   * requests in 2 round trips, not 4 in 3); made by another process, the create is refused and theirs is taken.
+   * Finds or creates the cycle, starts a Draft, resumes a completed one. A per-run name is created first (2 round
+   * trips, not 3); if another process made it, the create is refused and theirs is taken.
    */
   ensure(t: Target): Promise<CycleInfo> {
     return this.open(this.key(t), () => this.openNow(t));

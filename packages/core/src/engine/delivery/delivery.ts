@@ -75,9 +75,8 @@ export interface DeliveryOptions {
 const BURST = 5;
 
 /**
- * Talks to the service for the pipeline: each case's run (cycle or ad hoc), status-only results in bulk, the others
- * with steps, files, defect and comment, each run's writes in order. It answers with outcomes and never marks an
- * item done: the pipeline owns `done`.
+ * The pipeline's talk with the service: each case's run, status-only results in bulk, the others with their details,
+ * each run's writes in order. It answers with outcomes; the pipeline alone marks an item done.
  */
 export class Delivery {
   private readonly svc: DeliveryService;
@@ -171,10 +170,7 @@ export class Delivery {
     };
   }
 
-  /**
-   * Sends status-only results of one cycle: one bulk update per status, split when the service fails it to find the
-   * runs it refuses (splitBatch); an outage's come back `unsent`.
-   */
+  /** One cycle's status-only results, a bulk per status, split to find a refused run; an outage's come back unsent. */
   async bulk(t: Target, items: WorkItem[], readAgain = this.readsRunsAtBulk): Promise<BulkOutcome> {
     const started = this.svc.clock.now();
     const byKey = new Map<string, string | undefined>();
@@ -212,8 +208,8 @@ export class Delivery {
   }
 
   /**
-   * Delivers one result, resuming from `item.progress`. A failure resolves once its run, steps and files are there,
-   * with `failure`: its status, verdict and defect, written outside the delivery slot. Throws when the run was not written.
+   * Delivers one result from `item.progress`; a failure resolves once its run, steps and files are there, its status,
+   * verdict and defect written outside the slot (`failure`). Throws when the run was not written.
    */
   async deliver(item: WorkItem, replaying: boolean): Promise<{ failure?: Promise<void> }> {
     const t = item.target;
@@ -280,10 +276,7 @@ export class Delivery {
     if (later && (await later) && !item.progress.defectOnRun) await write(verdict);
   }
 
-  /**
-   * A failure's status ahead of its verdict, in one bulk with those due within gatherMs (a file's failures: one
-   * request); true when its run has it. Cycle mode only; no read again: a Failed is never held back.
-   */
+  /** A failure's status ahead of its verdict, in one bulk with those due within gatherMs; true when its run has it. */
   private statusAhead(item: WorkItem): Promise<boolean> {
     const t = item.target;
     if (t.mode !== 'cycle' || this.svc.dryRun) return Promise.resolve(false);
@@ -328,9 +321,8 @@ export class Delivery {
   }
 
   /**
-   * A result came in (the pipeline took it): its status is due statusWithinMs later (see deliver). A burst of failures
-   * (BURST or more within gatherMs: a file's, handed over together) has its statuses sent at once, in one bulk, ahead
-   * of their deliveries and verdicts: one request more a burst, not a late status for many.
+   * A result came in: its status is due statusWithinMs later. A burst of failures (a file's) gets its statuses at once
+   * in one bulk: one request more, not a late status for many.
    */
   came(item: WorkItem): void {
     const { clock } = this.svc;
@@ -412,10 +404,7 @@ export class Delivery {
     return this.rank(now.status) > this.rank(status) && now.comment.includes(pipelineMarker(this.pipeline));
   }
 
-  /**
-   * The worse of `status` and what this run wrote there; undefined when unchanged. With each run's writes in order,
-   * a Failed is never overwritten by a later bulk Passed.
-   */
+  /** The worse of `status` and what this run wrote (undefined: unchanged): a bulk Passed never overwrites a Failed. */
   private statusFor(runId: number, status: string | undefined): string | undefined {
     const written = this.runStatus.get(runId);
     const worse = worseOf(this.rank, written, status);

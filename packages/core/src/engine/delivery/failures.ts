@@ -37,8 +37,8 @@ export interface DefectNow {
 }
 
 /**
- * The failing and flaky results of a run, from the runner to their defect: `came`, `triage`, `defectOf` (the path:
- * docs/architecture.md). It owns their state: the cap, the history, the quarantine, the refusals, the ledger.
+ * A run's failing and flaky results, from the runner to their defect (docs/architecture.md), and their state: the
+ * cap, the history, the quarantine, the refusals, the ledger.
  */
 export class Failures {
   /** The flood guard: new defects per run, per cycle across machines (cap.ts). */
@@ -98,8 +98,8 @@ export class Failures {
   }
 
   /**
-   * The triage of a failing or flaky result, once per item; undefined for any other. Start it before the result's
-   * first write to its run, so the history read shows the run's last state.
+   * A failing or flaky result's triage, once per item. Start it before the result's first write to its run, so the
+   * history read shows the run's last state.
    */
   triage(item: WorkItem): Promise<Triage> | undefined {
     const outcome = outcomeOf(item.test);
@@ -139,10 +139,7 @@ export class Failures {
     return history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
   }
 
-  /**
-   * The failure's final verdict and its defect (`later` when the cap's ranking decides). Once per item: a result tried
-   * again keeps what it got.
-   */
+  /** The failure's final verdict and defect (`later`: the cap's ranking decides); once per item, kept on a retry. */
   async defectOf(
     item: WorkItem,
     t: Triage | undefined,

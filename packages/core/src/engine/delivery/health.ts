@@ -7,9 +7,8 @@ import { Problems } from '../kernel/problems.js';
 import { TIMING } from '../kernel/timing.js';
 
 /**
- * Whether the service is up, judged on its recent answers, not one request (why: docs/architecture.md). Down when a
- * call fails and nothing succeeded yet, or CONSECUTIVE failed in a row, or under 10% of the last WINDOW succeeded, or
- * nothing for QUIET_MS with two failures; up at the first success.
+ * Whether the service is up, judged on recent answers, not one request (docs/architecture.md). Down when a call fails
+ * before any success, after CONSECUTIVE failures, under 10% success of the last WINDOW, or QUIET_MS with two failures.
  */
 export const WINDOW = 20;
 export const CONSECUTIVE = 5;
@@ -60,10 +59,7 @@ export class ServiceWindow {
   }
 }
 
-/**
- * What went wrong in a run: the problem lines of the summary, whether the service answers (ServiceWindow, probed
- * again while down), and the stops no waiting heals (a CAPTCHA, refused credentials, a URL that is not Jira).
- */
+/** What went wrong in a run: the summary's problem lines, whether the service answers, and the stops no wait heals. */
 export class RunHealth {
   readonly window: ServiceWindow;
   /** Set for good: credentials or the URL are wrong; nothing more is sent in this run. */
@@ -175,8 +171,8 @@ export class RunHealth {
   }
 
   /**
-   * Classifies a failed delivery on the error's kind and `retryable` (VERDICTS), never its message: `permanent` (a
-   * certain refusal: dropped with a problem line) or `later` (tried again, else journaled; a stop also halts sending).
+   * Classifies a failed delivery on the error's kind and `retryable`, never its message: `permanent` (dropped with a
+   * problem line) or `later` (tried again, else journaled).
    */
   classify(err: unknown, what: string): 'permanent' | 'later' {
     if (this.signal.aborted) return 'later';
@@ -202,9 +198,8 @@ type ResultVerdict = 'permanent' | 'later' | 'stop' | 'internal';
 type ServiceVerdict = 'failing' | 'answered' | 'neither';
 
 /**
- * What a failure of each kind means for its result (`result`, RunHealth.classify) and for the service (`service`,
- * withHealth); every ErrorKind is placed. A retryable `answered` (synapseRT's 500) counts as neither: counted as
- * failing, a status every run update refuses would call a working service down.
+ * What each error kind means for its result and for the service. A retryable `answered` (synapseRT's 500) counts as
+ * neither: a status every run update refuses would otherwise call a working service down.
  */
 const VERDICTS: Record<ErrorKind, { result: ResultVerdict; service: ServiceVerdict; named?: true }> = {
   aborted: { result: 'later', service: 'neither' },
@@ -261,10 +256,7 @@ function verdict(err: unknown): ServiceVerdict {
   return v === 'answered' && err.retryable ? 'neither' : v;
 }
 
-/**
- * Counts every call's outcome in `health`, so the view of the service comes from every request. A rule
- * (client/operations.ts), run in the same function per operation as compose.ts's.
- */
+/** Counts every call's outcome in `health`, as a rule run in the same function per operation as compose.ts's. */
 export function withHealth(tm: TestManagementClient, health: RunHealth): TestManagementClient {
   const counted: CallRule = {
     answered: () => health.ok(),

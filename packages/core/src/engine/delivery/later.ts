@@ -5,10 +5,7 @@ import type { RunHealth } from './health.js';
 /** Waits before an item that failed is tried again in the run, then journaled: 10 s in all, within flushTimeoutMs. */
 export const RETRY_AFTER_MS = TIMING.retryAfterMs;
 
-/**
- * The results waiting for another try within the run: after a failure (at most RETRY_AFTER_MS.length times), or
- * while the service is down (the run's end bounds it). What never gets its turn goes to the journal.
- */
+/** Results waiting for another try within the run (at most RETRY_AFTER_MS.length); the rest go to the journal. */
 export class Later {
   private readonly tries = new WeakMap<WorkItem, number>();
 

@@ -1,10 +1,7 @@
 import { outcomeOf } from '../kernel/model.js';
 import type { WorkItem } from '../kernel/work.js';
 
-/**
- * The results a run took in, for its end. A delivered result that did not fail is counted and let go: at 10,000
- * tests the run does not keep 10,000 results (about 1 KB each) to its end.
- */
+/** The results a run took in; a delivered result that did not fail is let go, not kept (~1 KB each) to the end. */
 export class Ledger {
   /** In the order taken: the undelivered, the dropped and the failed ones (see `settled`). */
   private readonly kept = new Set<WorkItem>();

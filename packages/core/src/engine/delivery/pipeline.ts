@@ -36,9 +36,8 @@ export interface PipelineOptions {
 }
 
 /**
- * The way of every result from `submit` to the service, the one owner of its state (as OpenTelemetry's batch
- * processor): the results and their `done`, the status-only batch and its timers, the cycle's preparation, the
- * deliveries under way, the tries again. The engine only hands results over and, at the end, `drain`s.
+ * The one owner of every result's way from `submit` to the service (as OpenTelemetry's batch processor): items, the
+ * status-only batch and its timers, deliveries, tries again. The engine hands results over and `drain`s.
  */
 export class DeliveryPipeline implements WaitingBatch {
   /** Every result taken in (this run's and those replayed from the journal); the delivered passing ones as a count. */
@@ -52,10 +51,7 @@ export class DeliveryPipeline implements WaitingBatch {
   private readonly inFlight: InFlight;
   private readonly later: Later;
   private readonly prep: CyclePreparation;
-  /**
-   * The deliveries under way (each a chain of requests), at most `concurrency`. Its own queue: sharing the
-   * transport's would deadlock, and without one every result would start at once (docs/architecture.md).
-   */
+  /** Deliveries under way, at most `concurrency`: its own queue, as sharing the transport's would deadlock. */
   private readonly deliveries: PQueue;
   /** Status-only results gathered into one bulk per cycle: after `wait`, soon once all are in, at once when full. */
   private readonly statuses: Batcher<WorkItem, void>;
@@ -152,10 +148,7 @@ export class DeliveryPipeline implements WaitingBatch {
     return item;
   }
 
-  /**
-   * A result of this run with its keys (none: its case is to be created): logged and on its way, one item per key.
-   * `last`: the last planned test: what waits goes soon, and the cap ranks.
-   */
+  /** Logs a result and sets it on its way, one item per key (none: a case to create); `last` sends what waits soon. */
   add(result: TestResult, keys: readonly string[], last = false): void {
     if (last) this.allIn = true;
     const { cases, delivery } = this.o;
@@ -315,7 +308,7 @@ export class DeliveryPipeline implements WaitingBatch {
 
   /**
    * One result with its details, under the limit. A failure gives its slot back once its run, steps and files are
-   * there; it is done when its status, verdict and defect are written, so no slot waits on Jira.
+   * there, so no slot waits on Jira for its verdict and defect.
    */
   private async deliverOne(item: WorkItem, replaying: boolean): Promise<void> {
     if (item.progress.done) return;
@@ -355,10 +348,7 @@ export class DeliveryPipeline implements WaitingBatch {
     }
   }
 
-  /**
-   * Finds or creates the test case of an unmapped test, then reports the result to it. When the service is down,
-   * the result stays without a key and goes to the journal with the others.
-   */
+  /** Finds or creates an unmapped test's case, then reports to it; while the service is down it goes to the journal. */
   private async createCase(cases: CaseRegistry, item: WorkItem): Promise<void> {
     if (this.o.health.down) return this.later.park([item]);
     try {

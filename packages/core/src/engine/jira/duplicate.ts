@@ -1,10 +1,8 @@
 import type { TestManagementClient } from '../../client/tm.js';
 
 /**
- * Closes an issue casebridge made twice (two machines, or a lagging search) as a duplicate of the oldest. Workflows
- * differ per project and language, so the transition is found by its target's status category (`done`) and screen
- * fields, never guessing a required field; failing that, the issue is labelled `casebridge-duplicate-of: <survivor>`,
- * which every later read ignores. Costs three to six requests, only for a duplicate.
+ * Closes an issue made twice as a duplicate of the oldest. Workflows differ, so the transition is found by its
+ * target's status category and never guesses a required field; failing that, a label every later read ignores.
  */
 
 /** The line that marks an issue casebridge made twice and could not close; later reads ignore the issue. */
@@ -26,10 +24,7 @@ interface FieldMeta {
   allowedValues?: Array<{ id?: string | number; name?: string; value?: string }>;
 }
 
-/**
- * Fields the screen of `t` needs, filled; undefined when a required one cannot be. The resolution is `resolution` if
- * offered (Done also takes Fixed), else another allowed value.
- */
+/** The fields `t`'s screen needs; undefined when a required one cannot be filled. */
 function fieldsFor(t: Transition, resolution: Resolution): Record<string, unknown> | undefined {
   const prefer = resolution === 'Done' ? /^(done|fixed)$/i : /^duplicate$/i;
   const out: Record<string, unknown> = {};
@@ -109,8 +104,8 @@ async function close(
 }
 
 /**
- * Moves an issue into Jira's done category through its workflow (one intermediate step allowed): false when the
- * workflow offers no way or refuses; throws what a read throws. Also used by the quarantine's release.
+ * Moves an issue into Jira's done category (one intermediate step allowed): false when the workflow offers no way or
+ * refuses; throws what a read throws.
  */
 export async function closeIssue(
   tm: TestManagementClient,

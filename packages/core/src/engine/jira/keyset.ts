@@ -4,10 +4,8 @@ import type { TestManagementClient } from '../../client/tm.js';
 import { type Clock, systemClock } from '../kernel/clock.js';
 
 /**
- * A JQL search read to its end at any size by keyset paging on issue id (`AND id > N ORDER BY id ASC`, always from
- * `startAt` 0): Jira DC 10/11 on OpenSearch answers 500 "Search limit exceeded" (or an empty page) past its 10,000
- * result window. Each page asks the size the server last answered with, as Jira caps `maxResults`. One request per
- * page; an empty page while `total` says more is retried, then fails with `SearchIncompleteError`.
+ * A JQL search read to its end at any size by keyset paging on id, as Jira DC on OpenSearch refuses reads past its
+ * 10,000-result window (docs/architecture.md). An empty page while `total` says more fails as SearchIncompleteError.
  */
 
 /** An issue of a keyset search: its numeric id, key and the fields asked for. */
@@ -51,10 +49,7 @@ export interface KeysetResult {
   pageSize: number;
 }
 
-/**
- * A search stopped short: an empty page while `total` still counted issues, or a page outside the id range.
- * Retryable: a short list is never taken as the whole (it would create cases that exist).
- */
+/** A search stopped short. Retryable: a short list is never taken as the whole (it would create cases that exist). */
 export class SearchIncompleteError extends CasebridgeError {
   constructor(
     readonly jql: string,
@@ -158,8 +153,8 @@ export interface IdSlice {
 }
 
 /**
- * Cuts the id range above `afterId` into slices of `perSlice` known ids each, the last open above them, so they can be
- * read at once: the same requests as one search in the round trips of one or two pages (1,400 ids at 100: 14 slices).
+ * Cuts the id range above `afterId` into slices of `perSlice` known ids, the last open, to be read at once: the same
+ * requests in the round trips of one or two pages.
  */
 export function keysetSlices(afterId: number, known: Iterable<number>, perSlice: number): IdSlice[] {
   const ids = [...new Set(known)].filter((id) => id > afterId).sort((a, b) => a - b);
@@ -183,10 +178,7 @@ export interface SlicedKeysetSearch extends KeysetSearch {
   concurrency?: number;
 }
 
-/**
- * The range above `afterId` read as `keysetSlices`, `concurrency` at once, each a bounded keyset search; issues come
- * in id order. A failing slice fails the whole, once the running ones end; none starts after it.
- */
+/** Reads `keysetSlices` `concurrency` at once, issues in id order; a failing slice fails the whole. */
 export async function slicedKeysetSearch(o: SlicedKeysetSearch): Promise<KeysetResult> {
   const { known, concurrency, ...search } = o;
   const slices = keysetSlices(o.afterId ?? 0, known, o.pageSize ?? 1000);

@@ -12,8 +12,8 @@ export interface Listed {
 }
 
 /**
- * What a reporting run keeps on disk: each result goes to the write-ahead log, the undelivered rest to the journal at
- * the end, and earlier runs' journal is replayed first. A dry run touches no disk.
+ * A run's disk: each result to the write-ahead log, the undelivered rest to the journal at the end, earlier runs'
+ * journal replayed first. A dry run touches no disk.
  */
 export class Journaling {
   /** Items replayed from the journal, with their entry ids (removed when delivered). */
@@ -60,10 +60,7 @@ export class Journaling {
     return { entries: listed.entries, total: listed.entries.filter((e) => e.kind === 'result').length };
   }
 
-  /**
-   * Claims each result entry (a concurrent replay gets the others) for `take`, until `stopped` says the service
-   * stopped.
-   */
+  /** Claims each result entry for `take` (a concurrent replay gets the others) until the service stopped. */
   async claim(listed: Listed, take: (item: WorkItem) => void, stopped: () => boolean): Promise<void> {
     let settled = 0;
     this.tick = (key: string, ok: boolean) => {
@@ -89,10 +86,7 @@ export class Journaling {
     }
   }
 
-  /**
-   * An item is delivered or dropped: marked in the write-ahead log (synchronously, as a bulk settles thousands), or
-   * removed from the journal if it came from there.
-   */
+  /** Marks a settled item in the write-ahead log (synchronously: a bulk settles thousands) or drops its entry. */
   settled(item: WorkItem): Promise<void> | undefined {
     const journalId = this.ids.get(item);
     if (journalId === undefined) {

@@ -9,8 +9,7 @@ import type { RefusalMark } from '../kernel/work.js';
 
 /**
  * The journal: undelivered results wait on disk for a later run or `casebridge replay`. One file per entry, written
- * atomically (temp file, fsync, rename, mode 0600), only added or removed; in-memory bodies are content-addressed
- * blobs beside them; every string is redacted.
+ * atomically (temp, fsync, rename, 0600) and never edited; every string redacted.
  */
 
 export interface JournalEntry<T = unknown> {
@@ -24,10 +23,7 @@ export interface JournalEntry<T = unknown> {
   refused?: RefusalMark;
 }
 
-/**
- * Format of entries, log lines and run options. `refused` is an optional field within version 1, so an older
- * casebridge replays such entries instead of moving them aside (docs/architecture.md).
- */
+/** Format version; `refused` stays optional within 1 so an older casebridge replays it (docs/architecture.md). */
 const VERSION = 1;
 const READABLE = new Set([1]);
 /** Beside the entries: the reporter options of the run that wrote them, without credentials (for `replay`). */
@@ -166,10 +162,7 @@ export class Journal {
     return { entries, corrupt };
   }
 
-  /**
-   * Takes an entry for delivery by renaming it to `<id>.json.claimed-<pid>`, so another process replaying the folder
-   * skips it; false if someone took it first. `list` gives back a dead process's claims.
-   */
+  /** Takes an entry by renaming it to `<id>.json.claimed-<pid>`; false if taken first; `list` frees dead claims. */
   async claim(id: string): Promise<boolean> {
     try {
       await rename(join(this.dir, `${id}.json`), join(this.dir, `${id}.json.claimed-${process.pid}`));
@@ -216,8 +209,8 @@ export class Journal {
   }
 
   /**
-   * Journals what the write-ahead logs of dead runs took in and did not mark delivered; returns how many. A log is dead
-   * when its process is gone (same host) or, from another host, unwritten for an hour; a rename arbitrates races.
+   * Journals what dead runs' write-ahead logs took in and did not mark delivered; returns how many. Dead: its process
+   * is gone, or from another host an hour unwritten; a rename arbitrates races.
    */
   async recoverWals(): Promise<number> {
     let names: string[];
@@ -319,8 +312,8 @@ function holdsBodies(at: Attached): boolean {
 }
 
 /**
- * A run's write-ahead log: each result taken in is appended at once and marked when delivered, so a killed run loses
- * nothing (the next run or `replay` journals the rest). A tick's lines go out in one synchronous append.
+ * A run's write-ahead log: each result appended as it comes and marked when delivered, so a killed run loses
+ * nothing. A tick's lines go in one synchronous append.
  */
 export class WriteAheadLog {
   /** File descriptor of the log, opened on the first line. */

@@ -1,8 +1,8 @@
 import type { TestResult } from './model.js';
 
 /**
- * Run attributes (option `attributes`): a result's values and the key of its run. In an advanced cycle a case has one
- * run per attribute set, so a run key is the case key plus the set: (DEMO-1, firefox) is not (DEMO-1, chromium).
+ * Run attributes: a result's values and the key of its run. An advanced cycle has a run per case and attribute set,
+ * so (DEMO-1, firefox) is not (DEMO-1, chromium).
  */
 
 /** The value sent for an attribute whose template gives nothing: the spec's "no value". */

@@ -7,8 +7,8 @@ export type Timing = {
 };
 
 /**
- * The engine's one source of time: now, pauses, timers and the table of waits, made by the session and handed to
- * every part. Tests give a faster one (EngineContext.timeScale) instead of sleeping the real waits.
+ * The engine's one source of time (now, pauses, timers, the waits), handed to every part; tests give a faster one
+ * instead of sleeping the real waits.
  */
 export interface Clock {
   readonly timing: Timing;

@@ -17,8 +17,8 @@ export class PermanentProblem extends CasebridgeError {
 }
 
 /**
- * The service refused a result's run attribute set: the result is journaled with `answer` and the summary names the
- * set once (`line`). Kind `validation`, retryable, so it waits wherever it is classified, never dropped.
+ * The service refused a result's attribute set: journaled with `answer`, named once in the summary. Kind
+ * `validation`, retryable, so it is never dropped.
  */
 export class AttributeSetRefused extends CasebridgeError {
   constructor(
@@ -33,8 +33,8 @@ export class AttributeSetRefused extends CasebridgeError {
 }
 
 /**
- * A result's attribute run is not in the cycle's run list yet (a createTestRuns answer was lost, or the list omits
- * the sets). Kind `ambiguous`: it waits and asks again, then is journaled; never dropped.
+ * A result's attribute run is not in the cycle's list yet (a lost createTestRuns answer). Kind `ambiguous`: asked
+ * again, then journaled; never dropped.
  */
 export class RunNotFoundYet extends CasebridgeError {
   constructor(message: string) {

@@ -3,8 +3,8 @@ import type { TestManagementClient } from '../../client/tm.js';
 import { NotJiraError } from './errors.js';
 
 /**
- * A once-made check that throws NotJiraError when `/rest/api/2/myself` is not Jira's, so a 404 elsewhere means the
- * URL, not the plan or case; any other failure is forgotten and checked again next call.
+ * A once-made check that `/rest/api/2/myself` is Jira's (else NotJiraError), so a 404 elsewhere means the URL, not
+ * the plan or case; any other failure is checked again next call.
  */
 export function jiraCheck(tm: TestManagementClient, url: string, signal: AbortSignal): () => Promise<void> {
   let checked: Promise<void> | undefined;

@@ -2,9 +2,8 @@ import { CasebridgeError, NotFoundError, ValidationError } from '../../client/er
 import { now as systemNow } from '../../client/time.js';
 
 /**
- * Finding the item a batch is refused for: synapseRT answers 500 both to one bad item and to a transient fault, so a
- * failing batch is split in halves, and only an item failing alone, repeatedly, while others succeed, is refused.
- * Cost: about 2·log2(n) requests per refused item, 3 for an outage (docs/architecture.md).
+ * synapseRT answers 500 to one bad item and to a transient fault alike, so a failing batch is halved until an item
+ * fails alone, repeatedly, while others succeed (docs/architecture.md).
  */
 
 /** What became of a batch. */
@@ -22,10 +21,7 @@ export interface SplitOutcome<T> {
 /** Two failures of the same kind in a row, nothing in between succeeded: the service, not an item, is failing. */
 const OUTAGE_AFTER = 3;
 
-/**
- * Whether a batch failing with `err` may be refused for one item (a 400, 404 or 500); anything else concerns the
- * whole request and is thrown.
- */
+/** Whether a batch failing with `err` may be refused for one item (400, 404, 500); anything else is thrown. */
 export function splittable(err: unknown): boolean {
   return err instanceof ValidationError || err instanceof NotFoundError;
 }
@@ -44,10 +40,8 @@ export interface SplitOptions {
 }
 
 /**
- * Sends `items`, splitting a refused batch in halves until each refused item is alone. An item failing alone
- * uncertainly is tried once more after the others: refused if something else succeeded meanwhile, else unsent. If
- * the batch and both halves fail with nothing succeeding, it is an outage: every item unsent. Non-splittable errors
- * are thrown. A loop, not recursion: one frame between caller and `send` (bench/frames.mjs).
+ * Sends `items`, halving a refused batch until each refused item is alone; batch and halves failing with nothing
+ * succeeding is an outage (all unsent). A loop, not recursion: one frame between caller and `send`.
  */
 export async function splitBatch<T>(
   items: readonly T[],

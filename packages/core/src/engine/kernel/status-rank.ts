@@ -1,9 +1,8 @@
 import type { StatusMap, StatusMapKey } from './work.js';
 
 /**
- * The rank of run statuses when two results meet on one run: the worse wins (NA < Passed < Not Tested < Blocked <
- * Failed). A renamed or custom status in `statusMap` ranks as the outcome it is mapped from (the worst, if several);
- * an unmapped one (set by hand) ranks below all. Compared case-insensitively, as the service does.
+ * When two results meet on one run the worse status wins (NA < Passed < Not Tested < Blocked < Failed); a mapped name
+ * ranks as its outcome, an unmapped one below all. Case-insensitive, as the service.
  */
 
 const BUILT_IN: Record<string, number> = { na: 1, passed: 2, 'not tested': 3, blocked: 4, failed: 5 };

@@ -9,10 +9,7 @@ export function ciBuildUrl(env: NodeJS.ProcessEnv): string | undefined {
   return env.CI_JOB_URL ?? env.BUILD_URL ?? env.CIRCLE_BUILD_URL ?? env.BUILDKITE_BUILD_URL ?? undefined;
 }
 
-/**
- * This pipeline run across its machines: `CASEBRIDGE_PIPELINE_ID`, or the CI's pipeline run id with its attempt
- * (a new attempt gets a new id). Undefined outside CI.
- */
+/** This pipeline run across its machines: `CASEBRIDGE_PIPELINE_ID`, or the CI's run id with its attempt. */
 export function pipelineId(env: NodeJS.ProcessEnv): string | undefined {
   const id =
     env.CASEBRIDGE_PIPELINE_ID ??
@@ -41,9 +38,8 @@ export function truncate(s: string, max: number): string {
 const TELLING = /^\s*(Expected|Received|Locator|Difference|[-+] |[-+]\s*(Expected|Received))/;
 
 /**
- * The meaningful lines of an error message, at most `max`: all of it when short, else its first line and the lines
- * that say what differed (Jest's and Vitest's `Expected:`/`Received:` and diff lines, Playwright's locator and
- * strings). Colours removed; stack frames and Playwright's call log left out.
+ * An error message's meaningful lines, at most `max`: the first line and what differed (expected/received, diffs,
+ * locators), uncoloured, without stack frames or Playwright's call log.
  */
 export function errorLines(message: string, max = 8): string[] {
   const lines: string[] = [];
@@ -57,10 +53,7 @@ export function errorLines(message: string, max = 8): string[] {
   return [first, ...(telling.length ? telling : rest)].slice(0, max);
 }
 
-/**
- * Where a failure is, `path:line` from the repository's root (`prefix`: the project root's path in it): the failing
- * line in the test's file when the runner says, else the test's own line.
- */
+/** Where a failure is, `path:line` from the repository root: the failing line in the test's file, else the test's. */
 export function failureAt(
   t: {
     file: string;

@@ -1,13 +1,7 @@
-/**
- * Every wait of the engine in one table, each named for the behaviour it answers. `indexLagMs` and `bulkWaitMs` are
- * the defaults of settings (config/schema.ts); docs/architecture.md lists the batchers and limiters that use them.
- */
+/** Every wait of the engine, each named for the behaviour it answers; docs/architecture.md lists their users. */
 export const TIMING = {
   // Jira's search index.
-  /**
-   * How long a create may be missing from Jira's search: each Data Center node polls its index about once a second
-   * and lags under load. Every read-after-write waits or reads back this far. Default of `jira.indexLagMs`.
-   */
+  /** How long a create may be missing from Jira's search (default of `jira.indexLagMs`): read-after-writes wait it. */
   indexLagMs: 3_000,
   /** A re-read to see what the index took in: once per node's index poll. */
   indexPollMs: 1_000,
@@ -15,17 +9,11 @@ export const TIMING = {
   // Requests gathered into one.
   /** The first ask waits this long for others to share its request (bug states in one search, cases in one create). */
   gatherMs: 100,
-  /**
-   * ... and at most this long while asks keep coming: creates of tests arriving one by one, the first look of failure
-   * groups (Playwright starts a worker per failure, about one every half second), the read after a defect's create.
-   */
+  /** ... at most this long while asks keep coming (tests one by one; Playwright's failures, one every half second). */
   gatherMaxMs: 2_000,
 
   // Results on their way (delivery/pipeline.ts).
-  /**
-   * Status-only results wait at most this long for a bulk update while tests run, doubling up to `bulkWaitMaxMs`
-   * (a 90 s run makes one timed update, an hour about ten); safe, as each result is in the write-ahead log.
-   */
+  /** Status-only results wait this long for a bulk, doubling to `bulkWaitMaxMs`; safe, as the log holds each result. */
   bulkWaitMs: 30_000,
   bulkWaitMaxMs: 300_000,
   /** After the last planned test (or the end), results wait this long for others to join them in one bulk. */
@@ -34,10 +22,7 @@ export const TIMING = {
   soonWhileCreatingMs: 2_000,
   /** Runners that name no tests up front: runs join the cycle after 2 s, 4 s, 8 s...: a few batches at any size. */
   prepareWaitMs: 2_000,
-  /**
-   * A failing result's run gets its status at most this long after it came in; its classification and defect join
-   * that update if known by then, else follow in one more. A status never waits for Jira beyond this.
-   */
+  /** A failing result's status goes at most this long after it came, with its verdict if known by then. */
   statusWithinMs: 800,
   /** ... and at least this long after its delivery starts (a failure that waited for a delivery slot). */
   statusGraceMs: 250,
@@ -59,9 +44,7 @@ export const TIMING = {
   progressEveryMs: 5_000,
 
   // Defects and cases across machines.
-  /**
-   * A group the cap left out waits at most this long for a ranked group to link an existing defect (defects/cap.ts).
-   */
+  /** A group the cap left out waits at most this long for a ranked group to link an existing defect. */
   standbyMs: 3_000,
   /** A machine that lets another create the suite's cases stops waiting when none appears for this long (creates.ts). */
   followerWaitMaxMs: 60_000,

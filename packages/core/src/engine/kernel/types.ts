@@ -66,8 +66,8 @@ export interface RunSummary {
   url?: string;
   cycle?: { name: string; id: number; plan: string; url?: string };
   /**
-   * `notFiled`: failures left without a defect by the cap (`defects.maxPerRun`), explained in `notFiledReason`;
-   * `notFiledGroups`: those groups with their failing tests, largest first. All absent when every failure got one.
+   * Failures the cap left without a defect (`notFiled`, why in `notFiledReason`) and their groups, largest first.
+   * Absent when every failure got one.
    */
   defects: {
     created: string[];
@@ -80,14 +80,11 @@ export interface RunSummary {
   failures?: FailureLine[];
   failuresOmitted?: number;
   /**
-   * The quarantine; absent when its set was never read. `failed`: quarantined cases that failed; `passed`: those whose
-   * tests all passed (can be lifted); `marked`: tests run expected-to-fail for it; `problem`: why it was not read.
+   * Absent when never read. `failed`/`passed`: quarantined cases that failed / all passed (can be lifted); `marked`:
+   * tests run expected-to-fail; `problem`: why it was not read.
    */
   quarantine?: { label: string; failed: string[]; passed: string[]; marked: number; problem?: string };
-  /**
-   * The selection (option `select`): the cycle and filters, cases selected, planned and selected tests, selected cases
-   * no test maps; `problem`: why it was not applied. Absent without `select`.
-   */
+  /** Option `select`: the cycle, filters and counts, selected cases no test maps; `problem`: why it was not applied. */
   selection?: {
     plan: string;
     cycle: string;
@@ -127,9 +124,8 @@ export interface RunSummary {
 }
 
 /**
- * A failing or flaky result, by its case's history (defects/history.ts): `new` (never failed, or last run passed),
- * `known` (same failure before, or an open known bug), `flaky` (passed on retry, or 2+ flips in its last 10 runs),
- * `regression` (its known bug is closed), `quarantined` (no new defect).
+ * A failing or flaky result by its case's history: `new`, `known` (failed the same way, or an open known bug),
+ * `flaky` (passed on retry, or flips), `regression` (its known bug closed), `quarantined` (no new defect).
  */
 export type Classification = 'new' | 'known' | 'flaky' | 'regression' | 'quarantined';
 
@@ -172,8 +168,8 @@ export interface CycleInfo {
   /** When it was started (the service's `cycleStartedDate`, epoch ms), when the list said. */
   startedAt?: number;
   /**
-   * Another process reports into it now: it created the cycle as this one tried, or started it moments before this
-   * run (a matrix of jobs on one suite). Their failures may share a group (defects.ts waits before filing one).
+   * Another process reports into it now (a matrix of jobs on one suite): their failures may share a group, so
+   * defects.ts waits before filing one.
    */
   shared?: boolean;
 }

@@ -18,8 +18,8 @@ export interface AttachmentChoice {
 }
 
 /**
- * A unit of delivery: one test result for one case key, in memory, the journal or a replay; `progress` records what
- * reached the service, so a retry or replay never does it twice.
+ * One test result for one case key, in memory, the journal or a replay; `progress` records what reached the service,
+ * so a retry or replay never does it twice.
  */
 export interface WorkItem {
   /** Random id of this result for this key (journal entries and logs name it). */
@@ -49,10 +49,7 @@ export interface Target {
   build?: string;
   /** A cycle this run creates gets a run for every case of the plan (option `preloadRuns`); absent: it does not. */
   preloadRuns?: boolean;
-  /**
-   * The cycle name is new per run (see cycleNamePerRun): the cycle is created first and looked for only if the create
-   * is refused. A replay into a cycle that exists by then costs that one refused create.
-   */
+  /** A per-run cycle name: the cycle is created first, looked for only if the create is refused. */
   perRunCycle?: boolean;
 }
 
@@ -173,15 +170,12 @@ export function needsDetails(item: WorkItem, config: { attachments: AttachmentCh
   return selectedAttachments(item.test, config.attachments).length > 0;
 }
 
-/**
- * The frozen empty list status-only results share: five fewer arrays per waiting result (1.6 MB at 10,000 tests);
- * frozen so that a change throws instead of reaching every other result.
- */
+/** Shared by status-only results (1.6 MB fewer at 10,000 tests); frozen, so a change throws instead of spreading. */
 const NONE: never[] = Object.freeze([]) as unknown as never[];
 
 /**
- * What a status-only result still needs once it is in the write-ahead log: identity, tags, annotations, each
- * attempt's status, duration and errors. Output and unsent files (up to 8 kB per test) are dropped.
+ * What a status-only result still needs once logged: identity, tags, annotations, each attempt's status, duration and
+ * errors. Output and unsent files (up to 8 kB a test) are dropped.
  */
 export function statusOnly(t: TestResult): TestResult {
   return {

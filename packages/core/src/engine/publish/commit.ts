@@ -23,10 +23,7 @@ export function repoPrefixOf(cwd: string): string {
 /** A full commit hash: what Code Insights and the build status take (a short one is refused). */
 export const FULL_HASH = /^[0-9a-f]{40}$/i;
 
-/**
- * The commit the tests ran on: `CASEBRIDGE_COMMIT`, else what the CI names (Jenkins, Bamboo, GitLab, GitHub), else
- * `git rev-parse HEAD` in `cwd`; undefined when none says.
- */
+/** The commit the tests ran on: `CASEBRIDGE_COMMIT`, else the CI's, else `git rev-parse HEAD`; undefined if none. */
 export async function commitOf(env: NodeJS.ProcessEnv, cwd: string): Promise<string | undefined> {
   const named =
     env.CASEBRIDGE_COMMIT ??

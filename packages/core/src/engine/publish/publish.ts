@@ -91,10 +91,7 @@ export interface PublishOptions {
   client?: Partial<ClientOptions>;
 }
 
-/**
- * Posts the report to every target, side by side; never throws: a target that fails is a line of its own (a wrong
- * token, a repository that is not there, a short hash, an unreachable host), the others still post.
- */
+/** Posts the report to every target side by side; never throws: a failing target is a line of its own. */
 export async function publishReport(rep: CycleReport, targets: Targets, o: PublishOptions = {}): Promise<Posted[]> {
   const jobs: Array<Promise<Posted>> = [];
   if (targets.bitbucket) jobs.push(guarded('bitbucket', () => toBitbucket(rep, targets, o)));
@@ -133,8 +130,8 @@ async function withClient<T>(url: string, token: string, o: PublishOptions, use:
 }
 
 /**
- * Code Insights: the report (created or replaced), its annotations deleted and posted anew (the service does not
- * deduplicate them), and the commit's build status. 3 requests, 4 with annotations.
+ * Code Insights: the report replaced, its annotations deleted and posted anew (the service does not deduplicate
+ * them), the build status. 3 requests, 4 with annotations.
  */
 async function toBitbucket(rep: CycleReport, t: Targets, o: PublishOptions): Promise<Posted> {
   const b = t.bitbucket as NonNullable<Targets['bitbucket']>;
@@ -184,9 +181,8 @@ async function* pages<T>(read: (page: number) => Promise<T[]>, per = 100): Async
 }
 
 /**
- * One comment a pull request, found by its marker: edited in place, else added. Two shards ending at once can both
- * add one (neither saw the other's): after adding, the list is read again and a newer one of ours gives way to the
- * oldest, which takes our body. 2 requests; 4 after a race.
+ * One comment per pull request, found by its marker. Two shards may both add one: after adding, a newer one of
+ * ours gives way to the oldest, which takes our body. 2 requests; 4 after a race.
  */
 async function oneComment(
   marker: string,
@@ -276,10 +272,7 @@ async function toGithub(rep: CycleReport, t: Targets, o: PublishOptions): Promis
   };
 }
 
-/**
- * `casebridge doctor`'s look at each target: one read that proves the token, the repository and the pull request
- * (Bitbucket: the commit's reports; GitLab and GitHub: a page of one note or comment). Never throws.
- */
+/** `casebridge doctor`'s look at each target: one read that proves token, repository and pull request. Never throws. */
 export async function probeTargets(targets: Targets, o: PublishOptions = {}): Promise<Posted[]> {
   // One read with the target's token; its line when the read answers.
   const probe = (host: Host, url: string, token: string, read: (c: CodeHostClient) => Promise<unknown>, line: string) =>
@@ -337,10 +330,7 @@ export interface AtEnd {
   durationMs?: number;
 }
 
-/**
- * At the end of a reporter's run, once its results are delivered: the cycle's report (every shard's results so far)
- * to every configured target. Never throws; nothing when no target is configured.
- */
+/** At a run's end, once delivered: the cycle's report (all shards so far) to every target. Never throws. */
 export async function publishAtEnd(a: AtEnd): Promise<Posted[]> {
   const targets = targetsOf(a.config, a.env);
   if (!anyTarget(targets)) return [];

@@ -43,9 +43,8 @@ export interface InsightsAnnotation {
 }
 
 /**
- * A Code Insights report and its annotations: the gate's verdict, six data fields (the counts, the pass rate, the
- * duration or the runs not run, the cycle), one annotation per failure at its file and line, worst first, at most
- * 1,000 (the details say how many were left out).
+ * A Code Insights report (the gate's verdict, six data fields) and one annotation per failure at its file and line,
+ * worst first, at most 1,000.
  */
 export function insights(rep: CycleReport): { report: InsightsReport; annotations: InsightsAnnotation[] } {
   const { tally, classes, verdict } = rep;
@@ -101,10 +100,7 @@ export const commentMarker = (key: string) => `<!-- casebridge-report: ${key} --
 
 const md = (s: string) => s.replace(/\|/g, '\\|').replace(/[<>]/g, (c) => (c === '<' ? '&lt;' : '&gt;'));
 
-/**
- * The pull-request comment (GitLab note, GitHub comment): the verdict, the counts, the gate's rules, a table of the
- * failures worst first (at most 50 rows, then how many more with the cycle's link), and the cycle's link.
- */
+/** The pull-request comment: verdict, counts, the gate's rules, failures worst first (at most 50 rows), the link. */
 export function commentMarkdown(rep: CycleReport, key: string): string {
   const { verdict } = rep;
   const lines = [

@@ -4,8 +4,8 @@ import type { CycleDigest, Failure, FailureClass, Reader } from '../query/result
 import { issueUrl } from '../report/links.js';
 
 /**
- * One report of a cycle for the pull request, read from synapseRT by the gate's own read-and-judge (gateCycle): the
- * same verdict as `casebridge gate`, and the union of every shard's results so far (the last shard posts the whole).
+ * A cycle's report for the pull request, by the gate's own read-and-judge: the same verdict as `casebridge gate`, over
+ * every shard's results so far (the last shard posts the whole).
  */
 export interface CycleReport {
   plan: string;

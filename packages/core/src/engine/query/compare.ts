@@ -13,9 +13,8 @@ import {
 } from './results.js';
 
 /**
- * What changed between two cycles of a plan, for `casebridge diff` and the MCP tool `compare_cycles`: newly failing,
- * fixed, still failing (the same way or another way, by the failure's signature), new tests and tests not run any
- * more. Both cycles are read once: the plan's cycles 1 request, each cycle's runs 1, so 3 requests at any size.
+ * What changed between two cycles of a plan (`casebridge diff`, MCP `compare_cycles`): newly failing, fixed, still
+ * failing (by signature), new tests and tests not run any more. 3 requests at any size.
  */
 
 /** A failure as the comparison shows it (the reporter's words, read back by readComment). */
@@ -83,10 +82,7 @@ export interface ComparedRun {
 
 type Lists = Omit<CycleComparison, 'plan' | 'base' | 'cycle' | 'counts'>;
 
-/**
- * Whether two failures of a test are the same: by their signatures when both runs carry one; else (a comment without
- * one: an older reporter, a person's) by where they failed and their first error line.
- */
+/** Two failures are the same by signature when both runs carry one, else by where they failed and their first line. */
 export function sameFailure(a: FailureDigest, b: FailureDigest): boolean {
   if (a.signature && b.signature) return a.signature === b.signature;
   const where = (f: FailureDigest) => `${f.file ?? ''}:${f.line ?? ''}\n${f.errorLines?.[0] ?? ''}`;
@@ -157,9 +153,8 @@ function byTest(runs: readonly ComparedRun[]): Map<string, ComparedRun> {
 }
 
 /**
- * `cycle` against `base`, both of `plan` (a name, `#id` or id each). 3 requests at any size: the plan's cycles once,
- * the two cycles' runs at once. Each list holds at most `limit` (default 50, at most 500); `counts` count them all.
- * A plan or cycle that is not there is a QueryError.
+ * `cycle` against `base`, both of `plan`, in 3 requests at any size; each list holds at most `limit` (default 50,
+ * at most 500), `counts` count them all. A missing plan or cycle is a QueryError.
  */
 export async function compareCycles(
   r: Reader,

@@ -4,10 +4,8 @@ import { issueUrl } from '../report/links.js';
 import { type CycleDigest, cycleRead, type Page, pageOf, QueryError, type Reader } from './results.js';
 
 /**
- * Requirement coverage (`casebridge coverage`, MCP `requirement_coverage`, the gate's `requirements` rule): each
- * requirement with its cases (linked by anyone) and their results in a cycle. A parent is judged over its
- * descendants' cases too. Costs: the cycle (2 requests), one search for the set (JQL, or the project's requirements,
- * or the keys asked for), then per requirement one read of its linked cases and one of its descendants.
+ * Requirement coverage: each requirement with its cases (linked by anyone) and their results in a cycle, a parent
+ * judged over its descendants' too. 3 requests, then 2 per requirement.
  */
 
 export type CoverageState = 'passing' | 'failing' | 'not run' | 'not covered';
@@ -59,10 +57,7 @@ export function coverageState(cases: readonly Pick<CoveredCase, 'result'>[]): Co
 
 const KEY = /^[A-Z][A-Z0-9_]*-\d+$/;
 
-/**
- * The set of requirements: the keys asked for, else the JQL's issues, else the project's requirements linked to a
- * case of the plan's cycle (found by one search of `issuetype = Requirement`). 1 search (paged by id).
- */
+/** The requirements: the keys asked for, else the JQL's issues, else the project's linked to the cycle's cases. */
 async function requirementSet(r: Reader, project: string, q: CoverageQuery): Promise<Map<string, string>> {
   const bad = (q.requirements ?? []).filter((k) => !KEY.test(k));
   if (bad.length) throw new QueryError(`not an issue key: ${bad.join(', ')} (expected keys like PROJ-12)`);

@@ -13,9 +13,8 @@ import {
 } from './results.js';
 
 /**
- * One failure's whole story, read back for `casebridge failure KEY` and the MCP tool `failure_detail`: the run and its
- * comment, the error as the reporter wrote it (with the test's own stack frames when the comment has a stack), the
- * run's steps and files, its defects as Jira has them now, and the case's last results.
+ * One failure's whole story (`casebridge failure KEY`, MCP `failure_detail`): run and comment, the error as written,
+ * steps and files, its defects as Jira has them now, the case's last results.
  */
 
 export interface DetailStep {
@@ -102,11 +101,8 @@ export const HISTORY_RESULTS = 10;
 type Run = Awaited<ReturnType<typeof cycleRead>>['runs'][number];
 
 /**
- * `key`'s run in the cycle `ref` of `plan` (a failed one first, in an advanced cycle with several), told whole.
- * Costs: the cycle 2 requests (its plan's cycles, its runs) and the case's history 1, at once; then the run's details
- * 1 (steps and files), the files' links 1 more only where the run details leave them out (the service's `ID`
- * variant), and 1 per defect (a Jira issue read: status and assignee; at most MAX_DEFECT_READS). 4 + defects in all,
- * whatever the cycle's size. An unknown case, or one with no run in the cycle, is a QueryError.
+ * `key`'s run in the cycle (a failed one first), told whole: 4 requests plus one per defect (at most
+ * MAX_DEFECT_READS), whatever the cycle's size. An unknown case, or one with no run there, is a QueryError.
  */
 export async function failureDetail(r: Reader, plan: string, ref: string, key: string): Promise<FailureDetail> {
   const o = r.signal ? { signal: r.signal } : undefined;
@@ -186,9 +182,8 @@ const setOf = (run: Run) =>
 type RunDetails = Awaited<ReturnType<Reader['tm']['runs']['get']>>;
 
 /**
- * The run's files and its steps' files with their links, then those the run comment links to in the content
- * repository. The run details carry the links in the service's `id` variant; otherwise one read of the run's
- * attachment details (run and steps together) gives them.
+ * The run's and its steps' files with their links, then those the comment links to; without links in the run
+ * details (the `ID` variant) one read of the attachment details gives them.
  */
 async function attachmentsOf(
   r: Reader,
@@ -229,10 +224,7 @@ export function attachmentKind(name: string, mimeType = ''): AttachmentKind {
   return 'other';
 }
 
-/**
- * Files the reporter stored in the content repository, by the lines it wrote for them in the run comment
- * (`trace.zip: https://…`, and `Page state at the failure: error-context.md (https://…)`).
- */
+/** Files the reporter stored in the content repository, by the lines it wrote for them in the run comment. */
 export function storedFiles(comment: string | null | undefined): DetailAttachment[] {
   const out: DetailAttachment[] = [];
   for (const line of (comment ?? '').split('\n')) {
@@ -274,10 +266,8 @@ async function defectsOf(r: Reader, bugs: ReadonlyMap<string, string | undefined
 const FRAME = /^\s+at \S/;
 
 /**
- * The error of a run comment `commentFor` wrote: every line of its message as written (colours removed), and its
- * stack's frames trimmed to the project's (ownFrames) when the comment carries a stack; undefined when the comment
- * names no failure. The reporters write the message only (the stack goes to the defect's description), so `stack`
- * is there for errors whose message holds frames.
+ * The error of a comment `commentFor` wrote: its message as written, uncoloured, with the project's frames when it
+ * holds a stack; undefined when it names no failure.
  */
 export function errorOfComment(
   comment: string | null | undefined,
@@ -312,9 +302,8 @@ const FOREIGN = /node_modules|^node:|\binternal\/|^native$|\/jest-circus\/|\/@vi
 const FRAME_PATH = /^\s*at (?:.*?\()?((?:[A-Za-z]:)?[^\s()]+?):(\d+)(?::\d+)?\)?\s*$/;
 
 /**
- * The frames of a stack that are the project's (the test and its helpers), trimmed, with the absolute root cut off
- * when a frame is the test's `file` (from the repository's root); when no frame is the project's, the first 3 frames
- * as they are, where it threw.
+ * The project's frames of a stack, trimmed, the absolute root cut off for the test's `file`; with none of the
+ * project's, the first 3 as they are, where it threw.
  */
 export function ownFrames(frames: readonly string[], file?: string): string[] {
   const parsed = frames.map((raw) => {

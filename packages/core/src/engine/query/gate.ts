@@ -3,10 +3,8 @@ import { type CoverageState, requirementCoverage } from './coverage.js';
 import { type CycleDigest, cycleRead, type Failure, type Reader } from './results.js';
 
 /**
- * The quality gate of a cycle (`casebridge gate`): `gateCycle` reads, `judge` (pure) decides, each rule with its
- * figure and verdict. `maxNew` counts new, flaky and unclassified failures (known and quarantined too if `strict`);
- * `maxRegressions`; `minPassRate` (passed ÷ runs with a result, %); `requireAllPlanned` (every plan case has a result);
- * `requireAttributes` (each value of an attribute has a result, e.g. every browser ran).
+ * The quality gate of a cycle: `gateCycle` reads, `judge` (pure) decides, each rule with its figure and verdict.
+ * `maxNew` counts new, flaky and unclassified failures (known and quarantined too if `strict`).
  */
 
 export interface GateRules {

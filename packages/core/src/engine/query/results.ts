@@ -10,10 +10,8 @@ import type { StatusMap } from '../kernel/work.js';
 import { cycleUrl, issueUrl, runUrl } from '../report/links.js';
 
 /**
- * What the reporters wrote, read back for the CLI's queries, gate and MCP server through the engine's own readers
- * (`readComment`, `resultOfStatus`, classify.ts); a failure reported without a classification is `unclassified`,
- * never classified here. Costs: a cycle's summary or failures 2 requests at any size, a case's history 1, flaky
- * cases and cycle lists 1 + one per cycle. No per-test reads.
+ * What the reporters wrote, read back through the engine's own readers, so nothing is classified here (unclassified
+ * stays so). A cycle's summary or failures cost 2 requests at any size; no per-test reads.
  */
 
 export interface Reader {
@@ -307,10 +305,7 @@ export interface FlakyCase {
   rate: number;
 }
 
-/**
- * The plan's flaky cases over its last `cycles` cycles, most flips first (flipRule: 2+ flips in 10). 1 + `cycles`
- * requests.
- */
+/** The plan's flaky cases over its last `cycles` cycles, most flips first (flipRule); 1 + `cycles` requests. */
 export async function flakyCases(
   r: Reader,
   plan: string,

@@ -4,11 +4,7 @@ import { errorLines } from '../kernel/text.js';
 import type { Classification, FailureLine } from '../kernel/types.js';
 import type { WorkItem } from '../kernel/work.js';
 
-/**
- * Where a person reads the results in Jira: issues at `/browse/<KEY>`; synapseRT shows a cycle on its plan's page
- * (`/browse/<PLAN>?cycle=<id>`) and a run at `&run=<id>#run-<id>` (`run` picks the page of a long cycle). The
- * emulator's web UI serves the same paths.
- */
+/** Where a person reads results: `/browse/<KEY>`; synapseRT shows cycles and runs on their plan's page. */
 export function issueUrl(base: string, key: string): string {
   return `${trimSlash(base)}/browse/${encodeURIComponent(key)}`;
 }

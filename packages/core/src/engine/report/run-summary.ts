@@ -140,10 +140,7 @@ export function failReason(journaled: number, summary: RunSummary): string {
     : `casebridge: ${summary.problems.length} problem(s) while reporting (listed above), and failOnError fails the run`;
 }
 
-/**
- * The summary's problem lines in order, then the service's refusals of single results, one line per answer (a status
- * refused on every run update is one line, not one per test).
- */
+/** The problem lines in order, then one line per refusal answer (not one per test refused it). */
 export function problemLines(records: readonly Problem[]): string[] {
   const lines: string[] = [];
   const byAnswer = new Map<string, Array<{ key: string; test: string }>>();

@@ -68,10 +68,7 @@ function byClassification(failures: readonly FailureLine[]): FailureLine[] {
   return [...failures].sort((a, b) => rank(a) - rank(b));
 }
 
-/**
- * The console's failure lines when the run classified them: counts per kind, then at most 10, new and regressions
- * first.
- */
+/** The classified failures for the console: counts per kind, then at most 10, new and regressions first. */
 function failureLines(s: RunSummary): string[] {
   const failures = s.failures ?? [];
   if (!failures.some((f) => f.classification)) return [];
