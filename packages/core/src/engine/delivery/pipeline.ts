@@ -175,11 +175,11 @@ export class DeliveryPipeline implements WaitingBatch {
     this.inFlight.track(this.replayJournal());
   }
 
-  /** Sends the gathered status-only results now (see sendStatuses). */
-  flush(): void {
+  /** Sends the gathered status-only results now (those of the batches `which` picks; see sendStatuses). */
+  flush(which?: (batch: Gathering) => boolean): void {
     this.flushing = true;
     try {
-      this.statuses.flush();
+      this.statuses.flush(which);
     } finally {
       this.flushing = false;
     }
@@ -242,13 +242,7 @@ export class DeliveryPipeline implements WaitingBatch {
     if (!batch) return;
     if (this.open?.batch !== batch) this.open = { batch, count: 0 };
     this.open.count += 1;
-    if (this.open.count < BULK_MAX) return;
-    this.flushing = true;
-    try {
-      this.statuses.flush((b) => b === batch);
-    } finally {
-      this.flushing = false;
-    }
+    if (this.open.count >= BULK_MAX) this.flush((b) => b === batch);
   }
 
   /** How long a result may wait: soon when the run is winding down (while cases are created, longer), else `wait`. */
@@ -265,17 +259,10 @@ export class DeliveryPipeline implements WaitingBatch {
     }
   }
 
-  /**
-   * A batch's results, one bulk per cycle, each a delivery under the limit. While the service is down they are parked
-   * and gathered again once it answers (dropped, they would miss every later bulk).
-   */
+  /** A batch's results, one bulk per cycle, each a delivery under the limit (parked while the service is down). */
   private sendStatuses(items: readonly WorkItem[]): void {
     this.gathered -= items.length;
     if (!this.flushing && !this.allIn) this.wait = Math.min(this.wait * 2, this.o.clock.timing.bulkWaitMaxMs);
-    if (this.o.health.down !== undefined) {
-      this.later.park([...items]);
-      return;
-    }
     const byCycle = new Map<string, WorkItem[]>();
     for (const item of items) appendTo(byCycle, this.o.delivery.cycles.key(item.target), item);
     for (const list of byCycle.values()) this.inFlight.track(this.deliveries.add(() => this.sendBulk(list)));
