@@ -196,6 +196,33 @@ describe('refused creates', () => {
       'Defect not filed: Jira refused its fields: components: Component/s is required; customfield_10010: Team is required (set defects.fields.components, set defects.fields.customfield_10010, see doctor)',
     );
   });
+
+  it('go one at a time until the first has answered, then side by side', async () => {
+    const r = new DefectRefusals(undefined);
+    let running = 0;
+    let most = 0;
+    const opened: Array<() => void> = [];
+    const create = () =>
+      new Promise<void>((done) => {
+        running += 1;
+        most = Math.max(most, running);
+        opened.push(() => {
+          running -= 1;
+          done();
+        });
+      });
+    const first = r.inTurn(create);
+    const rest = [r.inTurn(create), r.inTurn(create), r.inTurn(create)];
+    await new Promise((t) => setImmediate(t));
+    expect(running).toBe(1);
+    opened.shift()?.();
+    await first;
+    await new Promise((t) => setImmediate(t));
+    expect(running).toBe(3);
+    for (const open of opened.splice(0)) open();
+    await Promise.all(rest);
+    expect(most).toBe(3);
+  });
 });
 
 describe('create screen check', () => {

@@ -203,8 +203,7 @@ async function file(
 ): Promise<Decided> {
   const { cap } = input;
   const regression = regressionOf ? { regressionOf } : {};
-  const answered = await input.refusals.turn();
-  try {
+  return input.refusals.inTurn(async () => {
     // After a refused create every other would be refused too (the same defects.fields): not sent.
     const refused = input.refusals.blocking;
     if (refused) {
@@ -213,9 +212,7 @@ async function file(
     }
     const made = await createDefect(input, project, group, regressionOf);
     return made.key !== undefined && made.created ? { ...made, ...regression } : made;
-  } finally {
-    answered();
-  }
+  });
 }
 
 async function createDefect(

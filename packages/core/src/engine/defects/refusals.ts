@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import type { ValidationError } from '../../client/errors.js';
 import type { DefectFields } from '../config/defect-fields.js';
 
@@ -27,10 +28,8 @@ export function refusedFields(serverMessage: string): Array<{ id: string; messag
 
 export class DefectRefusals {
   private first?: Refusal;
-  /** Whether a create of this run succeeded: then creates run side by side. */
-  private proven = false;
-  /** Settles when the create under way, the first of the run, has answered. */
-  private probe?: Promise<void>;
+  /** One create at a time until the first has answered, so a refusal costs one request, not one per group. */
+  private readonly creates = new PQueue({ concurrency: 1 });
   /** Case keys of the failures not filed, per refusal (`what (fix)`). */
   private readonly notFiled = new Map<string, { refusal: Refusal; keys: string[] }>();
 
@@ -41,19 +40,15 @@ export class DefectRefusals {
     return this.first;
   }
 
-  /** Until a create succeeds they go one at a time, so a refusal costs one request, not one per group. */
-  async turn(): Promise<() => void> {
-    while (!this.proven && this.probe) await this.probe;
-    if (this.proven || this.first) return () => undefined;
-    let done: () => void = () => undefined;
-    this.probe = new Promise((r) => {
-      done = r;
+  /** Runs a create in its turn: after the first answer, refused (then `blocking` stops the rest) or not, all at once. */
+  inTurn<T>(create: () => Promise<T>): Promise<T> {
+    return this.creates.add(async () => {
+      try {
+        return await create();
+      } finally {
+        this.creates.concurrency = Number.POSITIVE_INFINITY;
+      }
     });
-    return () => {
-      this.proven = this.first === undefined;
-      this.probe = undefined;
-      done();
-    };
   }
 
   /** Whether the service's answer names fields of the create (Jira's `field: message`): a refusal of the fields. */
