@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import type { TestManagementClient } from '../../client/tm.js';
 import { type Clock, systemClock } from '../kernel/clock.js';
 import type { CycleInfo } from '../kernel/types.js';
@@ -50,7 +51,7 @@ export class DefectCap {
   private readonly cycles = new Map<number, CycleDefects>();
   private notFiledCount = 0;
   /** Reservations near the cap, one after the other; callers waiting for the creates under way to settle. */
-  private near: Promise<unknown> = Promise.resolve();
+  private readonly near = new PQueue({ concurrency: 1 });
   private readonly waiting: Array<() => void> = [];
   /** Failure groups by hash: the blast radius of each (see `saw`). */
   private readonly demand = new Map<string, Demand>();
@@ -151,7 +152,7 @@ export class DefectCap {
   private slot(cycle: CycleInfo | undefined, c: CycleDefects | undefined): boolean | Promise<boolean> {
     if (!cycle || !c) return this.take(undefined);
     if (this.count(c) < this.max - NEAR) return this.take(c);
-    const turn = this.near.then(async () => {
+    return this.near.add(async () => {
       await this.idle();
       if (!c.reread && this.count(c) < this.max) {
         c.reread = true;
@@ -159,8 +160,6 @@ export class DefectCap {
       }
       return this.take(c);
     });
-    this.near = turn.catch(() => undefined);
-    return turn;
   }
 
   /** Gives back a slot taken by `reserve` as soon as the create answered: with its key, or undefined when it failed. */
