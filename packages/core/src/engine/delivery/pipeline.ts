@@ -5,7 +5,6 @@ import { RequirementLinks } from '../cases/requirements.js';
 import type { CasebridgeConfig } from '../config/schema.js';
 import type { Journaling } from '../journal/journaling.js';
 import { attributeValuesOf } from '../kernel/attributes.js';
-import { Batcher, type Gathering } from '../kernel/batcher.js';
 import type { Clock } from '../kernel/clock.js';
 import { AttributeSetRefused } from '../kernel/errors.js';
 import { displayName, type TestResult } from '../kernel/model.js';
@@ -53,15 +52,11 @@ export class DeliveryPipeline implements WaitingBatch {
   private readonly prep: CyclePreparation;
   /** Deliveries under way, at most `concurrency`: its own queue, as sharing the transport's would deadlock. */
   private readonly deliveries: PQueue;
-  /** Status-only results gathered into one bulk per cycle: after `wait`, soon once all are in, at once when full. */
-  private readonly statuses: Batcher<WorkItem, void>;
-  /** Results gathered and not sent yet; the batch they join now and how many it holds. */
-  private gathered = 0;
-  private open?: { batch: Gathering; count: number };
-  /** The next batch's wait: doubles each time a wait runs out before the end, up to bulkWaitMaxMs. */
+  private buffer: WorkItem[] = [];
+  /** The timed bulk's and the soon bulk's timers (their cancels). */
+  private timer?: () => void;
   private wait: number;
-  /** The batches are being sent by `flush`, not because a wait ran out. */
-  private flushing = false;
+  private soonTimer?: () => void;
   /** Every planned test reported (`add` of the last), or the run ended (drain): what waits goes soon. */
   private allIn = false;
   /** Item ids are this token and a sequence number: unique across runs, cheap to keep. */
@@ -75,16 +70,6 @@ export class DeliveryPipeline implements WaitingBatch {
     this.inFlight = new InFlight((err, what) => health.classify(err, what), o.clock);
     this.deliveries = new PQueue({ concurrency: o.config.concurrency });
     this.wait = o.config.bulkWaitMs;
-    this.statuses = new Batcher<WorkItem, void>({
-      clock: o.clock,
-      waitMs: this.wait,
-      // The end waits on a bulk due soon; a timed one does not hold a runner's process that wants to exit.
-      keepAlive: () => this.allIn,
-      send: async (items) => {
-        this.sendStatuses(items);
-        return items.map(() => undefined);
-      },
-    });
     this.later = new Later({
       health,
       signal,
@@ -105,12 +90,12 @@ export class DeliveryPipeline implements WaitingBatch {
 
   /** Results waiting for a bulk update. */
   get size(): number {
-    return this.gathered;
+    return this.buffer.length;
   }
 
   /** A bulk is about to go (see soonMs, kernel/timing.ts). */
   get due(): boolean {
-    return this.allIn && this.gathered > 0 && !this.holding && this.o.health.down === undefined;
+    return this.soonTimer !== undefined;
   }
 
   /** A request succeeded: the end of the run keeps waiting while this happens. */
@@ -175,14 +160,21 @@ export class DeliveryPipeline implements WaitingBatch {
     this.inFlight.track(this.replayJournal());
   }
 
-  /** Sends the gathered status-only results now (those of the batches `which` picks; see sendStatuses). */
-  flush(which?: (batch: Gathering) => boolean): void {
-    this.flushing = true;
-    try {
-      this.statuses.flush(which);
-    } finally {
-      this.flushing = false;
+  /** Sends the batch now, one bulk per cycle; kept while the service is down, or it would miss every later bulk. */
+  flush(): void {
+    this.timer?.();
+    this.timer = undefined;
+    this.soonTimer?.();
+    this.soonTimer = undefined;
+    if (this.buffer.length === 0) return;
+    if (this.o.health.down !== undefined) {
+      this.later.onUp(() => this.arm());
+      return;
     }
+    const byCycle = new Map<string, WorkItem[]>();
+    for (const item of this.buffer) appendTo(byCycle, this.o.delivery.cycles.key(item.target), item);
+    this.buffer = [];
+    for (const items of byCycle.values()) this.inFlight.track(this.deliveries.add(() => this.sendBulk(items)));
   }
 
   /** The run ended: the batches go now, and the end waits while delivery progresses. False: gave up (abort, `settle`). */
@@ -221,9 +213,11 @@ export class DeliveryPipeline implements WaitingBatch {
     if (cycleRun && !needsDetails(item, this.o.config)) {
       // Only its status is kept in memory until the bulk (the write-ahead log has the whole result).
       item.test = statusOnly(item.test);
+      this.buffer.push(item);
       // While tests still run, its case joins the cycle in the next batch; after that the bulk adds what is left.
       if (!replayed && !this.allIn) this.prep.prepare(runKeyOf(item));
-      this.gather(item);
+      if (this.buffer.length >= BULK_MAX) this.flush();
+      else if (!this.holding) this.arm();
       return;
     }
     // A failure's facts (its case's history, the quarantine set) are read from now, beside its way to a delivery slot.
@@ -235,37 +229,31 @@ export class DeliveryPipeline implements WaitingBatch {
     );
   }
 
-  /** A status-only result joins the batch: it waits `wait`, soon once all are in, and while the journal is read. */
-  private gather(item: WorkItem): void {
-    this.gathered += 1;
-    const { batch } = this.statuses.load(item, this.holding ? Number.POSITIVE_INFINITY : this.patience());
-    if (!batch) return;
-    if (this.open?.batch !== batch) this.open = { batch, count: 0 };
-    this.open.count += 1;
-    if (this.open.count >= BULK_MAX) this.flush((b) => b === batch);
-  }
-
-  /** How long a result may wait: soon when the run is winding down (while cases are created, longer), else `wait`. */
-  private patience(): number {
-    if (!this.allIn) return this.wait;
-    const { soonWhileCreatingMs, soonMs } = this.o.clock.timing;
-    return this.o.cases?.busy === true ? soonWhileCreatingMs : soonMs;
-  }
-
-  /** The journal is read: what it gathered goes after the wait it would have had. */
+  /** Results wait in the batch: soon when the run is winding down, otherwise at the latest after `wait`. */
   private arm(): void {
-    if (this.open && this.statuses.has(this.open.batch)) {
-      this.statuses.by(this.open.batch, this.o.clock.now() + this.patience());
+    if (this.buffer.length === 0) return;
+    if (this.allIn) this.soon();
+    else if (!this.timer) {
+      this.timer = this.o.clock.after(this.wait, () => {
+        this.wait = Math.min(this.wait * 2, this.o.clock.timing.bulkWaitMaxMs);
+        this.flush();
+      });
     }
   }
 
-  /** A batch's results, one bulk per cycle, each a delivery under the limit (parked while the service is down). */
-  private sendStatuses(items: readonly WorkItem[]): void {
-    this.gathered -= items.length;
-    if (!this.flushing && !this.allIn) this.wait = Math.min(this.wait * 2, this.o.clock.timing.bulkWaitMaxMs);
-    const byCycle = new Map<string, WorkItem[]>();
-    for (const item of items) appendTo(byCycle, this.o.delivery.cycles.key(item.target), item);
-    for (const list of byCycle.values()) this.inFlight.track(this.deliveries.add(() => this.sendBulk(list)));
+  /** A bulk soon, so results arriving together go together; while cases are created, one per soonWhileCreatingMs. */
+  private soon(): void {
+    if (this.soonTimer) return;
+    const { soonWhileCreatingMs, soonMs } = this.o.clock.timing;
+    const wait = this.o.cases?.busy === true ? soonWhileCreatingMs : soonMs;
+    this.soonTimer = this.o.clock.after(
+      wait,
+      () => {
+        this.soonTimer = undefined;
+        this.flush();
+      },
+      true,
+    );
   }
 
   /** The status-only results of one cycle, in one bulk; what became of each comes back from Delivery.bulk. */

@@ -18,7 +18,7 @@ export interface BatcherOptions<K, V> {
   /** Keys per batch: once one is full the next ask starts another (each goes at its own due time). */
   maxSize?: number;
   /** Whether a batch's timer keeps the process alive (work waits on it), or not (a head start nobody may take). */
-  keepAlive?: boolean | (() => boolean);
+  keepAlive?: boolean;
   /**
    * One batch answered at a time: one due while another is in flight keeps gathering asks and goes when that ends
    * (a write whose answer the next batch must see, such as adding cases to a cycle).
@@ -111,8 +111,7 @@ export class Batcher<K, V> {
     b.due = at;
     const ms = at - this.o.clock.now();
     if (ms > 0) {
-      const { keepAlive = false } = this.o;
-      b.cancel = this.o.clock.after(ms, b.send, typeof keepAlive === 'function' ? keepAlive() : keepAlive);
+      b.cancel = this.o.clock.after(ms, b.send, this.o.keepAlive ?? false);
       return;
     }
     // Due now: after the asks of this job have joined (DataLoader's own schedule), not a timer's turn later.
