@@ -123,4 +123,23 @@ describe('the one keyed batcher', () => {
     await expect(after).resolves.toBe(3);
     expect(sent).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
   });
+
+  it('a batch due now goes once the asks of this job have joined, without a timer', async () => {
+    const sent: string[][] = [];
+    // Real timers: a batch due now must not wait for a timer's turn (a test faking setTimeout would have to step it).
+    const b = new Batcher<string, string>({
+      clock: clockOf(),
+      waitMs: 0,
+      send: async (keys) => {
+        sent.push([...keys]);
+        return [...keys];
+      },
+    });
+    const together = [b.load('a').answer, b.load('b').answer];
+    await Promise.resolve();
+    expect(sent).toEqual([['a', 'b']]);
+    await Promise.all(together);
+    await b.load('c').answer;
+    expect(sent).toEqual([['a', 'b'], ['c']]);
+  });
 });
