@@ -79,9 +79,9 @@ export class CycleRuns {
     if (!b) {
       b = new Batcher({
         clock: this.svc.clock,
+        // Due at once (no timer): the next batch is held only while one is answered.
         waitMs: 0,
         serial: true,
-        keepAlive: true,
         send: async (asks) => {
           const keys = [...new Set(asks.flatMap((a) => (a.key === undefined ? [] : [a.key])))];
           const runs = await this.ensureNow(
