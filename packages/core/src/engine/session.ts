@@ -99,6 +99,7 @@ export function openSession(c: CasebridgeConfig, ctx: EngineContext, hooks: Sess
     ...(pipelineRun ? { pipeline: pipelineRun } : {}),
     track: (work, what) => pipeline.track(work, what),
     repoPrefix: repoPrefixOf(ctx.cwd),
+    sharded: (ctx.shard?.total ?? 1) > 1,
   });
   const journal = new Journal(resolve(ctx.cwd, c.journalDir));
   const journaling = new Journaling(

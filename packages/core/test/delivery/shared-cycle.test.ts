@@ -20,8 +20,10 @@ describe('sharedNow', () => {
     expect(sharedNow(cycle({ created: false, startedAt: NOW - 600 * MIN }), NOW)).toBe(true);
   });
 
-  it('this run created it: not shared', () => {
+  it('this run created it: not shared, unless it is one shard of a run (the other shards report into it)', () => {
     expect(sharedNow(cycle({ created: true, startedAt: NOW - MIN }), NOW)).toBe(false);
+    expect(sharedNow(cycle({ created: true, startedAt: NOW - MIN }), NOW, true)).toBe(true);
+    expect(sharedNow(cycle({ status: 'Draft' }), NOW, true)).toBe(true);
   });
 
   it('found made: shared when started less than 10 minutes before (or ahead of this clock), not when older', () => {

@@ -41,6 +41,8 @@ interface CycleDefects {
   /** Keys in the list that carry a marker. */
   marked: Set<string>;
   read?: Promise<void>;
+  /** When the last read was sent (clock time). */
+  readAt?: number;
   /** Read again near the cap (once: then this process counts its own creates). */
   reread?: boolean;
 }
@@ -78,10 +80,15 @@ export class DefectCap {
     readonly ledger = new DefectLedger(),
   ) {}
 
-  /** The defect with this marker already linked in the cycle, or undefined (ad hoc mode: always undefined). */
-  async inCycle(cycle: CycleInfo | undefined, marker: string): Promise<string | undefined> {
+  /**
+   * The defect with this marker already linked in the cycle, or undefined (ad hoc mode: always undefined). `since`:
+   * from a read of the list sent at that clock time or later (the list has no index lag: another machine's defect
+   * filed from a run of the cycle shows at once).
+   */
+  async inCycle(cycle: CycleInfo | undefined, marker: string, since?: number): Promise<string | undefined> {
     if (!cycle) return undefined;
     const c = await this.cycleState(cycle);
+    if (since !== undefined && (c.readAt ?? Number.NEGATIVE_INFINITY) < since) await this.refresh(cycle, c);
     return c.byMarker.get(marker);
   }
 
@@ -304,6 +311,7 @@ export class DefectCap {
   }
 
   private async read(cycle: CycleInfo, c: CycleDefects): Promise<void> {
+    c.readAt = this.clock.now();
     try {
       const list = await this.tm.defects.ofCycle(
         { testPlanIssueKey: cycle.plan, cycleId: cycle.id },

@@ -88,13 +88,14 @@ export function findOrFileDefect(input: DefectInput): Promise<Judged> {
     }
     // Its facts (the group's defects), one verdict and action (judgeGroup, pure), then the action.
     let judged = judgeGroup(t, await groupFacts(input, project, group));
-    // Another process reports into this cycle now and may have filed this group's defect a moment ago, which the
-    // search shows an index lag after its create: look again then, rather than file one to close as its duplicate.
+    // Another process reports into this cycle now and may file this group's defect a moment before this one would:
+    // wait an index lag from the failure, then look again (the cycle's defect list at once, the search after its lag)
+    // rather than file one to close as its duplicate.
     if (judged.action.kind === 'file' && input.cycle?.shared) {
       const { clock, signal } = input;
       await clock.sleep((input.cameAt ?? clock.now()) + clock.timing.indexLagMs - clock.now(), signal);
       signal.throwIfAborted();
-      judged = judgeGroup(t, { found: await search(input, project, group.hash) });
+      judged = judgeGroup(t, await groupFacts(input, project, group, clock.now()));
     }
     const found = await act(input, project, group, judged.action);
     known.set(k, found);
@@ -167,10 +168,19 @@ async function closeTwice(input: DefectInput, hits: GroupDefect[]): Promise<Grou
   return hits;
 }
 
-/** A group's defects: linked in the cycle already (no search needed), else the project's, from the batched search. */
-async function groupFacts(input: DefectInput, project: string, group: FailureGroup): Promise<GroupFacts> {
-  const inCycle = await input.cap.inCycle(input.cycle, marker(group.hash));
-  return inCycle ? { inCycle, found: [] } : { found: await search(input, project, group.hash, true) };
+/**
+ * A group's defects: linked in the cycle already (no search needed), else the project's, from the batched search.
+ * `since`: a look again, from a read of the cycle's list sent then or later.
+ */
+async function groupFacts(
+  input: DefectInput,
+  project: string,
+  group: FailureGroup,
+  since?: number,
+): Promise<GroupFacts> {
+  const inCycle = await input.cap.inCycle(input.cycle, marker(group.hash), since);
+  if (inCycle) return { inCycle, found: [] };
+  return { found: await search(input, project, group.hash, since === undefined) };
 }
 
 /** Links the group's defect, or files one under the cap (`later` when the cap's ranking decides, cap.ts). */

@@ -51,9 +51,12 @@ export async function findCycle(svc: Service, plan: string, name: string): Promi
 /** A cycle started this long before a run began is another process's of the same moment (a job of the same matrix). */
 const SHARED_WITHIN_MS = 10 * 60_000;
 
-/** Whether another process reports into the cycle now (CycleInfo.shared), as this run opens it at `now`. */
-export function sharedNow(cycle: CycleInfo, now: number): boolean {
-  if (cycle.created === false) return true;
+/**
+ * Whether another process reports into the cycle now (CycleInfo.shared), as this run opens it at `now`; `sharded`:
+ * this process is one shard of a run, and the other shards report into the same cycle.
+ */
+export function sharedNow(cycle: CycleInfo, now: number, sharded = false): boolean {
+  if (sharded || cycle.created === false) return true;
   return cycle.created === undefined && cycle.startedAt !== undefined && now - cycle.startedAt <= SHARED_WITHIN_MS;
 }
 
@@ -159,6 +162,8 @@ export class Cycles {
     private readonly advanced = false,
     /** List a preloaded cycle's runs at its create; not in CI with a pipeline id, where the bulk reads them anyway. */
     private readonly listAtCreate = true,
+    /** One shard of a run: the others report into the cycle it makes too (CycleInfo.shared). */
+    private readonly sharded = false,
   ) {}
 
   /** Results with the same key go to the same cycle. */
@@ -193,7 +198,7 @@ export class Cycles {
     };
     let cycle = t.perRunCycle ? await this.createFirst(t, spec) : undefined;
     cycle ??= (await this.find(spec.plan, spec.name)) ?? (await this.create(t, spec));
-    if (sharedNow(cycle, this.svc.clock.now())) cycle.shared = true;
+    if (sharedNow(cycle, this.svc.clock.now(), this.sharded)) cycle.shared = true;
     if (cycle.status === 'Draft') await moveCycle(this.svc, cycle, 'Start');
     else if (cycle.status === 'Completed' || cycle.status === 'Aborted') await resumeCycle(this.svc, cycle);
     this.seen.push(cycle);

@@ -69,6 +69,8 @@ export interface DeliveryOptions {
   track?: (work: Promise<unknown>, what: string) => void;
   /** The project root's path in its repository (`web/`), for a failure's `At:` line; empty at the root. */
   repoPrefix?: string;
+  /** This process is one shard of a run (`--shard=1/3`): the other shards report into its cycle too. */
+  sharded?: boolean;
 }
 
 /** Failures coming in together that make a burst (Delivery.came). */
@@ -141,7 +143,7 @@ export class Delivery {
     });
     const standInId = () => ++this.sequenceNo;
     const attributeNames = Object.keys(config.attributes ?? {});
-    this.cycles = new Cycles(svc, this.checkJira, attributeNames.length > 0, !o.pipeline);
+    this.cycles = new Cycles(svc, this.checkJira, attributeNames.length > 0, !o.pipeline, o.sharded === true);
     this.runs = new CycleRuns(svc, this.cycles, this.badKeys, standInId, this.onProgress, attributeNames);
     this.adhoc = new AdhocRuns(svc, this.checkJira, this.badKeys);
     this.steps = new RunSteps(svc);
