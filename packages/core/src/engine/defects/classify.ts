@@ -12,6 +12,8 @@ export interface Execution {
   result: 'passed' | 'failed';
   comment: string;
   bugs: ReadonlyArray<{ key: string; summary?: string }>;
+  /** The cycle of the run (none: an ad hoc run, or a list that does not say). */
+  cycleId?: number;
 }
 
 /** A bug's state from Jira: open, or closed (a duplicate closed is not a fixed bug: never a regression's). */

@@ -76,6 +76,15 @@ export class KnownFailures {
     return bugs.length === 0 && known.length > 0 ? { ...verdict, ownDefects: known } : verdict;
   }
 
+  /**
+   * The cycles where the case's history, as read for its verdict, shows a run this process did not write (`ours`):
+   * another process ran the case there. No request of its own; empty when it was not read.
+   */
+  async ranElsewhere(key: string, ours: (runId: number) => boolean): Promise<ReadonlySet<number>> {
+    const read = (await this.reads.get(key)) ?? [];
+    return new Set(read.flatMap((e) => (e.cycleId !== undefined && !ours(e.runId) ? [e.cycleId] : [])));
+  }
+
   /** The case's executed runs, oldest first; undefined when it could not be read. */
   private read(key: string): Promise<Execution[] | undefined> {
     let r = this.reads.get(key);
@@ -178,6 +187,7 @@ export function executions(
     comment?: string | null;
     bugs: Array<{ key: string; summary: string }>;
     executionOn?: string | null;
+    testCycleId?: number | null;
   }>,
   statusMap: StatusMap,
 ): Execution[] {
@@ -187,7 +197,8 @@ export function executions(
     const result = resultOf(r.status);
     if (!result) return;
     const at = executedAt(r.executionOn) ?? Number.NEGATIVE_INFINITY;
-    out.push({ runId: r.id, result, comment: r.comment ?? '', bugs: r.bugs, at, order });
+    const cycle = r.testCycleId != null ? { cycleId: r.testCycleId } : {};
+    out.push({ runId: r.id, result, comment: r.comment ?? '', bugs: r.bugs, ...cycle, at, order });
   });
   // The history lists runs by creation; a cycle's run created days ago may have been executed last. Only when every
   // run says when (to the second; ties keep the list's order).

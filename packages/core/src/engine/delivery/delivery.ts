@@ -103,6 +103,8 @@ export class Delivery {
   readonly failures: Failures;
   /** Status this process wrote to each run, and the status writes of each run, one after the other (see bulk). */
   private readonly runStatus = new Map<number, string>();
+  /** Runs this process sent a status to, answered or not: a status on one of them may be its own. */
+  private readonly sentTo = new Set<number>();
   private readonly runOrder = serialByKey<number>();
   /** Failures whose run has its status while their verdict and defect failed, with why (the last failure). */
   private readonly undecided = new Map<WorkItem, string>();
@@ -137,7 +139,7 @@ export class Delivery {
       svc,
       runner: o.runner,
       pipeline: o.pipeline,
-      wroteTo: (runId) => this.runStatus.has(runId),
+      wroteTo: (runId) => this.sentTo.has(runId),
       relink: (cycle, runId, key) => this.runOrder([runId], () => this.updateRun(cycle, runId, { bugs: [key] })),
       track: o.track ?? ((work) => void work.catch(() => undefined)),
     });
@@ -193,6 +195,7 @@ export class Delivery {
     const sent: Sent = { sent: new Set(), refused: new Map(), problems: [] };
     await this.runOrder([...wanted.keys()], async () => {
       for (const [status, runIds] of this.statuses.toWrite(wanted, sent)) {
+        for (const runId of runIds) this.sentTo.add(runId);
         const send = this.statuses.sendOne.bind(this.statuses, cycle, status);
         const split = await splitBatch(runIds, send, this.statuses.splitOptions);
         this.statuses.record(status, runIds, split, sent, started);
@@ -360,6 +363,7 @@ export class Delivery {
       let result = t.mode === 'cycle' ? this.statusFor(runId, status) : status;
       if (result && t.mode === 'cycle' && this.heldByPipeline(runId, result)) result = undefined;
       if (result || comment || bugs.length > 0) {
+        if (result) this.sentTo.add(runId);
         await this.updateRun(cycle, runId, {
           ...(result ? { result } : {}),
           ...(comment ? { comment } : {}),

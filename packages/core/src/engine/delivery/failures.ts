@@ -22,7 +22,7 @@ export interface FailuresOptions {
   runner: RunnerInfo;
   /** This pipeline run's id: a run another machine of it wrote is this run's, not the history's. */
   pipeline?: string | undefined;
-  /** Whether this process wrote a status to the run (its own result is not the case's history). */
+  /** Whether this process sent a status to the run (its own result is not the case's history). */
   wroteTo: (runId: number) => boolean;
   /** Links `key` to the run in the run's turn (a defect closed as a duplicate: its survivor). */
   relink: (cycle: CycleInfo | undefined, runId: number, key: string) => Promise<void>;
@@ -139,6 +139,14 @@ export class Failures {
     return history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
   }
 
+  /** Whether the case's history shows a run of the cycle that this process did not send a status to. */
+  private async ranElsewhere(item: WorkItem, cycleId: number): Promise<boolean> {
+    if (!this.history) return false;
+    const p = item.progress;
+    const ours = (runId: number) => (p.status === true && runId === p.runId) || this.o.wroteTo(runId);
+    return (await this.history.ranElsewhere(item.key, ours)).has(cycleId);
+  }
+
   /** The failure's final verdict and defect (`later`: the cap's ranking decides); once per item, kept on a retry. */
   async defectOf(
     item: WorkItem,
@@ -158,6 +166,9 @@ export class Failures {
     }
     const { cycle, runId } = at;
     const { config, svc, runner } = this.o;
+    // A cycle this process made is not known to be shared (sharedNow): another process's status on this case's run
+    // in it, in the history read for the verdict, says it is.
+    if (cycle?.created && !cycle.shared && (await this.ranElsewhere(item, cycle.id))) cycle.shared = true;
     // Filing from a run is a run write: the cycle's client resumes a cycle completed meanwhile (composeService).
     const { verdict, defect: d } = await findOrFileDefect({
       tm: svc.inCycle(cycle),
