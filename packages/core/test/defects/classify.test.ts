@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type BugState, classify, type Execution, flips, knownBugs } from '../../src/engine/defects/classify.js';
+import { executions } from '../../src/engine/defects/history.js';
+import { DEFAULT_STATUS_MAP } from '../../src/engine/kernel/work.js';
 
 /** The rules of classify.ts on histories written out by hand: no service. */
 
@@ -79,5 +81,19 @@ describe('classify', () => {
     const old = [run('passed'), run('failed'), ...Array.from({ length: 9 }, () => run('failed', signed()))];
     expect(classify('failed', old, SIG, new Map()).classification).toBe('known');
     expect(flips(['passed', 'failed', 'failed', 'passed'])).toBe(2);
+  });
+});
+
+describe('executions (history.ts)', () => {
+  it('the executed runs of a history list, oldest first, each with its cycle (none: an ad hoc run)', () => {
+    const items = [
+      { id: 7, status: 'Passed', comment: null, bugs: [], executionOn: '26-Nov-2026 02:49:03', testCycleId: 3 },
+      { id: 8, status: 'Not Tested', bugs: [], testCycleId: 4 },
+      { id: 5, status: 'Failed', comment: 'x', bugs: [], executionOn: '25-Nov-2026 10:00:00', testCycleId: null },
+    ];
+    expect(executions(items, DEFAULT_STATUS_MAP)).toEqual([
+      { runId: 5, result: 'failed', comment: 'x', bugs: [] },
+      { runId: 7, result: 'passed', comment: '', bugs: [], cycleId: 3 },
+    ]);
   });
 });
