@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { RunningEmulator } from '@casebridge/emulator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fixture, playwright } from './support/runner.js';
-import { reporterEnv, useEmulator } from './support/world.js';
+import { admin, reporterEnv, useEmulator } from './support/world.js';
 
 /**
  * Two jobs of a CI matrix run the same Playwright suite into one cycle, and fail the same way: one defect. The job
@@ -49,8 +49,11 @@ test('DEMO-5 pays with the saved card', async () => {
 });
 `;
 
-/** Runs the maker, then the other once the maker started the cycle; the maker's DEMO-5 fails `behindMs` after the other's. */
-async function matrix(name: string, behindMs: number, early: boolean) {
+/**
+ * Runs the maker, then the other once the maker started the cycle; the maker's DEMO-5 fails `behindMs` after the
+ * other's. `found`: the cycle is a fixed name started 20 minutes before (both jobs find it; "maker" starts first).
+ */
+async function matrix(name: string, behindMs: number, early: boolean, found = false) {
   const lag = emu.jira.indexLagMs;
   emu.setJira({ indexLagMs: 2_500 });
   try {
@@ -76,9 +79,17 @@ async function matrix(name: string, behindMs: number, early: boolean) {
         await new Promise((r) => setTimeout(r, 20));
       }
     };
-    // Playwright names its tests up front: the maker makes and starts the cycle at its begin.
+    if (found) {
+      const tm = admin(emu);
+      await tm.plans.addCycle({ testPlanIssueKey: 'DEMO-1', name: cycle, preloadRuns: 'no' });
+      await tm.cycles.workflow({ testPlanIssueKey: 'DEMO-1', cycleName: cycle, action: 'Start' });
+      await tm.close();
+      (cycleOf() as { startedAt: number | null }).startedAt = Date.now() - 20 * 60_000;
+    }
+    // Playwright names its tests up front: the maker makes (or finds) and starts the cycle at its begin, adds its
+    // runs and reads the cycle's run list.
     const maker = playwright(makerDir, ['test'], { ...env, GO_FILE: go });
-    await wait('the maker to start the cycle', () => cycleOf()?.status === 'Active');
+    await wait('the maker to start the cycle', () => cycleOf()?.status === 'Active' && runOf('DEMO-5') !== undefined);
     if (early) await wait("the maker's first failure", () => runOf('DEMO-4')?.status === 'Failed');
     const other = playwright(otherDir, ['test'], env);
     await wait("the other job's failed run", () => runOf('DEMO-5')?.status === 'Failed');
@@ -120,6 +131,11 @@ describe('two jobs of a matrix fail the same way, the one that made the cycle la
 
   it("4 s later, with the cycle's defect list read at an earlier failure: one defect", async () => {
     const { said, bug } = await matrix('matrix-later', 4_000, true);
+    oneFiledOneLinked(said, bug.key);
+  });
+
+  it('into a fixed-name cycle started 20 minutes before (neither job shared), the first to start a second later, with its list read at an earlier failure: one defect', async () => {
+    const { said, bug } = await matrix('matrix-fixed', 1_000, true, true);
     oneFiledOneLinked(said, bug.key);
   });
 });

@@ -76,13 +76,9 @@ export class KnownFailures {
     return bugs.length === 0 && known.length > 0 ? { ...verdict, ownDefects: known } : verdict;
   }
 
-  /**
-   * The cycles where the case's history, as read for its verdict, shows a run this process did not write (`ours`):
-   * another process ran the case there. No request of its own; empty when it was not read.
-   */
-  async ranElsewhere(key: string, ours: (runId: number) => boolean): Promise<ReadonlySet<number>> {
-    const read = (await this.reads.get(key)) ?? [];
-    return new Set(read.flatMap((e) => (e.cycleId !== undefined && !ours(e.runId) ? [e.cycleId] : [])));
+  /** The case's executed runs in the cycle, from the read for its verdict: no request of its own (none: not read). */
+  async inCycle(key: string, cycleId: number): Promise<Execution[]> {
+    return ((await this.reads.get(key)) ?? []).filter((e) => e.cycleId === cycleId);
   }
 
   /** The case's executed runs, oldest first; undefined when it could not be read. */

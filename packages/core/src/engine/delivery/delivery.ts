@@ -140,6 +140,7 @@ export class Delivery {
       runner: o.runner,
       pipeline: o.pipeline,
       wroteTo: (runId) => this.sentTo.has(runId),
+      seen: (runId) => this.runs.now(runId)?.status,
       relink: (cycle, runId, key) => this.runOrder([runId], () => this.updateRun(cycle, runId, { bugs: [key] })),
       track: o.track ?? ((work) => void work.catch(() => undefined)),
     });

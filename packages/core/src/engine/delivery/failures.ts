@@ -3,7 +3,7 @@ import { DefectCap } from '../defects/cap.js';
 import type { Verdict } from '../defects/classify.js';
 import { type Decided, findOrFileDefect } from '../defects/defects.js';
 import { groupOf } from '../defects/groups.js';
-import { KnownFailures } from '../defects/history.js';
+import { KnownFailures, resultOfStatus } from '../defects/history.js';
 import { Quarantine } from '../defects/quarantine.js';
 import { quarantineOptions } from '../defects/quarantine-manage.js';
 import { DefectRefusals, type Refusal } from '../defects/refusals.js';
@@ -24,6 +24,8 @@ export interface FailuresOptions {
   pipeline?: string | undefined;
   /** Whether this process sent a status to the run (its own result is not the case's history). */
   wroteTo: (runId: number) => boolean;
+  /** The run's status as this process last read its cycle's run list (undefined: not read). */
+  seen: (runId: number) => string | undefined;
   /** Links `key` to the run in the run's turn (a defect closed as a duplicate: its survivor). */
   relink: (cycle: CycleInfo | undefined, runId: number, key: string) => Promise<void>;
   /** Work besides the results' (a new defect read again later): the end of the run waits for it. */
@@ -139,12 +141,21 @@ export class Failures {
     return history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
   }
 
-  /** Whether the case's history shows a run of the cycle that this process did not send a status to. */
-  private async ranElsewhere(item: WorkItem, cycleId: number): Promise<boolean> {
+  /**
+   * Whether the case's history shows another process's status on its run in the cycle: one this process did not send,
+   * in a cycle it made any, in one it found one that changed since it read the cycle's run list.
+   */
+  private async ranElsewhere(item: WorkItem, cycle: CycleInfo): Promise<boolean> {
     if (!this.history) return false;
     const p = item.progress;
     const ours = (runId: number) => (p.status === true && runId === p.runId) || this.o.wroteTo(runId);
-    return (await this.history.ranElsewhere(item.key, ours)).has(cycleId);
+    const resultOf = resultOfStatus(this.o.config.statusMap);
+    const changed = (runId: number, result: string) => {
+      const seen = this.o.seen(runId);
+      return seen !== undefined && resultOf(seen) !== result;
+    };
+    const runs = await this.history.inCycle(item.key, cycle.id);
+    return runs.some((e) => !ours(e.runId) && (cycle.created === true || changed(e.runId, e.result)));
   }
 
   /** The failure's final verdict and defect (`later`: the cap's ranking decides); once per item, kept on a retry. */
@@ -166,9 +177,9 @@ export class Failures {
     }
     const { cycle, runId } = at;
     const { config, svc, runner } = this.o;
-    // A cycle this process made is not known to be shared (sharedNow): another process's status on this case's run
-    // in it, in the history read for the verdict, says it is.
-    if (cycle?.created && !cycle.shared && (await this.ranElsewhere(item, cycle.id))) cycle.shared = true;
+    // sharedNow cannot tell that a job joined a cycle this process made, or one found started long ago: another
+    // process's status on this case's run in it, in the history read for the verdict, says so.
+    if (cycle && !cycle.shared && (await this.ranElsewhere(item, cycle))) cycle.shared = true;
     // Filing from a run is a run write: the cycle's client resumes a cycle completed meanwhile (composeService).
     const { verdict, defect: d } = await findOrFileDefect({
       tm: svc.inCycle(cycle),
