@@ -49,6 +49,8 @@ export class Failures {
   readonly quarantine?: Quarantine;
   /** The failing cases' execution history (option `history`; none in a dry run). */
   private readonly history?: KnownFailures;
+  /** What a run status says of its result, under the config's statusMap. */
+  private readonly resultOf: ReturnType<typeof resultOfStatus>;
   private readonly refusals: DefectRefusals;
   /** The groups' defect searches, batched (defects/search.ts). */
   private readonly searches: GroupSearch;
@@ -67,6 +69,7 @@ export class Failures {
     this.cap = new DefectCap(config.defects.maxPerRun, svc.tm, signal, svc.clock);
     this.refusals = new DefectRefusals(config.defects.fields);
     this.searches = new GroupSearch(svc.tm, signal, svc.clock);
+    this.resultOf = resultOfStatus(config.statusMap);
     if (config.history && !svc.dryRun) this.history = new KnownFailures(svc.tm, config.statusMap, signal, svc.clock);
     if (config.quarantine.enabled && !svc.dryRun) {
       this.quarantine = new Quarantine({ ...quarantineOptions(config, svc.tm), signal });
@@ -133,12 +136,16 @@ export class Failures {
     if (!history) return Promise.resolve(undefined);
     const signature = groupOf(item.test, this.o.config.defects.group).hash;
     // A run this process or this pipeline run wrote to (an earlier try's included) is this run's, not the history's.
-    const { pipeline, wroteTo } = this.o;
+    const { pipeline } = this.o;
     const ours = (runId: number, comment: string) =>
-      (item.progress.status === true && runId === item.progress.runId) ||
-      wroteTo(runId) ||
-      (!!pipeline && comment.includes(pipelineMarker(pipeline)));
+      this.sentBy(item, runId) || (!!pipeline && comment.includes(pipelineMarker(pipeline)));
     return history.verdict(item.key, outcome, signature, ours).catch(() => undefined);
+  }
+
+  /** Whether this process (or an earlier try of the item, journaled) sent a status to the run. */
+  private sentBy(item: WorkItem, runId: number): boolean {
+    const p = item.progress;
+    return (p.status === true && runId === p.runId) || this.o.wroteTo(runId);
   }
 
   /**
@@ -147,15 +154,12 @@ export class Failures {
    */
   private async ranElsewhere(item: WorkItem, cycle: CycleInfo): Promise<boolean> {
     if (!this.history) return false;
-    const p = item.progress;
-    const ours = (runId: number) => (p.status === true && runId === p.runId) || this.o.wroteTo(runId);
-    const resultOf = resultOfStatus(this.o.config.statusMap);
     const changed = (runId: number, result: string) => {
       const seen = this.o.seen(runId);
-      return seen !== undefined && resultOf(seen) !== result;
+      return seen !== undefined && this.resultOf(seen) !== result;
     };
     const runs = await this.history.inCycle(item.key, cycle.id);
-    return runs.some((e) => !ours(e.runId) && (cycle.created === true || changed(e.runId, e.result)));
+    return runs.some((e) => !this.sentBy(item, e.runId) && (cycle.created === true || changed(e.runId, e.result)));
   }
 
   /** The failure's final verdict and defect (`later`: the cap's ranking decides); once per item, kept on a retry. */
